@@ -1,0 +1,28 @@
+# parafuse: `make demo` and `make test` are all a fresh machine needs.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+JOBS   ?= 2
+
+.PHONY: demo test lint venv clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m parafuse.cli.demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n $(JOBS) -p no:cacheprovider tests
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) build .pytest_cache
