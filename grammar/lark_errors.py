@@ -21,8 +21,8 @@ from .diagnostics import CompileError, Location, SourceFile, location_of_offsets
 @dataclass(frozen=True)
 class Vocabulary:
     words: dict[str, str]  # terminal name -> phrase ("a name", "a number")
-    expression_starts: frozenset[str] = frozenset()
-    expression_word: str = "an expression"
+    # (terminals, phrase, how many must be expected): "an expression" instead of a list
+    phrases: tuple[tuple[frozenset[str], str, int], ...] = ()
     hidden: frozenset[str] = field(default_factory=frozenset)  # never listed
     comment_prefix: str | None = "#"  # skipped when finding the token before an error
 
@@ -53,9 +53,10 @@ def _describe(name: str, parser: Lark, vocab: Vocabulary) -> str | None:
 def describe_expected(expected: set[str], parser: Lark, vocab: Vocabulary) -> str:
     names = set(expected)
     phrases: list[str] = []
-    if len(names & vocab.expression_starts) >= 2:
-        phrases.append(vocab.expression_word)
-        names -= vocab.expression_starts
+    for group, phrase, needed in vocab.phrases:
+        if len(names & group) >= needed:
+            phrases.append(phrase)
+            names -= group
     for name in sorted(names):
         phrase = _describe(name, parser, vocab)
         if phrase and phrase not in phrases:
@@ -72,7 +73,9 @@ def _found(token_value: str) -> str:
     return f"'{shown}'"
 
 
-def translate(exc: UnexpectedInput, source: SourceFile, parser: Lark, vocab: Vocabulary) -> CompileError:
+def translate(
+    exc: UnexpectedInput, source: SourceFile, parser: Lark, vocab: Vocabulary
+) -> CompileError:
     """Turn a Lark exception into a CompileError located at the offending token."""
     text = source.text
     if isinstance(exc, UnexpectedCharacters):
@@ -80,8 +83,7 @@ def translate(exc: UnexpectedInput, source: SourceFile, parser: Lark, vocab: Voc
         loc = location_of_offsets(source, pos, pos + 1)
         char = text[pos] if pos < len(text) else ""
         shown = repr(char)[1:-1] if char.isprintable() else f"\\x{ord(char):02x}"
-        expected = describe_expected(set(exc.allowed or ()), parser, vocab)
-        return CompileError(f"unexpected character '{shown}': expected {expected}", loc)
+        return CompileError(f"unexpected character '{shown}'", loc)
     if isinstance(exc, UnexpectedEOF) or (
         isinstance(exc, UnexpectedToken) and exc.token.type == "$END"
     ):

@@ -1,0 +1,50 @@
+"""The front end of coconetc: text -> AST -> checked, typed IR for every program."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from parafuse.grammar.ccn_parser import parse_ccn
+from parafuse.grammar.diagnostics import CompileError, Note
+
+from . import ir
+from .check_program import check_program
+from .check_schedule import Schedule, check_schedules
+from .scope import did_you_mean
+
+
+@dataclass(frozen=True)
+class CheckedModule:
+    filename: str
+    programs: dict[str, ir.Program]
+    schedules: dict[tuple[str, str], Schedule]  # (program, schedule) -> schedule
+
+    def program(self, name: str | None) -> ir.Program:
+        """The program called `name`, or the only one when `name` is None."""
+        if name is None:
+            if len(self.programs) != 1:
+                listed = ", ".join(self.programs) or "none"
+                raise CompileError(f"{self.filename} holds {len(self.programs)} programs "
+                                   f"({listed}); choose one with --program", None)
+            return next(iter(self.programs.values()))
+        if name not in self.programs:
+            raise CompileError(f"no program '{name}' in {self.filename}", None,
+                               hint=did_you_mean(name, list(self.programs)))
+        return self.programs[name]
+
+    def schedule_names(self, program: str) -> list[str]:
+        return ["default"] + [s for (p, s) in self.schedules if p == program]
+
+
+def check_source(text: str, filename: str) -> CheckedModule:
+    """Parse and check a whole .ccn file; raises the first CompileError."""
+    module = parse_ccn(text, filename)
+    programs: dict[str, ir.Program] = {}
+    for prog_ast in module.programs:
+        name = prog_ast.name.name
+        if name in programs:
+            raise CompileError(f"program '{name}' is defined twice", prog_ast.name.location,
+                               [Note("first defined here", programs[name].location)])
+        programs[name] = check_program(prog_ast, module.source)
+    schedules = check_schedules(module.schedules, programs)
+    return CheckedModule(filename, programs, schedules)

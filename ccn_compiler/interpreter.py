@@ -1,0 +1,96 @@
+"""The reference interpreter: a program's steps for R ranks inside one process.
+
+It is the oracle every backend and schedule is checked against, so it does the
+obvious thing: each stage in order, every rank's value held explicitly, states
+replaced at the end of the step (spec 3.1).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import ir
+from .interp_collectives import run_collective
+from .interp_expr import evaluate
+from .interp_values import PerRank, World, broadcast_to_local, read_as
+from .numerics import in_compute, rounded, stored
+
+
+def _matmul(stage: ir.MatmulStage, world: World, env: dict[str, PerRank]) -> PerRank:
+    work = np.float64 if stage.type.dtype == "f64" else np.float32
+    a_values = evaluate(stage.a, world, env)
+    b_values = evaluate(stage.b, world, env)
+    return [np.matmul(rounded(a, stage.a.type.dtype).astype(work),
+                      rounded(b, stage.b.type.dtype).astype(work))
+            for a, b in zip(a_values, b_values)]
+
+
+def _update(stage: ir.UpdateStage, world: World, env: dict[str, PerRank]) -> PerRank:
+    values = read_as(evaluate(stage.expr, world, env), stage.expr.type, stage.type, world)
+    out = []
+    for rank, value in enumerate(values):
+        shape = tuple(len(range(*s.indices(n))) for s, n in
+                      zip(world.region(stage.type, rank), world.shape(stage.type)))
+        out.append(broadcast_to_local(in_compute(value, stage.expr.type.dtype), shape))
+    return out
+
+
+def run_stage(stage: ir.Stage, world: World, env: dict[str, PerRank]) -> PerRank:
+    """The value a stage binds on every rank, rounded to the stage's dtype."""
+    if isinstance(stage, ir.CollectiveStage):
+        value = run_collective(stage, evaluate(stage.operand, world, env), world)
+    elif isinstance(stage, ir.MatmulStage):
+        value = _matmul(stage, world, env)
+    elif isinstance(stage, ir.UpdateStage):
+        value = _update(stage, world, env)
+    else:
+        value = evaluate(stage.expr, world, env)
+    with np.errstate(all="ignore"):
+        return [rounded(v, stage.type.dtype) for v in value]
+
+
+def run_step(program: ir.Program, world: World, env: dict[str, PerRank],
+             states: dict[str, PerRank]) -> tuple[dict[str, PerRank], dict[str, PerRank]]:
+    """One step: returns every bound value and the states after the step."""
+    env = dict(env)
+    env.update(states)
+    new_states = dict(states)
+    for stage in program.stages:
+        env[stage.name] = run_stage(stage, world, env)
+        if isinstance(stage, ir.UpdateStage):
+            new_states[stage.state] = env[stage.name]
+    return env, new_states
+
+
+@dataclass(frozen=True)
+class RunResult:
+    results: dict[str, PerRank]  # file name -> per-rank arrays in their stored dtypes
+    step_ms: list[float]
+
+
+def run_program(program: ir.Program, world: World, params: dict[str, np.ndarray],
+                initial: dict[str, PerRank], iters: int, warmup: int) -> RunResult:
+    """Run `warmup` discarded steps, then `iters` steps with states carried over."""
+    fixed = {name: [value] * world.ranks for name, value in params.items()}
+    fixed.update({t.name: [in_compute(v, t.type.dtype) for v in initial[t.name]]
+                  for t in program.tensors if t.role == "input"})
+    start_states = {t.name: [in_compute(v, t.type.dtype) for v in initial[t.name]]
+                    for t in program.tensors if t.role == "state"}
+    for _ in range(warmup):
+        world.step = 0
+        run_step(program, world, fixed, start_states)
+    states, env, times = start_states, {}, []
+    for step in range(iters):
+        world.step = step
+        begin = time.perf_counter()
+        env, states = run_step(program, world, fixed, states)
+        times.append((time.perf_counter() - begin) * 1e3)
+    results = {}
+    for file_name, value_name in program.result_names():
+        dtype = program.value_type(value_name).dtype
+        source = states[file_name] if file_name != value_name else env[value_name]
+        results[file_name] = [stored(v, dtype) for v in source]
+    return RunResult(results, times)

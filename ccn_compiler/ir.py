@@ -1,0 +1,247 @@
+"""The typed IR of a .ccn program: frozen dataclasses, every node with a Location.
+
+Expressions carry their `ValueType` (dtype, logical shape, layout). A program is
+a sequence of named stages; collectives, `matmul` and `update` are stages of
+their own kind, everything else is an element-wise stage over an expression tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from parafuse.grammar.diagnostics import Location, SourceFile
+
+from .types import REPLICATED, ValueType
+
+# ---- expressions ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Const:
+    value: float | int
+    type: ValueType
+    location: Location
+
+
+@dataclass(frozen=True)
+class Ref:
+    name: str
+    type: ValueType
+    location: Location
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str  # neg
+    operand: Expr
+    type: ValueType
+    location: Location
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str  # + - * / < <= > >= == !=
+    left: Expr
+    right: Expr
+    type: ValueType
+    location: Location
+
+
+@dataclass(frozen=True)
+class Func:
+    """sqrt rsqrt exp log tanh abs relu gelu sigmoid max min pow where."""
+
+    name: str
+    args: tuple[Expr, ...]
+    type: ValueType
+    location: Location
+
+
+@dataclass(frozen=True)
+class Cast:
+    operand: Expr
+    type: ValueType
+    location: Location
+
+
+@dataclass(frozen=True)
+class Reduce:
+    """sum / norm / amax to a scalar; `cross_rank` when the operand is sliced."""
+
+    kind: str
+    operand: Expr
+    cross_rank: bool
+    type: ValueType
+    location: Location
+
+
+@dataclass(frozen=True)
+class Dropout:
+    operand: Expr
+    p: Expr
+    site: int
+    type: ValueType
+    location: Location
+
+
+@dataclass(frozen=True)
+class RowNorm:
+    kind: str  # layernorm | rmsnorm
+    operand: Expr
+    eps: Expr
+    type: ValueType
+    location: Location
+
+
+Expr = Const | Ref | Unary | Binary | Func | Cast | Reduce | Dropout | RowNorm
+
+
+# ---- stages ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ElementwiseStage:
+    name: str
+    expr: Expr
+    type: ValueType
+    location: Location
+
+
+@dataclass(frozen=True)
+class UpdateStage:
+    """`name = update(state, expr)`: the state takes the value at the end of the step."""
+
+    name: str
+    state: str
+    expr: Expr
+    type: ValueType
+    location: Location
+
+
+@dataclass(frozen=True)
+class MatmulStage:
+    name: str
+    a: Expr
+    b: Expr
+    type: ValueType
+    location: Location
+
+
+@dataclass(frozen=True)
+class CollectiveStage:
+    """allreduce / reducescatter / allgather / broadcast / send of one operand."""
+
+    name: str
+    op: str
+    operand: Expr
+    type: ValueType
+    location: Location
+    reduce_op: str | None = None  # sum prod max min avg
+    group: str | None = None  # `in G`, or the group of `send`
+    root: int | None = None  # broadcast
+    shift: int | None = None  # send
+
+
+Stage = ElementwiseStage | UpdateStage | MatmulStage | CollectiveStage
+
+
+# ---- declarations and the program ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    dtype: str
+    default: float | int | None
+    location: Location
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """An `input` or `state`; `ordinal` is its position among them (for `--random`)."""
+
+    name: str
+    role: str  # input | state
+    type: ValueType
+    ordinal: int
+    location: Location
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    blocks: int
+    location: Location
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    size_vars: tuple[str, ...]
+    params: tuple[Param, ...]
+    tensors: tuple[Tensor, ...]
+    groups: tuple[Group, ...]
+    stages: tuple[Stage, ...]
+    outputs: tuple[str, ...]  # declared with `output`
+    location: Location
+    source: SourceFile | None = None
+
+    def stage(self, name: str) -> Stage | None:
+        return next((s for s in self.stages if s.name == name), None)
+
+    def tensor(self, name: str) -> Tensor | None:
+        return next((t for t in self.tensors if t.name == name), None)
+
+    def group(self, name: str) -> Group | None:
+        return next((g for g in self.groups if g.name == name), None)
+
+    def value_type(self, name: str) -> ValueType:
+        """The type of a stage, tensor or param by name."""
+        found = self.stage(name) or self.tensor(name)
+        if found is not None:
+            return found.type
+        param = next(p for p in self.params if p.name == name)
+        return ValueType(param.dtype, (), REPLICATED)
+
+    @property
+    def updates(self) -> tuple[UpdateStage, ...]:
+        return tuple(s for s in self.stages if isinstance(s, UpdateStage))
+
+    def result_names(self) -> list[tuple[str, str]]:
+        """(file name, value name) of everything a step returns: outputs, then updated states."""
+        results = [(name, name) for name in self.outputs]
+        results += [(u.state, u.name) for u in self.updates if u.state not in self.outputs]
+        return results
+
+
+def children(node: Expr) -> tuple[Expr, ...]:
+    """The direct sub-expressions of an expression node."""
+    if isinstance(node, (Const, Ref)):
+        return ()
+    if isinstance(node, (Unary, Cast)):
+        return (node.operand,)
+    if isinstance(node, Binary):
+        return (node.left, node.right)
+    if isinstance(node, Func):
+        return node.args
+    if isinstance(node, Reduce):
+        return (node.operand,)
+    if isinstance(node, Dropout):
+        return (node.operand, node.p)
+    return (node.operand, node.eps)
+
+
+def walk(node: Expr):
+    """Every node of an expression tree, parents first."""
+    yield node
+    for child in children(node):
+        yield from walk(child)
+
+
+def stage_exprs(stage: Stage) -> tuple[Expr, ...]:
+    """The expressions a stage evaluates."""
+    if isinstance(stage, MatmulStage):
+        return (stage.a, stage.b)
+    if isinstance(stage, CollectiveStage):
+        return (stage.operand,)
+    return (stage.expr,)

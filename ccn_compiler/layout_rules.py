@@ -1,0 +1,102 @@
+"""Layout rules of spec section 3.3: element-wise joins, the matmul table, collectives.
+
+Each rule returns the resulting layout or raises a `LayoutConflict` whose text
+names the layouts involved and the collective that would fix the program; the
+checker attaches the location of the offending expression.
+"""
+
+from __future__ import annotations
+
+from .types import LOCAL, REPLICATED, Layout, ValueType, sliced
+
+
+class LayoutConflict(Exception):
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def aligned_dim(layout: Layout, operand_rank: int, result_rank: int) -> Layout:
+    """Express a sliced operand's dim in the coordinates of the result (shapes align right)."""
+    if layout.kind != "sliced":
+        return layout
+    return Layout("sliced", layout.dim + (result_rank - operand_rank), layout.group)
+
+
+def _conflict_sliced_local(s: Layout, local: Layout) -> LayoutConflict:
+    return LayoutConflict(
+        f"cannot combine a {s} value with a {local} value",
+        "reducescatter the local value so that it is sliced the same way, "
+        "or allgather the sliced value first",
+    )
+
+
+def join_layouts(a: Layout, b: Layout) -> Layout:
+    """Layout of an element-wise result from two operand layouts (already aligned)."""
+    if a == b:
+        return a
+    if a.is_world_replicated:
+        return b
+    if b.is_world_replicated:
+        return a
+    kinds = {a.kind, b.kind}
+    if kinds == {"sliced"}:
+        if a.group != b.group:
+            raise LayoutConflict(f"cannot combine {a} with {b}: they are split over "
+                                 "different groups", "allgather one of them first")
+        raise LayoutConflict(
+            f"cannot combine values sliced along different dims ({a} and {b})",
+            "allgather one of them first so that only one operand is sliced")
+    if kinds == {"sliced", "local"}:
+        s, loc = (a, b) if a.kind == "sliced" else (b, a)
+        raise _conflict_sliced_local(s, loc)
+    if kinds == {"replicated", "local"}:
+        return LOCAL
+    if kinds == {"replicated", "sliced"}:
+        r, s = (a, b) if a.kind == "replicated" else (b, a)
+        if r.group == s.group:
+            return s
+        raise LayoutConflict(f"cannot combine a {r} value with a {s} value",
+                             "gather or broadcast so that both live in the same group")
+    raise LayoutConflict(f"cannot combine a {a} value with a {b} value",
+                         "values replicated in different groups need a collective first")
+
+
+def join_all(types: list[ValueType], result_rank: int) -> Layout:
+    layout = REPLICATED
+    for vt in types:
+        layout = join_layouts(layout, aligned_dim(vt.layout, len(vt.shape), result_rank))
+    return layout
+
+
+def _group_of(a: Layout, b: Layout) -> str | None:
+    groups = {x.group for x in (a, b) if x.group is not None}
+    if len(groups) > 1:
+        raise LayoutConflict(f"matmul operands live in different groups ({a} and {b})")
+    return groups.pop() if groups else None
+
+
+def matmul_layout(a: ValueType, b: ValueType) -> Layout:
+    """The matmul table: a[..., K] x b[K, N]."""
+    la, lb = a.layout, b.layout
+    last_a = len(a.shape) - 1
+    group = _group_of(la, lb)
+    if la.kind == "replicated" and lb.kind == "replicated":
+        return Layout("replicated", None, group)
+    if la.kind == "local" and lb.kind == "replicated":
+        return LOCAL
+    if la.kind == "sliced" and lb.kind == "replicated" and la.dim == 0 and last_a > 0:
+        return sliced(0, group)
+    if la.kind == "replicated" and lb.kind == "sliced" and lb.dim == 1:
+        return sliced(last_a, group)
+    if la.kind == "sliced" and la.dim == last_a and lb.kind == "sliced" and lb.dim == 0:
+        return LOCAL
+    hint = None
+    if la.kind == "local" and lb.kind == "sliced":
+        hint = "allreduce the left operand first (a local value times sliced weights)"
+    elif la.kind == "sliced" and lb.kind == "sliced":
+        hint = "row parallel needs a sliced(-1) and b sliced(0); allgather one of them otherwise"
+    raise LayoutConflict(f"matmul does not support the layout pair {la} x {lb}", hint or
+                         "supported pairs: replicated x replicated, local x replicated, "
+                         "sliced(0) x replicated, replicated x sliced(-1), sliced(-1) x sliced(0)")

@@ -1,0 +1,109 @@
+"""Print a checked program in .ccn syntax with the dtype, shape and layout of every value."""
+
+from __future__ import annotations
+
+from . import ir
+from .types import ValueType
+
+# Binding strength of operators: higher binds tighter.
+PRECEDENCE = {"<": 1, "<=": 1, ">": 1, ">=": 1, "==": 1, "!=": 1,
+              "+": 2, "-": 2, "*": 3, "/": 3}
+UNARY_PRECEDENCE = 4
+ATOM_PRECEDENCE = 5
+
+
+def _number(value: float | int) -> str:
+    if isinstance(value, int):
+        return str(value)
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") and "e" not in text else text
+
+
+def _paren(text: str, inner: int, needed: int) -> str:
+    return f"({text})" if inner < needed else text
+
+
+def format_expr(node: ir.Expr) -> tuple[str, int]:
+    """Source text of `node` and its precedence, with only the parentheses needed."""
+    if isinstance(node, ir.Const):
+        return _number(node.value), ATOM_PRECEDENCE
+    if isinstance(node, ir.Ref):
+        return node.name, ATOM_PRECEDENCE
+    if isinstance(node, ir.Unary):
+        text, prec = format_expr(node.operand)
+        return "-" + _paren(text, prec, UNARY_PRECEDENCE), UNARY_PRECEDENCE
+    if isinstance(node, ir.Binary):
+        prec = PRECEDENCE[node.op]
+        left, lp = format_expr(node.left)
+        right, rp = format_expr(node.right)
+        # Left-associative: the right operand needs parentheses at equal precedence.
+        right_needed = prec + 1 if prec > 1 else 2
+        return f"{_paren(left, lp, prec if prec > 1 else 2)} {node.op} " \
+               f"{_paren(right, rp, right_needed)}", prec
+    return _format_call(node), ATOM_PRECEDENCE
+
+
+def _format_call(node: ir.Expr) -> str:
+    if isinstance(node, ir.Func):
+        args = [format_expr(a)[0] for a in node.args]
+        return f"{node.name}({', '.join(args)})"
+    if isinstance(node, ir.Cast):
+        return f"cast({format_expr(node.operand)[0]}, {node.type.dtype})"
+    if isinstance(node, ir.Reduce):
+        return f"{node.kind}({format_expr(node.operand)[0]})"
+    if isinstance(node, ir.Dropout):
+        return f"dropout({format_expr(node.operand)[0]}, {format_expr(node.p)[0]})"
+    assert isinstance(node, ir.RowNorm)
+    return f"{node.kind}({format_expr(node.operand)[0]}, {format_expr(node.eps)[0]})"
+
+
+def format_stage_value(stage: ir.Stage) -> str:
+    if isinstance(stage, ir.ElementwiseStage):
+        return format_expr(stage.expr)[0]
+    if isinstance(stage, ir.UpdateStage):
+        return f"update({stage.state}, {format_expr(stage.expr)[0]})"
+    if isinstance(stage, ir.MatmulStage):
+        return f"matmul({format_expr(stage.a)[0]}, {format_expr(stage.b)[0]})"
+    args = [format_expr(stage.operand)[0]]
+    if stage.reduce_op:
+        args.insert(0, stage.reduce_op)
+    if stage.op == "broadcast":
+        args.append(str(stage.root))
+    if stage.op == "send":
+        args += [stage.group, str(stage.shift)]
+    elif stage.group:
+        args.append(f"in {stage.group}")
+    return f"{stage.op}({', '.join(args)})"
+
+
+def _cross_rank_notes(stage: ir.Stage) -> list[str]:
+    return [f"{node.kind} across ranks" for expr in ir.stage_exprs(stage)
+            for node in ir.walk(expr) if isinstance(node, ir.Reduce) and node.cross_rank]
+
+
+def _annotated(code: str, vt: ValueType, notes: list[str], width: int) -> str:
+    comment = f"# {vt}" + (f"  ({'; '.join(notes)})" if notes else "")
+    return f"    {code.ljust(width)}  {comment}"
+
+
+def format_program(program: ir.Program, schedule: str = "default") -> str:
+    lines = [f"# schedule: {schedule}",
+             f"program {program.name}({', '.join(program.size_vars)}) {{"]
+    for group in program.groups:
+        lines.append(f"    group {group.name} = blocks({group.blocks})")
+    for param in program.params:
+        default = "" if param.default is None else f" = {_number(param.default)}"
+        lines.append(f"    param {param.name}: {param.dtype}{default}")
+    for tensor in program.tensors:
+        lines.append(f"    {tensor.role} {tensor.name}: {tensor.type}")
+    if program.stages:
+        lines.append("")
+    codes = [f"{s.name} = {format_stage_value(s)}" for s in program.stages]
+    width = min(max((len(c) for c in codes), default=0), 60)
+    for stage, code in zip(program.stages, codes):
+        notes = _cross_rank_notes(stage)
+        lines.append(_annotated(code, stage.type, notes, width))
+    if program.outputs:
+        lines.append(f"    output {', '.join(program.outputs)}")
+    lines.append("}")
+    return "\n".join(lines)

@@ -1,0 +1,178 @@
+"""The runner contract of spec section 5 on the Python side: options, .npy in and out.
+
+Everything is validated before any step runs; a problem is one `RunnerInputError`
+naming the file or option. Outputs are written to temporary names and renamed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from parafuse.grammar.diagnostics import CompileError
+
+from . import ir, philox
+from .interp_values import PerRank, World
+from .numerics import NUMPY_DTYPES
+from .types import is_int
+
+
+class RunnerInputError(CompileError):
+    """Bad runner input: a missing or mis-shaped file, an unknown size or param."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message, None, hint=hint)
+
+
+def _key_values(items: tuple[str, ...], option: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise RunnerInputError(f"{option} {item}: expected NAME=VALUE")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def parse_sizes(program: ir.Program, items: tuple[str, ...]) -> dict[str, int]:
+    given = _key_values(items, "--size")
+    for name in given:
+        if name not in program.size_vars:
+            raise RunnerInputError(f"--size {name}: program '{program.name}' has no size "
+                                   f"variable '{name}' (it has: {', '.join(program.size_vars)})")
+    sizes = {}
+    for name in program.size_vars:
+        if name not in given:
+            raise RunnerInputError(f"missing --size {name}=...: program '{program.name}' "
+                                   f"needs {', '.join(program.size_vars)}")
+        try:
+            sizes[name] = int(given[name])
+        except ValueError:
+            raise RunnerInputError(f"--size {name}={given[name]}: not an integer") from None
+        if sizes[name] < 1:
+            raise RunnerInputError(f"--size {name}={given[name]}: sizes must be at least 1")
+    return sizes
+
+
+def parse_params(program: ir.Program, items: tuple[str, ...]) -> dict[str, np.ndarray]:
+    given = _key_values(items, "--param")
+    declared = {p.name: p for p in program.params}
+    for name in given:
+        if name not in declared:
+            raise RunnerInputError(f"--param {name}: program '{program.name}' has no param "
+                                   f"'{name}'")
+    values = {}
+    for name, param in declared.items():
+        text = given.get(name)
+        if text is None and param.default is None:
+            raise RunnerInputError(f"missing --param {name}=...: it has no default")
+        try:
+            number = (int(text) if is_int(param.dtype) else float(text)) if text is not None \
+                else param.default
+        except ValueError:
+            raise RunnerInputError(f"--param {name}={text}: not a {param.dtype} number") from None
+        values[name] = np.asarray(number).astype(NUMPY_DTYPES[param.dtype])
+    return values
+
+
+def check_ranks(program: ir.Program, ranks: int) -> None:
+    if ranks < 1:
+        raise RunnerInputError(f"-n {ranks}: at least one rank is needed")
+    for group in program.groups:
+        if ranks % group.blocks:
+            raise RunnerInputError(f"{ranks} ranks cannot be split into {group.blocks} equal "
+                                   f"blocks for group '{group.name}'",
+                                   hint=f"run with a multiple of {group.blocks} ranks")
+    for stage in program.stages:
+        if isinstance(stage, ir.CollectiveStage) and stage.op == "broadcast":
+            size = ranks // next((g.blocks for g in program.groups if g.name == stage.group), 1)
+            if stage.root >= size:
+                raise RunnerInputError(f"broadcast root {stage.root} of stage '{stage.name}' is "
+                                       f"not a rank of its block ({size} ranks)")
+
+
+def _file_names(tensor: ir.Tensor, ranks: int) -> list[str]:
+    if tensor.type.layout.kind == "local":
+        return [f"{tensor.name}.rank{r}.npy" for r in range(ranks)]
+    return [f"{tensor.name}.npy"]
+
+
+def _load(path: Path, tensor: ir.Tensor, shape: tuple[int, ...]) -> np.ndarray:
+    if not path.is_file():
+        raise RunnerInputError(f"{path}: missing file for {tensor.role} '{tensor.name}'",
+                               hint="create it, or pass --random to fill inputs")
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise RunnerInputError(f"{path}: not a readable .npy file ({exc})") from None
+    dtype = tensor.type.dtype
+    if dtype == "bf16" and array.dtype.kind == "V" and array.dtype.itemsize == 2:
+        array = array.view(ml_dtypes.bfloat16)
+    if array.dtype != NUMPY_DTYPES[dtype]:
+        raise RunnerInputError(f"{path}: dtype {array.dtype} but '{tensor.name}' is {dtype}")
+    if array.shape != shape:
+        raise RunnerInputError(f"{path}: shape {list(array.shape)} but '{tensor.name}' is "
+                               f"{list(shape)}")
+    return array
+
+
+def load_tensors(program: ir.Program, world: World, inputs: str | None,
+                 random: bool) -> dict[str, PerRank]:
+    """Every input and initial state, distributed to the ranks by its layout."""
+    loaded: dict[str, PerRank] = {}
+    for tensor in program.tensors:
+        shape = world.shape(tensor.type)
+        local = tensor.type.layout.kind == "local"
+        if random:
+            wholes = [philox.random_tensor(shape, tensor.type.dtype, world.seed, tensor.ordinal,
+                                           r if local else 0)
+                      for r in range(world.ranks if local else 1)]
+        elif inputs is None:
+            raise RunnerInputError(f"no value for {tensor.role} '{tensor.name}'",
+                                   hint="pass --inputs DIR or --random")
+        else:
+            wholes = [_load(Path(inputs) / name, tensor, shape)
+                      for name in _file_names(tensor, world.ranks)]
+        loaded[tensor.name] = wholes if local else world.take_blocks(wholes[0], tensor.type)
+    return loaded
+
+
+def _atomic_save(path: Path, array: np.ndarray) -> None:
+    if array.dtype == NUMPY_DTYPES["bf16"]:
+        array = array.view(np.dtype("V2"))
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "wb") as handle:
+        np.save(handle, array, allow_pickle=False)
+    os.replace(tmp, path)
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+def write_outputs(program: ir.Program, world: World, results: dict[str, PerRank],
+                  out_dir: str, schedule: str) -> None:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for file_name, value_name in program.result_names():
+        vt = program.value_type(value_name)
+        files = []
+        for rank, array in enumerate(results[file_name]):
+            name = f"{file_name}.rank{rank}.npy"
+            _atomic_save(out / name, array)
+            files.append(name)
+        entries.append({"name": file_name, "value": value_name, "dtype": vt.dtype,
+                        "shape": list(world.shape(vt)), "layout": str(vt.layout),
+                        "files": files})
+    manifest = {"program": program.name, "schedule": schedule, "ranks": world.ranks,
+                "sizes": world.sizes, "outputs": entries}
+    _atomic_text(out / "manifest.json", json.dumps(manifest, indent=2) + "\n")

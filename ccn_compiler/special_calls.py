@@ -1,0 +1,64 @@
+"""Typing of the non-element-wise calls inside expressions: reductions, dropout, norms."""
+
+from __future__ import annotations
+
+from parafuse.grammar import ccn_ast as ast
+from parafuse.grammar.diagnostics import CompileError
+
+from . import ir
+from .types import LOCAL, Layout, ValueType, is_float, is_int
+
+
+def reduction_layout(operand: Layout) -> Layout:
+    """Sliced and replicated operands reduce to a replicated scalar, local ones to a local one."""
+    if operand.kind == "local":
+        return LOCAL
+    return Layout("replicated", None, operand.group)
+
+
+def check_reduction(node: ast.Call, operand: ir.Expr) -> ir.Expr:
+    kind = node.function.name
+    dtype = operand.type.dtype
+    if dtype == "bool":
+        raise CompileError(f"{kind}() of a bool value", operand.location,
+                           hint="cast(x, f32) first")
+    if kind == "sum" and is_int(dtype):
+        dtype = "i64"
+    elif kind == "norm" and is_int(dtype):
+        dtype = "f32"
+    vt = ValueType(dtype, (), reduction_layout(operand.type.layout))
+    cross = operand.type.layout.kind == "sliced"
+    return ir.Reduce(kind, operand, cross, vt, node.location)
+
+
+def _require_replicated_scalar(value: ir.Expr, what: str) -> None:
+    if value.type.shape != () or not value.type.layout.is_world_replicated:
+        raise CompileError(f"{what} must be a replicated scalar (a param or a literal), got "
+                           f"{value.type}", value.location)
+    if value.type.dtype == "bool":
+        raise CompileError(f"{what} must be a number, got bool", value.location)
+
+
+def check_dropout(node: ast.Call, x: ir.Expr, p: ir.Expr, site: int) -> ir.Expr:
+    if not is_float(x.type.dtype):
+        raise CompileError(f"dropout() needs a floating-point tensor, got {x.type.dtype}",
+                           x.location, hint="cast(x, f32) first")
+    _require_replicated_scalar(p, "the dropout probability")
+    p = ir.Const(p.value, ValueType("f32", (), p.type.layout), p.location) \
+        if isinstance(p, ir.Const) else p
+    return ir.Dropout(x, p, site, x.type, node.location)
+
+
+def check_row_norm(node: ast.Call, x: ir.Expr, eps: ir.Expr) -> ir.Expr:
+    kind = node.function.name
+    if not is_float(x.type.dtype) or not x.type.shape:
+        raise CompileError(f"{kind}() needs a floating-point tensor with at least one dim, got "
+                           f"{x.type}", x.location)
+    layout = x.type.layout
+    if layout.kind == "sliced" and layout.dim == len(x.type.shape) - 1:
+        raise CompileError(f"{kind}() normalises over the last dim, but it is {layout}",
+                           x.location, hint="allgather the value first (or slice another dim)")
+    _require_replicated_scalar(eps, f"the {kind} epsilon")
+    if isinstance(eps, ir.Const):
+        eps = ir.Const(eps.value, ValueType("f32", (), eps.type.layout), eps.location)
+    return ir.RowNorm(kind, x, eps, x.type, node.location)

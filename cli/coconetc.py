@@ -1,0 +1,105 @@
+"""`coconetc`: check, show and run .ccn programs (spec/ccn-language.md, section 5)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from parafuse.ccn_compiler.frontend import CheckedModule, check_source
+from parafuse.ccn_compiler.printer import format_program
+from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
+
+from .errors import UsageError, read_source, reports_errors
+
+BACKENDS = ("reference", "cpu", "cuda")
+
+
+def _load(path: str) -> CheckedModule:
+    return check_source(read_source(path), path)
+
+
+def _require_schedule(module: CheckedModule, program: str, schedule: str) -> None:
+    names = module.schedule_names(program)
+    if schedule not in names:
+        raise UsageError(f"program '{program}' has no schedule '{schedule}'",
+                         hint="schedules: " + ", ".join(names))
+    if schedule != "default":
+        raise UsageError(f"schedule '{schedule}' is checked, but schedule rewrites are not "
+                         "implemented yet: only 'default' can be shown or run")
+
+
+@click.group(help="Compile .ccn programs: computation fused with communication.")
+def main() -> None:
+    pass
+
+
+@main.command(help="Parse and check every program and schedule; report errors only.")
+@click.argument("file", type=click.Path(dir_okay=False))
+@reports_errors("coconetc")
+def check(file: str) -> None:
+    _load(file)
+
+
+@main.command(help="Print a program with the dtype, shape and layout of every value.")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--program", "program_name", help="Program to show (default: the only one).")
+@click.option("--schedule", default="default", show_default=True)
+@reports_errors("coconetc")
+def show(file: str, program_name: str | None, schedule: str) -> None:
+    module = _load(file)
+    program = module.program(program_name)
+    _require_schedule(module, program.name, schedule)
+    click.echo(format_program(program, schedule))
+
+
+@main.command(help="Run a program on R ranks and write its outputs as .npy files.")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--program", "program_name", help="Program to run (default: the only one).")
+@click.option("--schedule", default="default", show_default=True)
+@click.option("--backend", type=click.Choice(BACKENDS), default="reference", show_default=True)
+@click.option("-n", "ranks", type=int, required=True, help="Number of ranks R.")
+@click.option("--size", "sizes", multiple=True, metavar="NAME=N")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--inputs", type=click.Path(file_okay=False), help="Directory of input .npy files.")
+@click.option("--outputs", type=click.Path(file_okay=False), help="Directory for outputs.")
+@click.option("--iters", type=int, default=1, show_default=True)
+@click.option("--warmup", type=int, default=0, show_default=True)
+@click.option("--random", "random_inputs", is_flag=True, help="Fill inputs from Philox.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@reports_errors("coconetc")
+def run(file: str, program_name: str | None, schedule: str, backend: str, ranks: int,
+        sizes: tuple[str, ...], params: tuple[str, ...], seed: int, inputs: str | None,
+        outputs: str | None, iters: int, warmup: int, random_inputs: bool,
+        as_json: bool) -> None:
+    module = _load(file)
+    program = module.program(program_name)
+    _require_schedule(module, program.name, schedule)
+    if backend != "reference":
+        raise UsageError(f"the {backend} backend is not implemented yet; use --backend reference")
+    options = RunOptions(ranks, sizes, params, seed, inputs, outputs, iters, warmup,
+                         random_inputs)
+    summary = run_reference(program, schedule, options)
+    if as_json:
+        click.echo(json.dumps(summary))
+        return
+    sizes_text = " ".join(f"{k}={v}" for k, v in summary["sizes"].items())
+    click.echo(f"{program.name} [{schedule}] on {ranks} rank(s), {sizes_text}, backend reference: "
+               f"{iters} step(s), median {summary['median_ms']:.3f} ms, "
+               f"{summary['bytes_per_rank']} bytes sent per rank per step")
+    if outputs:
+        click.echo(f"outputs written to {outputs}/ (manifest.json lists them)")
+
+
+@main.command(help="Emit and build a C++ project (backends arrive in a later version).")
+@click.argument("file", type=click.Path(dir_okay=False))
+@reports_errors("coconetc")
+def build(file: str) -> None:
+    _load(file)
+    raise UsageError("the cpu and cuda backends are not implemented yet; "
+                     "use `coconetc run --backend reference`")
+
+
+if __name__ == "__main__":
+    main()
