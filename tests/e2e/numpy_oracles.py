@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 import ml_dtypes
 import numpy as np
+
 from parafuse.ccn_compiler.philox import dropout, logical_indices
 
 F16, BF16, F32 = np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32)

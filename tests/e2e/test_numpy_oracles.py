@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from numpy_oracles import block_range, sum_over_ranks
-from parafuse.ccn_compiler.philox import dropout_keep_mask, logical_indices
 from sample_cases import CASES, NUMPY_DTYPES, make_inputs
 from tolerances import assert_close
+
+from parafuse.ccn_compiler.philox import dropout_keep_mask, logical_indices
 
 SEED = 11
 

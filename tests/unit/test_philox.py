@@ -5,6 +5,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+
 from parafuse.ccn_compiler.philox import (
     dropout,
     dropout_keep_mask,
