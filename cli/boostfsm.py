@@ -1,13 +1,154 @@
-"""`boostfsm`: the finite-state-machine compiler (arrives with the .fsm front-end issue)."""
+"""`boostfsm`: check, analyse and run finite-state machines (.fsm).
+
+    boostfsm check FILE
+    boostfsm analyze FILE [--machine M] [--input SAMPLE] [--json]
+    boostfsm run FILE INPUT --backend reference [--machine M] [--json] [--matches]
+
+`compile` and `run --backend cpp` need the C++ backend, which is not implemented yet.
+"""
 
 from __future__ import annotations
 
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
 import click
+
+from parafuse.cli.errors import UsageError, read_source, reports_errors
+from parafuse.cli.fsm_report import analysis_json, print_analysis, print_run
+from parafuse.fsm_compiler.compiled import CompiledMachine
+from parafuse.fsm_compiler.options import SCHEMES
+from parafuse.fsm_compiler.pipeline import CompiledFile, analyse, compile_file, random_sample
+from parafuse.fsm_compiler.reference_executor import result_json, run_reference
+from parafuse.grammar.diagnostics import SourceFile
+
+PROG = "boostfsm"
+NOT_IMPLEMENTED = "the C++ backend is not implemented yet; use 'boostfsm run --backend reference'"
+
+
+def option_flags(command: Callable) -> Callable:
+    """Flags that override `options` blocks (spec section 5)."""
+    flags = [
+        click.option("--max-states", type=click.IntRange(1), help="DFA state limit."),
+        click.option("--max-fused-states", type=click.IntRange(1), help="Fused-state bound."),
+        click.option("--lookback", type=click.IntRange(1), help="Lookback bytes for spec."),
+    ]
+    for flag in reversed(flags):
+        command = flag(command)
+    return command
+
+
+def _overrides(max_states, max_fused_states, lookback, scheme=None) -> dict:
+    given = {"max_states": max_states, "max_fused_states": max_fused_states,
+             "lookback": lookback, "scheme": scheme}
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def _compile(path: str, overrides: dict, machine: str | None) -> CompiledFile:
+    compiled = compile_file(SourceFile(path, read_source(path)), overrides, only=machine)
+    for warning in compiled.warnings:
+        click.echo(warning.render(), err=True)
+    if machine is not None and not compiled.machines:
+        names = ", ".join(m.name.name for m in compiled.fsm_file.machines)
+        raise UsageError(f"'{path}' has no machine named '{machine}' (it has: {names})")
+    return compiled
+
+
+def _read_input(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read input '{path}': {exc.strerror}") from None
 
 
 @click.group(help="Compile finite-state machines (.fsm) to parallel C++.")
 def main() -> None:
     pass
+
+
+@main.command(help="Parse and compile every machine; report errors and warnings only.")
+@click.argument("file")
+@option_flags
+@reports_errors(PROG)
+def check(file: str, max_states, max_fused_states, lookback) -> None:
+    _compile(file, _overrides(max_states, max_fused_states, lookback), None)
+
+
+@main.command(help="Print states, byte classes, fused states, convergence, lookback accuracy "
+                   "and the scheme 'auto' would pick.")
+@click.argument("file")
+@click.option("--machine", help="Analyse only this machine.")
+@click.option("--input", "sample_path", help="Sample input (default: 64 KiB of random bytes).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@option_flags
+@reports_errors(PROG)
+def analyze(file, machine, sample_path, as_json, max_states, max_fused_states, lookback) -> None:
+    compiled = _compile(file, _overrides(max_states, max_fused_states, lookback), machine)
+    if sample_path is None:
+        sample, sample_name = random_sample(), "random bytes (no --input)"
+    else:
+        sample, sample_name = _read_input(sample_path), sample_path
+    analyses = [analyse(m, sample, sample_name) for m in compiled.machines]
+    if as_json:
+        click.echo(json.dumps([analysis_json(a) for a in analyses], indent=2))
+    else:
+        for analysis in analyses:
+            print_analysis(analysis)
+
+
+def _only_machine(compiled: CompiledFile, path: str) -> CompiledMachine:
+    if len(compiled.machines) > 1:
+        names = ", ".join(m.name for m in compiled.machines)
+        raise UsageError(f"'{path}' has several machines ({names}); choose one with --machine")
+    return compiled.machines[0]
+
+
+@main.command(help="Run a machine over INPUT (a file or '-') and print the result.")
+@click.argument("file")
+@click.argument("input_path", metavar="INPUT")
+@click.option("--machine", help="The machine to run (needed when FILE has several).")
+@click.option("--backend", type=click.Choice(["reference", "cpp"]), default="cpp",
+              show_default=True, help="Where to run the machine.")
+@click.option("--scheme", type=click.Choice(SCHEMES), help="Scheme to request.")
+@click.option("--threads", type=click.IntRange(0), default=0, help="Threads (cpp backend).")
+@click.option("--chunks", type=click.IntRange(0), default=0, help="Chunks (cpp backend).")
+@click.option("--repeat", type=click.IntRange(1), default=1, help="Runs; seconds is the median.")
+@click.option("--matches", "with_matches", is_flag=True, help="List every match.")
+@click.option("--json", "as_json", is_flag=True, help="Print the runner's JSON object.")
+@option_flags
+@reports_errors(PROG)
+def run(file, input_path, machine, backend, scheme, threads, chunks, repeat, with_matches,
+        as_json, max_states, max_fused_states, lookback) -> None:
+    if backend == "cpp":
+        raise UsageError(NOT_IMPLEMENTED)
+    overrides = _overrides(max_states, max_fused_states, lookback, scheme)
+    compiled_machine = _only_machine(_compile(file, overrides, machine), file)
+    data = _read_input(input_path)
+    timings, result = [], None
+    for _ in range(repeat):
+        began = time.perf_counter()
+        result = run_reference(compiled_machine, data, with_matches)
+        timings.append(time.perf_counter() - began)
+    payload = result_json(compiled_machine, result, len(data), statistics.median(timings),
+                          compiled_machine.options.scheme)
+    if as_json:
+        click.echo(json.dumps(payload))
+    else:
+        print_run(payload)
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+              help="Emit and build a C++ project (not implemented yet).")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@reports_errors(PROG)
+def compile(args) -> None:  # noqa: A001 - the command's name
+    raise UsageError(NOT_IMPLEMENTED)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,146 @@
+"""Measured properties of a compiled machine that drive the choice of scheme.
+
+- fused-state count: breadth-first exploration of the state vectors reachable from
+  the all-states vector (0, 1, ..., S-1), stopping past `max_fused_states`;
+- convergence: from random positions of a sample, the steps until the all-states
+  vector holds at most 1, 2, 4 distinct states;
+- lookback accuracy: how often the most frequent end state of running the
+  `lookback` bytes before a position from every state is the true state there.
+
+docs/fsm.md gives the sampling rules (how many positions, horizon, ties).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .compiled import CompiledMachine
+from .minimise import row_keys
+
+CONVERGENCE_THRESHOLDS = (1, 2, 4)
+SAMPLE_POSITIONS = 256
+CONVERGENCE_HORIZON = 4096
+FUSED_MEMORY_BUDGET = 1 << 28  # bytes of stored state vectors
+VECTOR_ELEMENT_BUDGET = 1 << 22  # elements of positions x states worked on at once
+SAMPLE_LIMIT = 4 << 20  # the analysis reads at most this much of a sample
+SEED = 20240229
+
+
+@dataclass(frozen=True)
+class FusedStates:
+    count: int  # fused states found (all of them unless exceeded)
+    bound: int  # the bound that applied: max_fused_states, or lower for memory
+    exceeded: bool
+
+
+@dataclass(frozen=True)
+class Convergence:
+    threshold: int  # at most this many distinct states
+    median: int | None  # steps; None = never within the horizon
+    p90: int | None
+    never: int  # positions that did not reach the threshold within the horizon
+    positions: int
+    horizon: int
+
+
+def fused_state_count(machine: CompiledMachine, max_fused_states: int) -> FusedStates:
+    """Count vectors reachable from the all-states vector, stopping past the bound."""
+    states = machine.state_count
+    dtype = np.uint8 if states <= 256 else np.uint16 if states <= 65536 else np.uint32
+    table = machine.transitions.astype(dtype)
+    bound = max(1, min(max_fused_states, FUSED_MEMORY_BUDGET // (states * dtype().itemsize)))
+    start = np.arange(states, dtype=dtype)
+    seen = {start.tobytes()}
+    frontier = [start]
+    batch = max(1, VECTOR_ELEMENT_BUDGET // (states * machine.class_count))
+    while frontier:
+        next_frontier = []
+        for begin in range(0, len(frontier), batch):
+            vectors = np.stack(frontier[begin:begin + batch])
+            successors = table[vectors].transpose(0, 2, 1).reshape(-1, states)
+            _, first = np.unique(row_keys(successors), return_index=True)
+            for row in successors[np.sort(first)]:
+                key = row.tobytes()
+                if key not in seen:
+                    seen.add(key)
+                    next_frontier.append(row)
+                    if len(seen) > bound:
+                        return FusedStates(len(seen), bound, True)
+        frontier = next_frontier
+    return FusedStates(len(seen), bound, False)
+
+
+def _nearest_rank(sorted_steps: list[float], quantile: float) -> int | None:
+    value = sorted_steps[max(0, math.ceil(quantile * len(sorted_steps)) - 1)]
+    return None if math.isinf(value) else int(value)
+
+
+def _distinct_compacted(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sort each row, move its distinct values first, pad with its smallest; trim width."""
+    vectors = np.sort(vectors, axis=1)
+    is_new = np.ones(vectors.shape, dtype=bool)
+    is_new[:, 1:] = vectors[:, 1:] != vectors[:, :-1]
+    distinct = is_new.sum(axis=1)
+    order = np.argsort(~is_new, axis=1, kind="stable")
+    vectors = np.take_along_axis(vectors, order, axis=1)[:, :int(distinct.max())]
+    padding = np.arange(vectors.shape[1])[None, :] >= distinct[:, None]
+    vectors[padding] = np.broadcast_to(vectors[:, :1], vectors.shape)[padding]
+    return vectors, distinct
+
+
+def convergence(machine: CompiledMachine, classes: np.ndarray) -> list[Convergence]:
+    """Steps until the all-states vector has at most 1, 2, 4 states, from random positions."""
+    horizon = min(CONVERGENCE_HORIZON, len(classes))
+    if horizon == 0:
+        return []
+    positions = _random_positions(len(classes) - horizon + 1, machine.state_count, 0)
+    steps = {t: np.full(len(positions), np.inf) for t in CONVERGENCE_THRESHOLDS}
+    vectors = np.tile(np.arange(machine.state_count, dtype=np.int32), (len(positions), 1))
+    distinct = np.full(len(positions), machine.state_count)
+    for step in range(horizon + 1):
+        for threshold, found in steps.items():
+            found[np.isinf(found) & (distinct <= threshold)] = step
+        if step == horizon or not np.isinf(steps[1]).any():
+            break
+        byte_classes = classes[positions + step]
+        vectors = machine.transitions[vectors, byte_classes[:, None]]
+        vectors, distinct = _distinct_compacted(vectors)
+    return [_summarise(threshold, steps[threshold], horizon) for threshold in steps]
+
+
+def _summarise(threshold: int, found: np.ndarray, horizon: int) -> Convergence:
+    ordered = sorted(found.tolist())
+    return Convergence(threshold, _nearest_rank(ordered, 0.5), _nearest_rank(ordered, 0.9),
+                       int(np.isinf(found).sum()), len(ordered), horizon)
+
+
+def _random_positions(count_available: int, states: int, low: int) -> np.ndarray:
+    """Distinct sorted positions in [low, low + count_available), seeded."""
+    wanted = min(SAMPLE_POSITIONS, count_available,
+                 max(16, VECTOR_ELEMENT_BUDGET // max(1, states)))
+    rng = np.random.default_rng(SEED)
+    return low + np.sort(rng.choice(count_available, size=wanted, replace=False))
+
+
+def lookback_accuracy(
+    machine: CompiledMachine, classes: np.ndarray, true_states: np.ndarray, lookback: int
+) -> tuple[float | None, int]:
+    """(fraction of positions where lookback speculation is right, positions tried)."""
+    if len(classes) <= lookback:
+        return None, 0
+    positions = _random_positions(len(classes) - lookback, machine.state_count, lookback)
+    vectors = np.tile(np.arange(machine.state_count, dtype=np.int32), (len(positions), 1))
+    for step in range(lookback):
+        vectors = machine.transitions[vectors, classes[positions - lookback + step][:, None]]
+    predicted = np.array([_most_frequent(row) for row in vectors])
+    truth = true_states[positions - 1]  # true_states[i] is the state after i + 1 bytes
+    return float(np.mean(predicted == truth)), len(positions)
+
+
+def _most_frequent(row: np.ndarray) -> int:
+    """The most frequent state of a row; ties go to the smallest state number."""
+    values, counts = np.unique(row, return_counts=True)
+    return int(values[int(np.argmax(counts))])

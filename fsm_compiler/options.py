@@ -1,0 +1,88 @@
+"""Machine options (spec section 5): defaults, `options` blocks, command-line overrides.
+
+An `options` block applies to the machines after it; later blocks override earlier
+ones key by key; command-line flags override both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from parafuse.grammar.diagnostics import CompileError, Location
+from parafuse.grammar.fsm_ast import FsmFile, Machine, OptionsBlock, OptionSetting
+
+SCHEMES = ("auto", "seq", "enum", "fused", "spec", "hspec")
+_INTEGER_LIMITS = {
+    "max_states": (1, 1 << 24),
+    "max_fused_states": (1, 1 << 24),
+    "lookback": (1, 1 << 20),
+}
+
+
+@dataclass(frozen=True)
+class MachineOptions:
+    scheme: str = "auto"
+    max_states: int = 65536
+    max_fused_states: int = 65536
+    lookback: int = 64
+
+
+def option_names() -> list[str]:
+    return [field.name for field in fields(MachineOptions)]
+
+
+def _checked_value(setting: OptionSetting) -> str | int:
+    key, value = setting.key.name, setting.value
+    if key not in option_names():
+        raise CompileError(f"unknown option '{key}'", setting.key.location,
+                           hint="options are " + ", ".join(option_names()))
+    if key == "scheme":
+        if value not in SCHEMES:
+            raise CompileError(f"unknown scheme '{value}'", setting.value_location,
+                               hint="schemes are " + " | ".join(SCHEMES))
+        return value
+    low, high = _INTEGER_LIMITS[key]
+    if not value.isdigit():
+        raise CompileError(f"option '{key}' needs a whole number, not '{value}'",
+                           setting.value_location)
+    number = int(value)
+    if not low <= number <= high:
+        raise CompileError(f"option '{key}' must be between {low} and {high}",
+                           setting.value_location)
+    return number
+
+
+def apply_block(options: MachineOptions, block: OptionsBlock) -> MachineOptions:
+    """`options` with the settings of `block` applied in order, each checked."""
+    for setting in block.settings:
+        options = replace(options, **{setting.key.name: _checked_value(setting)})
+    return options
+
+
+def machine_options(
+    fsm_file: FsmFile, overrides: dict[str, str | int] | None = None
+) -> dict[str, MachineOptions]:
+    """The effective options of every machine in `fsm_file`, by machine name."""
+    current = MachineOptions()
+    result: dict[str, MachineOptions] = {}
+    for item in fsm_file.items:
+        if isinstance(item, OptionsBlock):
+            current = apply_block(current, item)
+        else:
+            result[item.name.name] = replace(current, **(overrides or {}))
+    return result
+
+
+def check_machine_names(fsm_file: FsmFile) -> None:
+    """Machine names must be unique: each becomes its own namespace."""
+    seen: dict[str, Machine] = {}
+    for machine in fsm_file.machines:
+        first = seen.setdefault(machine.name.name, machine)
+        if first is not machine:
+            raise CompileError(f"machine '{machine.name.name}' is defined twice",
+                               machine.name.location,
+                               hint=f"first defined at {first.name.location}")
+    if not seen:
+        start = Location(fsm_file.source.name, 1, 1, source=fsm_file.source)
+        raise CompileError("the file defines no machine", start,
+                           hint="add a 'machine NAME { ... }' or 'patterns NAME { ... }' block")

@@ -1,0 +1,111 @@
+"""The boostfsm data path, one function per stage: parse -> NFA/DFA -> minimise -> analyse.
+
+The CLI calls these in order; no stage reaches back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from parafuse.grammar.diagnostics import CompileWarning, SourceFile
+from parafuse.grammar.fsm_ast import ExplicitMachine, FsmFile, Machine, PatternSet
+from parafuse.grammar.fsm_parser import parse_fsm
+
+from .analysis import (
+    SAMPLE_LIMIT,
+    Convergence,
+    FusedStates,
+    convergence,
+    fused_state_count,
+    lookback_accuracy,
+)
+from .compiled import CompiledMachine
+from .dfa import SubsetDfa
+from .explicit import compile_explicit
+from .options import MachineOptions, check_machine_names, machine_options
+from .pattern_sets import build_subset_dfa, minimal_machine
+from .reference_executor import state_trace
+from .scheme_choice import choose_scheme
+
+RANDOM_SAMPLE_BYTES = 1 << 16
+
+
+def parse_file(source: SourceFile) -> FsmFile:
+    """Stage 1: text -> AST (regexes parsed too), with unique machine names."""
+    fsm_file = parse_fsm(source)
+    check_machine_names(fsm_file)
+    return fsm_file
+
+
+def determinise(pattern_set: PatternSet, options: MachineOptions) -> SubsetDfa:
+    """Stage 2 (pattern sets): regexes -> NFA -> DFA by subset construction."""
+    return build_subset_dfa(pattern_set, options)
+
+
+def minimise_dfa(pattern_set: PatternSet, dfa: SubsetDfa, options: MachineOptions):
+    """Stage 3 (pattern sets): minimal DFA, states in BFS order, final byte classes."""
+    return minimal_machine(pattern_set, dfa, options)
+
+
+def compile_machine(
+    machine: Machine, options: MachineOptions, warnings: list[CompileWarning]
+) -> CompiledMachine:
+    """Stages 2-3 for one machine of either kind."""
+    if isinstance(machine, ExplicitMachine):
+        return compile_explicit(machine, options, warnings)
+    return minimise_dfa(machine, determinise(machine, options), options)
+
+
+@dataclass
+class CompiledFile:
+    fsm_file: FsmFile
+    machines: list[CompiledMachine]
+    warnings: list[CompileWarning] = field(default_factory=list)
+
+
+def compile_file(
+    source: SourceFile, overrides: dict | None = None, only: str | None = None
+) -> CompiledFile:
+    """Parse and compile every machine (or just `only`); warnings are collected."""
+    fsm_file = parse_file(source)
+    options = machine_options(fsm_file, overrides)
+    result = CompiledFile(fsm_file, [])
+    for machine in fsm_file.machines:
+        if only is None or machine.name.name == only:
+            result.machines.append(
+                compile_machine(machine, options[machine.name.name], result.warnings))
+    return result
+
+
+@dataclass(frozen=True)
+class MachineAnalysis:
+    machine: CompiledMachine
+    fused: FusedStates
+    convergence: list[Convergence]
+    lookback_accuracy: float | None
+    lookback_positions: int
+    sample: str  # what the sample was
+    sample_bytes: int
+    scheme: str
+    reason: str
+
+
+def random_sample() -> bytes:
+    """The sample used without --input: seeded uniform random bytes."""
+    return np.random.default_rng(0).integers(0, 256, RANDOM_SAMPLE_BYTES, dtype=np.uint8).tobytes()
+
+
+def analyse(machine: CompiledMachine, sample: bytes, sample_name: str) -> MachineAnalysis:
+    """Stage 4: fused states, convergence, lookback accuracy and the `auto` choice."""
+    sample = sample[:SAMPLE_LIMIT]
+    classes = np.frombuffer(bytes(sample), dtype=np.uint8)
+    classes = machine.byte_class[classes].astype(np.int64)
+    fused = fused_state_count(machine, machine.options.max_fused_states)
+    steps = convergence(machine, classes)
+    lookback = machine.options.lookback
+    accuracy, tried = lookback_accuracy(machine, classes, state_trace(machine, sample), lookback)
+    scheme, reason = choose_scheme(fused, steps, accuracy, lookback)
+    return MachineAnalysis(machine, fused, steps, accuracy, tried, sample_name, len(sample),
+                           scheme, reason)

@@ -1,0 +1,137 @@
+"""Parse `.fsm` text into the AST of `fsm_ast.py` (spec/fsm-language.md).
+
+Syntax errors come from Lark, translated into words by `lark_errors`; the contents
+of byte literals, regexes and option values are checked here, each error at its
+own location. Semantic checks (states, coverage, reachability) are in fsm_compiler.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from lark import Lark, Token, Transformer, v_args
+
+from .diagnostics import CompileError, Location, SourceFile
+from .fsm_ast import (
+    ByteRange,
+    ByteSet,
+    ExplicitMachine,
+    FsmFile,
+    NameRef,
+    OptionsBlock,
+    OptionSetting,
+    PatternDecl,
+    PatternSet,
+    StateDecl,
+    Transition,
+)
+from .fsm_literals import parse_byte_literal, split_regex_literal
+from .lark_errors import Vocabulary, parse_or_raise, token_location
+from .regex_parser import parse_regex
+
+FSM_VOCABULARY = Vocabulary(
+    words={
+        "NAME": "a name",
+        "CHAR": "a quoted byte such as 'a'",
+        "HEX": "a hex byte such as 0x41",
+        "INT": "a number",
+        "REGEX": "a regex /.../",
+        "ANY_BYTE": "'_'",
+    },
+)
+
+
+@functools.cache
+def fsm_lark_parser() -> Lark:
+    grammar = (Path(__file__).parent / "fsm.lark").read_text()
+    return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True)
+
+
+def parse_fsm(source: SourceFile) -> FsmFile:
+    """Parse a whole `.fsm` file (regexes included); raise a located CompileError."""
+    tree = parse_or_raise(fsm_lark_parser(), source, FSM_VOCABULARY)
+    items = _FsmTransformer(source).transform(tree)
+    return FsmFile(source, tuple(items))
+
+
+@v_args(meta=True)
+class _FsmTransformer(Transformer):
+    def __init__(self, source: SourceFile) -> None:
+        super().__init__()
+        self.source = source
+
+    def loc(self, meta) -> Location:
+        return token_location(self.source, meta)
+
+    def name(self, token: Token) -> NameRef:
+        location = token_location(self.source, token)
+        if str(token) == "_":
+            raise CompileError("'_' alone is not a name (it means 'every other byte')",
+                               location)
+        return NameRef(str(token), location)
+
+    def start(self, meta, items):
+        return items
+
+    def machine(self, meta, children) -> ExplicitMachine:
+        name, *body = children
+        starts = tuple(ref for kind, ref in body if kind == "start")
+        defaults = tuple(ref for kind, ref in body if kind == "default")
+        states = tuple(ref for kind, ref in body if kind == "state")
+        return ExplicitMachine(self.name(name), starts, defaults, states, self.loc(meta))
+
+    def start_decl(self, meta, children):
+        return ("start", self.name(children[0]))
+
+    def default_decl(self, meta, children):
+        return ("default", self.name(children[0]))
+
+    def state_decl(self, meta, children):
+        name, *rest = children
+        tags: tuple[NameRef, ...] = ()
+        if rest and isinstance(rest[0], tuple):
+            tags, rest = rest[0], rest[1:]
+        return ("state", StateDecl(self.name(name), tags, tuple(rest), self.loc(meta)))
+
+    def report_clause(self, meta, children) -> tuple[NameRef, ...]:
+        return tuple(self.name(token) for token in children)
+
+    def transition(self, meta, children) -> Transition:
+        byte_set, target = children
+        return Transition(byte_set, self.name(target), self.loc(meta))
+
+    def byte_range(self, meta, children) -> ByteSet:
+        values = [parse_byte_literal(token, token_location(self.source, token))
+                  for token in children]
+        location = self.loc(meta)
+        if values[0] > values[-1]:
+            raise CompileError(f"byte range out of order: 0x{values[0]:02x} is after "
+                               f"0x{values[-1]:02x}", location)
+        return ByteSet((ByteRange(values[0], values[-1], location),), False, location)
+
+    def byte_union(self, meta, children) -> ByteSet:
+        ranges = tuple(r for byte_set in children for r in byte_set.ranges)
+        return ByteSet(ranges, False, self.loc(meta))
+
+    def rest_of_bytes(self, meta, children) -> ByteSet:
+        return ByteSet((), True, self.loc(meta))
+
+    def patterns(self, meta, children) -> PatternSet:
+        name, *patterns = children
+        return PatternSet(self.name(name), tuple(patterns), self.loc(meta))
+
+    def pattern(self, meta, children) -> PatternDecl:
+        tag_token, regex_token = children
+        regex_location = token_location(self.source, regex_token)
+        text, flags = split_regex_literal(str(regex_token), regex_location)
+        regex = parse_regex(text, flags, regex_location.shifted(1))
+        return PatternDecl(self.name(tag_token), regex, text, flags, self.loc(meta))
+
+    def options(self, meta, children) -> OptionsBlock:
+        return OptionsBlock(tuple(children), self.loc(meta))
+
+    def option(self, meta, children) -> OptionSetting:
+        key, value = children
+        value_location = token_location(self.source, value)
+        return OptionSetting(self.name(key), str(value), value_location, self.loc(meta))
