@@ -25,12 +25,9 @@ class UsageError(CompileError):
 
 
 def report(prog: str, error: CompileError) -> None:
-    if error.location is None:
-        click.echo(f"{prog}: error: {error.message}", err=True)
-        for note in error.notes:
-            click.echo(f"note: {note.message}", err=True)
-        if error.hint:
-            click.echo(f"hint: {error.hint}", err=True)
+    if error.location is None:  # one line, like the runners' `P_run: error: ...`
+        hint = f" ({error.hint})" if error.hint else ""
+        click.echo(f"{prog}: error: {error.message}{hint}", err=True)
     else:
         click.echo(error.render(), err=True)
 
