@@ -17,7 +17,7 @@ def parse_byte_literal(token: str, location: Location) -> int:
     """The byte value of `'a'`, `'\\n'`, `'\\x41'` or `0x41`."""
     if token[:2].lower() == "0x":
         return _parse_hex(token, location)
-    if not _is_closed_quote(token):
+    if not is_closed_quote(token):
         raise CompileError("unterminated byte literal: add the closing quote", location)
     body = token[1:-1]
     if not body:
@@ -30,7 +30,7 @@ def parse_byte_literal(token: str, location: Location) -> int:
     return _parse_escape(body, location)
 
 
-def _is_closed_quote(token: str) -> bool:
+def is_closed_quote(token: str) -> bool:
     index = 1
     while index < len(token):
         if token[index] == "\\":
@@ -72,7 +72,7 @@ def _parse_hex(token: str, location: Location) -> int:
 
 def split_regex_literal(token: str, location: Location) -> tuple[str, str]:
     """Split `/body/flags` into body and flags, checking the closing slash and flags."""
-    closing = _closing_slash(token)
+    closing = closing_slash(token)
     if closing is None:
         raise CompileError("unterminated regex: add the closing '/' (write '\\/' for a "
                            "slash inside the regex)", location.shifted(0, 1))
@@ -90,7 +90,7 @@ def split_regex_literal(token: str, location: Location) -> tuple[str, str]:
     return body, flags
 
 
-def _closing_slash(token: str) -> int | None:
+def closing_slash(token: str) -> int | None:
     """Index of the first unescaped '/' after the opening one, if any."""
     index = 1
     while index < len(token):

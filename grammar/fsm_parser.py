@@ -11,8 +11,9 @@ import functools
 from pathlib import Path
 
 from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import VisitError
 
-from .diagnostics import CompileError, Location, SourceFile
+from .diagnostics import CompileError, Location, SourceFile, location_of_offsets
 from .fsm_ast import (
     ByteRange,
     ByteSet,
@@ -26,7 +27,12 @@ from .fsm_ast import (
     StateDecl,
     Transition,
 )
-from .fsm_literals import parse_byte_literal, split_regex_literal
+from .fsm_literals import (
+    closing_slash,
+    is_closed_quote,
+    parse_byte_literal,
+    split_regex_literal,
+)
 from .lark_errors import Vocabulary, parse_or_raise, token_location
 from .regex_parser import parse_regex
 
@@ -42,16 +48,48 @@ FSM_VOCABULARY = Vocabulary(
 )
 
 
+class _UnterminatedLiteral(Exception):
+    """Raised while lexing, before the parser trips over what an unclosed literal swallowed."""
+
+    def __init__(self, token: Token, message: str) -> None:
+        super().__init__(message)
+        self.token = token
+        self.message = message
+
+
+def _check_char_closed(token: Token) -> Token:
+    if not is_closed_quote(str(token)):
+        raise _UnterminatedLiteral(token, "unterminated byte literal: add the closing quote")
+    return token
+
+
+def _check_regex_closed(token: Token) -> Token:
+    if closing_slash(str(token)) is None:
+        raise _UnterminatedLiteral(token, "unterminated regex: add the closing '/' (write "
+                                          "'\\/' for a slash inside the regex)")
+    return token
+
+
 @functools.cache
 def fsm_lark_parser() -> Lark:
     grammar = (Path(__file__).parent / "fsm.lark").read_text()
-    return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True)
+    return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True,
+                lexer_callbacks={"CHAR": _check_char_closed, "REGEX": _check_regex_closed})
 
 
 def parse_fsm(source: SourceFile) -> FsmFile:
     """Parse a whole `.fsm` file (regexes included); raise a located CompileError."""
-    tree = parse_or_raise(fsm_lark_parser(), source, FSM_VOCABULARY)
-    items = _FsmTransformer(source).transform(tree)
+    try:
+        tree = parse_or_raise(fsm_lark_parser(), source, FSM_VOCABULARY)
+        items = _FsmTransformer(source).transform(tree)
+    except _UnterminatedLiteral as problem:
+        start = problem.token.start_pos
+        raise CompileError(problem.message,
+                           location_of_offsets(source, start, start + 1)) from None
+    except VisitError as wrapped:  # Lark wraps what the transformer raises
+        if isinstance(wrapped.orig_exc, CompileError):
+            raise wrapped.orig_exc from None
+        raise
     return FsmFile(source, tuple(items))
 
 
@@ -109,6 +147,9 @@ class _FsmTransformer(Transformer):
             raise CompileError(f"byte range out of order: 0x{values[0]:02x} is after "
                                f"0x{values[-1]:02x}", location)
         return ByteSet((ByteRange(values[0], values[-1], location),), False, location)
+
+    def union_range(self, meta, children) -> ByteSet:
+        return self.byte_range(meta, children)
 
     def byte_union(self, meta, children) -> ByteSet:
         ranges = tuple(r for byte_set in children for r in byte_set.ranges)

@@ -27,7 +27,8 @@ class Vocabulary:
     comment_prefix: str | None = "#"  # skipped when finding the token before an error
 
 
-_PREVIOUS_TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|\d[\w.]*|\S)\s*$")
+_PREVIOUS_TOKEN = re.compile(
+    r"('(?:[^'\\\n]|\\.)*'|[A-Za-z_][A-Za-z0-9_]*|\d[\w.]*|\S)\s*$")  # quoted literals whole
 
 
 def _previous_token(text: str, offset: int, comment: str | None) -> str | None:
@@ -37,6 +38,10 @@ def _previous_token(text: str, offset: int, comment: str | None) -> str | None:
         lines = [line.split(comment, 1)[0] for line in lines]
     match = _PREVIOUS_TOKEN.search("\n".join(lines).rstrip())
     return match.group(1) if match else None
+
+
+def _quoted(token: str) -> str:
+    return token if token.startswith("'") else f"'{token}'"
 
 
 def _describe(name: str, parser: Lark, vocab: Vocabulary) -> str | None:
@@ -90,7 +95,7 @@ def translate(
         expected = describe_expected(set(exc.expected), parser, vocab)
         end = len(text.rstrip())
         prev = _previous_token(text, end, vocab.comment_prefix)
-        after = f" after '{prev}'" if prev else ""
+        after = f" after {_quoted(prev)}" if prev else ""
         loc = location_of_offsets(source, max(0, end - 1), max(1, end))
         return CompileError(f"unexpected end of file: expected {expected}{after}", loc)
     assert isinstance(exc, UnexpectedToken)
@@ -99,7 +104,7 @@ def translate(
     end = token.end_pos if token.end_pos is not None else start + 1
     loc = location_of_offsets(source, start, end)
     prev = _previous_token(text, start, vocab.comment_prefix)
-    after = f" after '{prev}'" if prev else ""
+    after = f" after {_quoted(prev)}" if prev else ""
     expected = describe_expected(set(exc.expected), parser, vocab)
     return CompileError(f"expected {expected}{after}, found {_found(str(token))}", loc)
 

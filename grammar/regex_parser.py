@@ -27,6 +27,7 @@ from .regex_escapes import EscapeParser, fold_case, mask_of
 
 MAX_REPEAT = 1000
 MAX_POSITIONS = 20_000
+MAX_GROUP_DEPTH = 100
 QUANTIFIER_CHARS = "*+?{"
 _POSIX_CLASS = re.compile(r"\[:[A-Za-z]*:\]")
 _GROUP_REFUSALS = {
@@ -49,6 +50,7 @@ class _RegexParser(EscapeParser):
         super().__init__(text, location)
         self.caseless = "i" in flags
         self.dotall = "s" in flags
+        self.depth = 0
 
     def parse(self) -> Regex:
         alternatives = [self.top_alternative()]
@@ -130,7 +132,11 @@ class _RegexParser(EscapeParser):
         self.pos += 1
         if self.peek() == "?":
             self.group_kind(start)
+        self.depth += 1
+        if self.depth > MAX_GROUP_DEPTH:
+            raise self.error(f"groups are nested more than {MAX_GROUP_DEPTH} deep", start)
         body = self.alternation(self.pos)
+        self.depth -= 1
         if self.peek() != ")":
             raise self.error("unclosed group: add ')'", start)
         self.pos += 1
