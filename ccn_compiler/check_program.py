@@ -121,7 +121,7 @@ def _outputs(decls: list[ast.OutputDecl], scope: Scope, stages: list[ir.Stage]) 
                 raise CompileError(f"'{ident.name}' is a {binding.role}, not a value",
                                    ident.location)
             first[ident.name] = ident
-            names.append(ident.name)
+            names.append((ident.name, ident.name))
     return tuple(names)
 
 
@@ -143,6 +143,7 @@ def check_program(prog: ast.ProgramAst, source) -> ir.Program:
         else:
             stages.append(_stage(stmt, scope, updated))
     outputs = _outputs(output_decls, scope, stages)
+    state_updates = tuple((s.state, s.name) for s in stages if isinstance(s, ir.UpdateStage))
     return ir.Program(prog.name.name, tuple(s.name for s in prog.size_vars), tuple(params),
-                      tuple(tensors), tuple(groups), tuple(stages), outputs, prog.location,
-                      source)
+                      tuple(tensors), tuple(groups), tuple(stages), outputs, state_updates,
+                      prog.location, source)

@@ -10,6 +10,7 @@ from parafuse.grammar.diagnostics import CompileError, Note
 from . import ir
 from .check_program import check_program
 from .check_schedule import Schedule, check_schedules
+from .schedules import apply_schedule
 from .scope import did_you_mean
 
 
@@ -18,6 +19,7 @@ class CheckedModule:
     filename: str
     programs: dict[str, ir.Program]
     schedules: dict[tuple[str, str], Schedule]  # (program, schedule) -> schedule
+    scheduled: dict[tuple[str, str], ir.Program]  # (program, schedule) -> rewritten program
 
     def program(self, name: str | None) -> ir.Program:
         """The program called `name`, or the only one when `name` is None."""
@@ -35,6 +37,15 @@ class CheckedModule:
     def schedule_names(self, program: str) -> list[str]:
         return ["default"] + [s for (p, s) in self.schedules if p == program]
 
+    def scheduled_program(self, program: str, schedule: str) -> ir.Program:
+        """The program after `schedule` ("default": unchanged)."""
+        if schedule == "default":
+            return self.programs[program]
+        if (program, schedule) not in self.scheduled:
+            raise CompileError(f"program '{program}' has no schedule '{schedule}'", None,
+                               hint="schedules: " + ", ".join(self.schedule_names(program)))
+        return self.scheduled[(program, schedule)]
+
 
 def check_source(text: str, filename: str) -> CheckedModule:
     """Parse and check a whole .ccn file; raises the first CompileError."""
@@ -47,4 +58,5 @@ def check_source(text: str, filename: str) -> CheckedModule:
                                [Note("first defined here", programs[name].location)])
         programs[name] = check_program(prog_ast, module.source)
     schedules = check_schedules(module.schedules, programs)
-    return CheckedModule(filename, programs, schedules)
+    scheduled = {key: apply_schedule(programs[key[0]], sched) for key, sched in schedules.items()}
+    return CheckedModule(filename, programs, schedules, scheduled)

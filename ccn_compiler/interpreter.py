@@ -57,11 +57,12 @@ def run_step(program: ir.Program, world: World, env: dict[str, PerRank],
     """One step: returns every bound value and the states after the step."""
     env = dict(env)
     env.update(states)
-    new_states = dict(states)
-    for stage in program.stages:
+    for stage in program.flat_stages():
         env[stage.name] = run_stage(stage, world, env)
-        if isinstance(stage, ir.UpdateStage):
-            new_states[stage.state] = env[stage.name]
+    new_states = dict(states)
+    for state, value in program.state_updates:  # a replicated value stored sliced: the block
+        new_states[state] = read_as(env[value], program.value_type(value),
+                                    program.tensor(state).type, world)
     return env, new_states
 
 
@@ -88,9 +89,8 @@ def run_program(program: ir.Program, world: World, params: dict[str, np.ndarray]
         begin = time.perf_counter()
         env, states = run_step(program, world, fixed, states)
         times.append((time.perf_counter() - begin) * 1e3)
-    results = {}
-    for file_name, value_name in program.result_names():
-        dtype = program.value_type(value_name).dtype
-        source = states[file_name] if file_name != value_name else env[value_name]
-        results[file_name] = [stored(v, dtype) for v in source]
+    results = {name: [stored(v, program.value_type(value).dtype) for v in env[value]]
+               for name, value in program.outputs}
+    results.update({state: [stored(v, program.tensor(state).type.dtype) for v in states[state]]
+                    for state, _ in program.state_updates})
     return RunResult(results, times)

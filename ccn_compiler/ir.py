@@ -142,7 +142,33 @@ class CollectiveStage:
     shift: int | None = None  # send
 
 
-Stage = ElementwiseStage | UpdateStage | MatmulStage | CollectiveStage
+@dataclass(frozen=True)
+class FusedStage:
+    """`fuse(...)`: member stages that backends lower as one kernel or one fused collective.
+
+    The reference interpreter runs the parts in order; `chunks` comes from `tune`
+    (None: the autotuner chooses).
+    """
+
+    name: str
+    parts: tuple[Stage, ...]
+    location: Location
+    chunks: int | None = None
+
+
+@dataclass(frozen=True)
+class OverlapStage:
+    """`overlap(P, C)`: producer and consumer chunked along dim 0 and pipelined."""
+
+    name: str
+    parts: tuple[Stage, Stage]
+    location: Location
+    chunks: int | None = None
+
+
+SimpleStage = ElementwiseStage | UpdateStage | MatmulStage | CollectiveStage
+Stage = SimpleStage | FusedStage | OverlapStage
+GroupedStage = FusedStage | OverlapStage
 
 
 # ---- declarations and the program ---------------------------------------------------
@@ -182,12 +208,21 @@ class Program:
     tensors: tuple[Tensor, ...]
     groups: tuple[Group, ...]
     stages: tuple[Stage, ...]
-    outputs: tuple[str, ...]  # declared with `output`
+    outputs: tuple[tuple[str, str], ...]  # (name in the output files, value it holds)
+    state_updates: tuple[tuple[str, str], ...]  # (state, value that becomes its next value)
     location: Location
     source: SourceFile | None = None
 
-    def stage(self, name: str) -> Stage | None:
-        return next((s for s in self.stages if s.name == name), None)
+    def flat_stages(self) -> tuple[SimpleStage, ...]:
+        """Every simple stage in execution order, fused and overlapped parts included."""
+        flat: list[SimpleStage] = []
+        for stage in self.stages:
+            flat.extend(stage.parts if isinstance(stage, (FusedStage, OverlapStage))
+                        else (stage,))
+        return tuple(flat)
+
+    def stage(self, name: str) -> SimpleStage | None:
+        return next((s for s in self.flat_stages() if s.name == name), None)
 
     def tensor(self, name: str) -> Tensor | None:
         return next((t for t in self.tensors if t.name == name), None)
@@ -203,15 +238,14 @@ class Program:
         param = next(p for p in self.params if p.name == name)
         return ValueType(param.dtype, (), REPLICATED)
 
-    @property
-    def updates(self) -> tuple[UpdateStage, ...]:
-        return tuple(s for s in self.stages if isinstance(s, UpdateStage))
-
     def result_names(self) -> list[tuple[str, str]]:
         """(file name, value name) of everything a step returns: outputs, then updated states."""
-        results = [(name, name) for name in self.outputs]
-        results += [(u.state, u.name) for u in self.updates if u.state not in self.outputs]
-        return results
+        return list(self.outputs) + list(self.state_updates)
+
+    def result_types(self) -> list[tuple[str, str, ValueType]]:
+        """(file name, value name, type as written): updated states as they are stored."""
+        return [(n, v, self.value_type(v)) for n, v in self.outputs] + \
+            [(s, v, self.tensor(s).type) for s, v in self.state_updates]
 
 
 def children(node: Expr) -> tuple[Expr, ...]:

@@ -98,12 +98,35 @@ def format_program(program: ir.Program, schedule: str = "default") -> str:
         lines.append(f"    {tensor.role} {tensor.name}: {tensor.type}")
     if program.stages:
         lines.append("")
-    codes = [f"{s.name} = {format_stage_value(s)}" for s in program.stages]
-    width = min(max((len(c) for c in codes), default=0), 60)
-    for stage, code in zip(program.stages, codes):
-        notes = _cross_rank_notes(stage)
-        lines.append(_annotated(code, stage.type, notes, width))
-    if program.outputs:
-        lines.append(f"    output {', '.join(program.outputs)}")
+    flat = program.flat_stages()
+    width = min(max((len(f"{s.name} = {format_stage_value(s)}") for s in flat), default=0), 60)
+    for stage in program.stages:
+        lines += _format_stage(stage, width)
+    lines += _format_results(program)
     lines.append("}")
     return "\n".join(lines)
+
+
+def _format_stage(stage: ir.Stage, width: int) -> list[str]:
+    if isinstance(stage, (ir.FusedStage, ir.OverlapStage)):
+        kind = "fuse" if isinstance(stage, ir.FusedStage) else "overlap"
+        chunks = stage.chunks if stage.chunks is not None else "auto"
+        members = ", ".join(p.name for p in stage.parts)
+        head = f"    # {stage.name} = {kind}({members}), chunks {chunks}"
+        return [head] + [line for part in stage.parts for line in _format_stage(part, width)]
+    code = f"{stage.name} = {format_stage_value(stage)}"
+    return [_annotated(code, stage.type, _cross_rank_notes(stage), width)]
+
+
+def _format_results(program: ir.Program) -> list[str]:
+    lines = []
+    if program.outputs:
+        renamed = [f"{name} from {value}" for name, value in program.outputs if name != value]
+        note = f"  # written as {', '.join(renamed)}" if renamed else ""
+        lines.append(f"    output {', '.join(name for name, _ in program.outputs)}{note}")
+    moved = [f"{state} <- {value}" for state, value in program.state_updates
+             if (program.stage(value) is None or
+                 getattr(program.stage(value), "state", None) != state)]
+    if moved:
+        lines.append(f"    # next state values: {', '.join(moved)}")
+    return lines

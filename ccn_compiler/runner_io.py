@@ -163,8 +163,7 @@ def write_outputs(program: ir.Program, world: World, results: dict[str, PerRank]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     entries = []
-    for file_name, value_name in program.result_names():
-        vt = program.value_type(value_name)
+    for file_name, value_name, vt in program.result_types():
         files = []
         for rank, array in enumerate(results[file_name]):
             name = f"{file_name}.rank{rank}.npy"

@@ -19,14 +19,6 @@ def _load(path: str) -> CheckedModule:
     return check_source(read_source(path), path)
 
 
-def _require_schedule(module: CheckedModule, program: str, schedule: str) -> None:
-    names = module.schedule_names(program)
-    if schedule not in names:
-        raise UsageError(f"program '{program}' has no schedule '{schedule}'",
-                         hint="schedules: " + ", ".join(names))
-    if schedule != "default":
-        raise UsageError(f"schedule '{schedule}' is checked, but schedule rewrites are not "
-                         "implemented yet: only 'default' can be shown or run")
 
 
 @click.group(help="Compile .ccn programs: computation fused with communication.")
@@ -48,8 +40,7 @@ def check(file: str) -> None:
 @reports_errors("coconetc")
 def show(file: str, program_name: str | None, schedule: str) -> None:
     module = _load(file)
-    program = module.program(program_name)
-    _require_schedule(module, program.name, schedule)
+    program = module.scheduled_program(module.program(program_name).name, schedule)
     click.echo(format_program(program, schedule))
 
 
@@ -74,8 +65,7 @@ def run(file: str, program_name: str | None, schedule: str, backend: str, ranks:
         outputs: str | None, iters: int, warmup: int, random_inputs: bool,
         as_json: bool) -> None:
     module = _load(file)
-    program = module.program(program_name)
-    _require_schedule(module, program.name, schedule)
+    program = module.scheduled_program(module.program(program_name).name, schedule)
     if backend != "reference":
         raise UsageError(f"the {backend} backend is not implemented yet; use --backend reference")
     options = RunOptions(ranks, sizes, params, seed, inputs, outputs, iters, warmup,

@@ -1,0 +1,93 @@
+"""`[o =] overlap(P, C)`: a producer and its consumer pipelined in chunks along dim 0.
+
+Before::
+
+    partial = matmul(x, w)          # f16[B, H] local
+    y = allreduce(sum, partial)     # f16[B, H] replicated
+
+After ``overlap(partial, y)``::
+
+    # overlap1 = overlap(partial, y), chunks 4
+    partial = matmul(x, w)
+    y = allreduce(sum, partial)
+
+Rows [i*b, (i+1)*b) of `y` depend only on the same rows of `partial`, so the
+allreduce of chunk i runs while the matmul produces chunk i+1. Results are
+unchanged; the reference interpreter runs the two stages in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from parafuse.grammar import ccn_ast as ast
+from parafuse.grammar.diagnostics import CompileError
+
+from . import ir
+from .grouping import check_convex, place_group
+from .ir_edit import names_read
+from .schedule_context import ScheduleContext, lookup_stage, require_count, stage_names
+
+DEFAULT_CHUNKS = 4
+
+
+def check_arguments(directive: ast.Directive) -> tuple[ast.NameRef, ast.NameRef, str | None]:
+    names = stage_names(directive)
+    require_count(directive, names, 2, 2, "a producer and a consumer")
+    if len(directive.targets) > 1:
+        raise CompileError("overlap() binds at most one name", directive.location)
+    return names[0], names[1], directive.targets[0].name if directive.targets else None
+
+
+def _kind(stage: ir.SimpleStage) -> str:
+    if isinstance(stage, ir.CollectiveStage):
+        return stage.op
+    return "matmul" if isinstance(stage, ir.MatmulStage) else "element-wise"
+
+
+def _check_chunkable(stage: ir.SimpleStage, ref: ast.NameRef) -> None:
+    vt = stage.type
+    if not vt.shape:
+        raise CompileError(f"'{ref.name}' is a scalar and has no dim 0 to chunk", ref.location)
+    if vt.layout.kind == "sliced" and vt.layout.dim == 0:
+        raise CompileError(f"'{ref.name}' is sliced along dim 0: a rank's block is not made of "
+                           "whole chunks", ref.location)
+    for expr in ir.stage_exprs(stage):
+        for node in ir.walk(expr):
+            if isinstance(node, ir.Reduce):
+                raise CompileError(f"'{ref.name}' holds a scalar reduction, which needs every "
+                                   "chunk at once", ref.location)
+            if isinstance(node, ir.RowNorm) and len(node.type.shape) == 1:
+                raise CompileError(f"'{ref.name}' normalises over dim 0", ref.location)
+
+
+def check_legality(p: ir.SimpleStage, c: ir.SimpleStage, p_ref: ast.NameRef,
+                   c_ref: ast.NameRef) -> None:
+    if _kind(p) not in ("matmul", "allreduce", "element-wise"):
+        raise CompileError(f"overlap needs a matmul, allreduce or element-wise producer; "
+                           f"'{p_ref.name}' is a {_kind(p)} (a rank's block of a "
+                           "reducescatter or allgather is not made of whole dim-0 chunks)"
+                           if _kind(p) in ("reducescatter", "allgather") else
+                           f"overlap cannot chunk the {_kind(p)} '{p_ref.name}'", p_ref.location)
+    if _kind(c) not in ("allreduce", "send", "broadcast", "element-wise"):
+        raise CompileError(f"overlap needs an allreduce, send, broadcast or element-wise "
+                           f"consumer; '{c_ref.name}' is a {_kind(c)}", c_ref.location)
+    if p.name not in names_read(c):
+        raise CompileError(f"'{c_ref.name}' does not consume '{p_ref.name}'", c_ref.location)
+    for stage, ref in ((p, p_ref), (c, c_ref)):
+        _check_chunkable(stage, ref)
+    if p.type.shape[0] != c.type.shape[0] or any(
+            isinstance(n, ir.Ref) and n.name == p.name and len(n.type.shape) != len(c.type.shape)
+            for e in ir.stage_exprs(c) for n in ir.walk(e)):
+        raise CompileError(f"chunk i of '{c_ref.name}' does not line up with chunk i of "
+                           f"'{p_ref.name}' along dim 0", c_ref.location)
+
+
+def overlap_stages(ctx: ScheduleContext, directive: ast.Directive) -> ir.Program:
+    p_ref, c_ref, bound = check_arguments(directive)
+    p, c = lookup_stage(ctx, p_ref), lookup_stage(ctx, c_ref)
+    check_legality(p, c, p_ref, c_ref)
+    check_convex(ctx.program, {p.name, c.name}, directive.location)
+    group = ir.OverlapStage(bound or ctx.fresh_name("overlap"), (p, c), directive.location,
+                            DEFAULT_CHUNKS)
+    return replace(ctx.program, stages=place_group(ctx.program, group))

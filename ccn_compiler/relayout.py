@@ -1,0 +1,105 @@
+"""Re-infer layouts in the IR after a rewrite changed the layout of some values.
+
+Rewrites never change dtypes or logical shapes, only where values live: a
+reordered stage becomes sliced, a sharded state is stored sliced. This pass
+recomputes every node's layout bottom-up with the rules of `layout_rules`, and
+raises `LayoutConflict` where the new layouts break a rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from . import ir
+from .layout_rules import LayoutConflict, aligned_dim, join_all, matmul_layout
+from .special_calls import reduction_layout
+from .types import Layout, ValueType
+
+TypeOf = Callable[[str], ValueType]
+
+
+def _with_layout(vt: ValueType, layout: Layout) -> ValueType:
+    return ValueType(vt.dtype, vt.shape, layout)
+
+
+def relayout_expr(node: ir.Expr, type_of: TypeOf) -> ir.Expr:
+    if isinstance(node, ir.Const):
+        return node
+    if isinstance(node, ir.Ref):
+        return replace(node, type=type_of(node.name))
+    if isinstance(node, ir.Reduce):
+        operand = relayout_expr(node.operand, type_of)
+        layout = reduction_layout(operand.type.layout)
+        return replace(node, operand=operand, cross_rank=operand.type.layout.kind == "sliced",
+                       type=_with_layout(node.type, layout))
+    if isinstance(node, ir.Binary):
+        left, right = relayout_expr(node.left, type_of), relayout_expr(node.right, type_of)
+        layout = join_all([left.type, right.type], len(node.type.shape))
+        return replace(node, left=left, right=right, type=_with_layout(node.type, layout))
+    if isinstance(node, ir.Func):
+        args = tuple(relayout_expr(a, type_of) for a in node.args)
+        layout = join_all([a.type for a in args], len(node.type.shape))
+        return replace(node, args=args, type=_with_layout(node.type, layout))
+    if isinstance(node, (ir.Unary, ir.Cast)):
+        operand = relayout_expr(node.operand, type_of)
+        return replace(node, operand=operand, type=_with_layout(node.type, operand.type.layout))
+    if isinstance(node, ir.Dropout):
+        operand = relayout_expr(node.operand, type_of)
+        return replace(node, operand=operand, type=_with_layout(node.type, operand.type.layout))
+    assert isinstance(node, ir.RowNorm)
+    operand = relayout_expr(node.operand, type_of)
+    lay = operand.type.layout
+    if lay.kind == "sliced" and lay.dim == len(operand.type.shape) - 1:
+        raise LayoutConflict(f"{node.kind}() would normalise over a sliced last dim ({lay})")
+    return replace(node, operand=operand, type=_with_layout(node.type, lay))
+
+
+def _update_layout(stage: ir.UpdateStage, expr: ir.Expr, stored: Layout) -> Layout:
+    lay = aligned_dim(expr.type.layout, len(expr.type.shape), len(stage.type.shape))
+    if lay.kind == "sliced":
+        return lay
+    if lay.kind == "local" and stored.kind != "local":
+        raise LayoutConflict(f"the update of '{stage.state}' would become local")
+    return stored
+
+
+def relayout_stage(stage: ir.SimpleStage, type_of: TypeOf) -> ir.SimpleStage:
+    """The stage with every layout recomputed from the layouts `type_of` gives its inputs."""
+    if isinstance(stage, ir.ElementwiseStage):
+        expr = relayout_expr(stage.expr, type_of)
+        return replace(stage, expr=expr, type=_with_layout(stage.type, expr.type.layout))
+    if isinstance(stage, ir.UpdateStage):
+        expr = relayout_expr(stage.expr, type_of)
+        stored = type_of(stage.state).layout
+        return replace(stage, expr=expr,
+                       type=_with_layout(stage.type, _update_layout(stage, expr, stored)))
+    if isinstance(stage, ir.MatmulStage):
+        a, b = relayout_expr(stage.a, type_of), relayout_expr(stage.b, type_of)
+        return replace(stage, a=a, b=b, type=_with_layout(stage.type, matmul_layout(a.type,
+                                                                                     b.type)))
+    operand = relayout_expr(stage.operand, type_of)
+    if operand.type.layout != stage.operand.type.layout:
+        raise LayoutConflict(f"the operand of {stage.op} '{stage.name}' would change from "
+                             f"{stage.operand.type.layout} to {operand.type.layout}")
+    return replace(stage, operand=operand)
+
+
+def relayout_program(program: ir.Program) -> ir.Program:
+    """Recompute the layouts of every stage, in order."""
+    types: dict[str, ValueType] = {p.name: ValueType(p.dtype, (), Layout("replicated"))
+                                   for p in program.params}
+    types.update({t.name: t.type for t in program.tensors})
+
+    def redo(stage: ir.SimpleStage) -> ir.SimpleStage:
+        new = relayout_stage(stage, types.__getitem__)
+        types[new.name] = new.type
+        return new
+
+    stages = []
+    for stage in program.stages:
+        if isinstance(stage, (ir.FusedStage, ir.OverlapStage)):
+            stages.append(replace(stage, parts=tuple(redo(p) for p in stage.parts)))
+        else:
+            stages.append(redo(stage))
+    return replace(program, stages=tuple(stages))

@@ -1,0 +1,76 @@
+"""Run a program's schedules with the reference interpreter and compare their results.
+
+Results are compared as logical values: a sharded state's per-rank blocks are
+joined before they are compared with the default schedule's replicated copies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from parafuse.ccn_compiler import ir
+from parafuse.ccn_compiler.interp_values import World
+from parafuse.ccn_compiler.interpreter import run_program
+from parafuse.ccn_compiler.ranks import Topology
+from parafuse.ccn_compiler.runner_io import load_tensors, parse_params
+from tests.tolerances import assert_close, lowest_precision
+
+
+def run_schedule(program: ir.Program, ranks: int, sizes: dict[str, int], iters: int = 3,
+                 seed: int = 7) -> tuple[World, dict[str, list[np.ndarray]]]:
+    topology = Topology(ranks, {g.name: g.blocks for g in program.groups})
+    world = World(topology, sizes, seed=seed)
+    params = parse_params(program, ())
+    initial = load_tensors(program, world, None, random=True)
+    return world, run_program(program, world, params, initial, iters, 0).results
+
+
+def logical_values(program: ir.Program, world: World, results: dict[str, list[np.ndarray]]
+                   ) -> dict[str, list[np.ndarray]]:
+    """Per result file name: [whole logical value] (replicated, sliced) or one per rank."""
+    out = {}
+    for file_name, _, vt in program.result_types():
+        lay = vt.layout
+        per_rank = results[file_name]
+        if lay.kind == "sliced":
+            blocks = [per_rank[m] for m in world.topology.members(lay.group, 0)]
+            out[file_name] = [np.concatenate(blocks, axis=lay.dim)]
+            assert lay.group is None, "comparing group-sliced results is not supported"
+        elif lay.kind == "replicated" and lay.group is None:
+            for rank, value in enumerate(per_rank):
+                assert np.array_equal(value, per_rank[0], equal_nan=True), \
+                    f"{file_name}: rank {rank} differs from rank 0 although replicated"
+            out[file_name] = [per_rank[0]]
+        else:
+            out[file_name] = list(per_rank)
+    return out
+
+
+def dependency_dtype(program: ir.Program, name: str) -> str:
+    """The lowest-precision dtype among `name` and every value it depends on."""
+    seen, todo, dtypes = set(), [name], []
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        dtypes.append(program.value_type(current).dtype)
+        stage = program.stage(current)
+        if stage is not None:
+            todo += [n.name for e in ir.stage_exprs(stage) for n in ir.walk(e)
+                     if isinstance(n, ir.Ref)]
+    return lowest_precision(*dtypes)
+
+
+def assert_same_results(default: ir.Program, scheduled: ir.Program, ranks: int,
+                        sizes: dict[str, int], iters: int = 3, what: str = "") -> None:
+    world, expected = run_schedule(default, ranks, sizes, iters)
+    world2, actual = run_schedule(scheduled, ranks, sizes, iters)
+    expected = logical_values(default, world, expected)
+    actual = logical_values(scheduled, world2, actual)
+    assert set(actual) == set(expected), f"{what}: results {sorted(actual)} vs {sorted(expected)}"
+    for file_name, values in expected.items():
+        value_name = dict(default.result_names())[file_name]
+        dtype = dependency_dtype(default, value_name)
+        for rank, (a, b) in enumerate(zip(actual[file_name], values)):
+            assert_close(a, b, dtype, f"{what} {file_name} (rank {rank})")
