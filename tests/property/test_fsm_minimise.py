@@ -1,0 +1,73 @@
+"""Minimisation: minimal and unminimised DFAs agree on random inputs, the minimal DFA
+has no two equivalent states (checked by table filling, independently of Moore's
+refinement), and its states are numbered breadth-first."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, assume, given, settings
+
+from parafuse.fsm_compiler.dfa import StateLimitExceeded
+from parafuse.fsm_compiler.minimise import breadth_first_order
+from parafuse.fsm_compiler.options import MachineOptions
+from parafuse.fsm_compiler.pattern_sets import (
+    build_subset_dfa,
+    minimal_machine,
+    unminimised_machine,
+)
+from parafuse.fsm_compiler.reference_executor import run_reference
+from parafuse.grammar.diagnostics import CompileError, SourceFile
+from parafuse.grammar.fsm_parser import parse_fsm
+
+from .fsm_regex_strategies import haystacks, pattern_set_source, pattern_sets
+
+OPTIONS = MachineOptions(max_states=1500)
+
+
+def _both_machines(patterns):
+    pattern_set = parse_fsm(SourceFile("p.fsm", pattern_set_source(patterns))).machines[0]
+    try:
+        dfa = build_subset_dfa(pattern_set, OPTIONS)
+    except (CompileError, StateLimitExceeded):
+        return None
+    return (minimal_machine(pattern_set, dfa, OPTIONS),
+            unminimised_machine(pattern_set, dfa, OPTIONS))
+
+
+def _distinguishable_pairs(transitions: np.ndarray, state_tags) -> np.ndarray:
+    """Table filling: marked[p, q] when some input tells p and q apart."""
+    tags = [tuple(t) for t in state_tags]
+    marked = np.array([[a != b for b in tags] for a in tags])
+    while True:
+        grown = marked.copy()
+        for column in transitions.T:
+            grown |= marked[column[:, None], column[None, :]]
+        if (grown == marked).all():
+            return marked
+        marked = grown
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pattern_sets, haystacks)
+def test_minimised_and_unminimised_dfas_agree(patterns, data) -> None:
+    machines = _both_machines(patterns)
+    assume(machines is not None)
+    minimal, raw = machines
+    assert minimal.state_count <= raw.state_count
+    expected = run_reference(raw, data, True)
+    actual = run_reference(minimal, data, True)
+    assert (actual.matches, actual.counts) == (expected.matches, expected.counts)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pattern_sets)
+def test_minimal_dfa_has_no_equivalent_states_and_bfs_numbering(patterns) -> None:
+    machines = _both_machines(patterns)
+    assume(machines is not None and machines[0].state_count <= 300)
+    minimal = machines[0]
+    marked = _distinguishable_pairs(minimal.transitions, minimal.state_tags)
+    assert marked[~np.eye(minimal.state_count, dtype=bool)].all()
+    assert breadth_first_order(minimal.transitions, 0) == list(range(minimal.state_count))
+    first_bytes = [int(np.flatnonzero(minimal.byte_class == c)[0])
+                   for c in range(minimal.class_count)]
+    assert first_bytes == sorted(first_bytes)

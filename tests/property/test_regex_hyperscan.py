@@ -1,0 +1,41 @@
+"""Pattern sets against Hyperscan (block mode, same flags): identical match lists."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+
+from parafuse.fsm_compiler.reference_executor import run_reference
+
+from .fsm_regex_strategies import compile_patterns, haystacks, hyperscan_matches, pattern_sets
+
+pytest.importorskip("hyperscan")
+
+FIXED_CASES = [
+    ([("ab|b", "")], b"abab"),
+    ([("^ab|c", "")], b"abcab"),
+    ([("[^a]b", "i")], b"AbBbab"),
+    ([("a.c", ""), ("a.c", "s")], b"a\nc abc"),
+    ([(r"\d{1,3}\.\d{1,3}", ""), (r"union\s+(all\s+)?select", "i")],
+     b"1.2 UNION ALL  Select 10.200.3"),
+    ([("x{2,3}?y", "")], b"xxxy xy xxxxy"),
+    ([(r"\s", "")], b"\x0b\t \x85"),
+]
+
+
+@pytest.mark.parametrize("patterns,data", FIXED_CASES)
+def test_known_pattern_sets_match_hyperscan(patterns, data) -> None:
+    machine = compile_patterns(patterns)
+    assert run_reference(machine, data, True).matches == hyperscan_matches(patterns, data)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pattern_sets, haystacks)
+def test_random_pattern_sets_match_hyperscan(patterns, data) -> None:
+    machine = compile_patterns(patterns)
+    assume(machine is not None)
+    result = run_reference(machine, data, True)
+    expected = hyperscan_matches(patterns, data)
+    assert result.matches == expected
+    assert list(result.counts) == [sum(1 for _, tag in expected if tag == index)
+                                   for index in range(len(patterns))]

@@ -1,0 +1,116 @@
+"""Analysis numbers on machines whose answers are known by construction."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from parafuse.fsm_compiler.analysis import (
+    convergence,
+    fused_state_count,
+    lookback_accuracy,
+)
+from parafuse.fsm_compiler.compiled import CompiledMachine
+from parafuse.fsm_compiler.options import MachineOptions
+from parafuse.fsm_compiler.pipeline import analyse
+from parafuse.fsm_compiler.reference_executor import state_trace
+from parafuse.grammar.diagnostics import Location
+
+
+def machine_of(rows: list[list[int]], **options) -> CompiledMachine:
+    """A machine over classes 0..K-1, where byte b belongs to class b % K."""
+    transitions = np.array(rows, dtype=np.int32)
+    classes = transitions.shape[1]
+    return CompiledMachine(
+        name="m", kind="explicit",
+        state_names=tuple(f"s{i}" for i in range(len(rows))), start=0,
+        byte_class=(np.arange(256) % classes).astype(np.uint8), transitions=transitions,
+        tag_names=(), state_tags=tuple(() for _ in rows),
+        options=MachineOptions(**options), location=Location("m.fsm", 1, 1))
+
+
+def rotation(k: int) -> list[list[int]]:
+    """Every byte moves state i to i + 1 (mod k): a permutation machine."""
+    return [[(i + 1) % k] for i in range(k)]
+
+
+def full_transformations(k: int) -> list[list[int]]:
+    """Cycle, swap of 0 and 1, and merge of 1 into 0: they generate all k^k maps."""
+    cycle = [(i + 1) % k for i in range(k)]
+    swap = [1, 0] + list(range(2, k))
+    merge = [0, 0] + list(range(2, k))
+    return [[cycle[i], swap[i], merge[i]] for i in range(k)]
+
+
+def classes_of(machine: CompiledMachine, data: bytes) -> np.ndarray:
+    return machine.byte_class[np.frombuffer(data, dtype=np.uint8)].astype(np.int64)
+
+
+RANDOM_BYTES = np.random.default_rng(7).integers(0, 256, 20000, dtype=np.uint8).tobytes()
+
+
+def test_permutation_machine_never_converges() -> None:
+    machine = machine_of(rotation(5))
+    for item in convergence(machine, classes_of(machine, RANDOM_BYTES)):
+        assert item.never == item.positions > 0
+        assert item.median is None and item.p90 is None
+
+
+def test_reset_machine_converges_in_one_step() -> None:
+    machine = machine_of([[0, 1, 2]] * 6)
+    for item in convergence(machine, classes_of(machine, RANDOM_BYTES)):
+        assert (item.median, item.p90, item.never) == (1, 1, 0)
+
+
+def test_fused_states_of_known_machines() -> None:
+    assert fused_state_count(machine_of(rotation(6)), 1000).count == 6
+    two_generators = [[(i + 1) % 4, [1, 0, 2, 3][i]] for i in range(4)]  # all of S4
+    assert fused_state_count(machine_of(two_generators), 1000).count == 24
+    reset = machine_of([[0, 1, 2], [0, 1, 2], [0, 1, 2]])
+    assert fused_state_count(reset, 1000).count == 4  # the all-states vector, 3 constants
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_full_transformation_machine_reaches_k_to_the_k(k: int) -> None:
+    fused = fused_state_count(machine_of(full_transformations(k)), 10_000)
+    assert (fused.count, fused.exceeded) == (k ** k, False)
+
+
+def test_random_machines_stay_within_k_to_the_k() -> None:
+    rng = np.random.default_rng(3)
+    for k, classes in itertools.product([2, 3, 4], [1, 2, 4]):
+        rows = rng.integers(0, k, (k, classes)).tolist()
+        assert fused_state_count(machine_of(rows), 10_000).count <= k ** k
+
+
+def test_fused_bound_is_reported_when_exceeded() -> None:
+    fused = fused_state_count(machine_of(full_transformations(4)), 100)
+    assert fused.exceeded and fused.bound == 100 and fused.count == 101
+
+
+def test_lookback_on_reset_machine_is_always_right() -> None:
+    machine = machine_of([[0, 1, 2], [0, 1, 2], [0, 1, 2]])
+    classes = classes_of(machine, RANDOM_BYTES)
+    accuracy, tried = lookback_accuracy(machine, classes,
+                                        state_trace(machine, RANDOM_BYTES), 8)
+    assert accuracy == 1.0 and tried > 0
+
+
+def test_lookback_on_rotation_breaks_ties_towards_state_zero() -> None:
+    machine = machine_of(rotation(4))
+    data = bytes(5000)
+    trace = state_trace(machine, data)
+    accuracy, tried = lookback_accuracy(machine, classes_of(machine, data), trace, 16)
+    # Every end state appears once, so the prediction is state 0: right when position % 4 == 0.
+    assert tried > 0 and abs(accuracy - 0.25) < 0.1
+
+
+def test_auto_choice_follows_the_measurements() -> None:
+    reset_rows = [[0, 1, 2], [0, 1, 2], [0, 1, 2]]
+    assert analyse(machine_of(reset_rows), RANDOM_BYTES, "r").scheme == "fused"
+    squeezed = machine_of(reset_rows, max_fused_states=1)
+    assert analyse(squeezed, RANDOM_BYTES, "r").scheme == "spec"
+    stuck = machine_of(rotation(5), max_fused_states=2)
+    assert analyse(stuck, RANDOM_BYTES, "r").scheme == "seq"
