@@ -24,6 +24,7 @@ def analysis_json(analysis: MachineAnalysis) -> dict:
         "fused_states": analysis.fused.count,
         "fused_bound": analysis.fused.bound,
         "fused_exceeds_bound": analysis.fused.exceeded,
+        "fused_bound_reason": analysis.fused.bound_reason,
         "convergence": [_convergence_json(item) for item in analysis.convergence],
         "lookback": machine.options.lookback,
         "lookback_accuracy": analysis.lookback_accuracy,
@@ -41,8 +42,10 @@ def _steps(value: int | None) -> str:
 
 def _fused_line(analysis: MachineAnalysis) -> str:
     fused = analysis.fused
+    lowered = "" if fused.bound_reason == "max_fused_states" else (
+        f", lowered from max_fused_states by the analysis {fused.bound_reason} budget")
     if fused.exceeded:
-        return f"more than {fused.bound} (exceeds the bound)"
+        return f"more than {fused.bound} (exceeds the bound{lowered})"
     return f"{fused.count} (bound {fused.bound})"
 
 

@@ -23,7 +23,8 @@ from .minimise import row_keys
 CONVERGENCE_THRESHOLDS = (1, 2, 4)
 SAMPLE_POSITIONS = 256
 CONVERGENCE_HORIZON = 4096
-FUSED_MEMORY_BUDGET = 1 << 28  # bytes of stored state vectors
+FUSED_MEMORY_BUDGET = 1 << 27  # bytes of stored state vectors
+FUSED_WORK_BUDGET = 1 << 30  # table lookups (fused states x states x classes)
 VECTOR_ELEMENT_BUDGET = 1 << 22  # elements of positions x states worked on at once
 SAMPLE_LIMIT = 4 << 20  # the analysis reads at most this much of a sample
 SEED = 20240229
@@ -32,8 +33,19 @@ SEED = 20240229
 @dataclass(frozen=True)
 class FusedStates:
     count: int  # fused states found (all of them unless exceeded)
-    bound: int  # the bound that applied: max_fused_states, or lower for memory
+    bound: int  # the bound that applied
     exceeded: bool
+    bound_reason: str = "max_fused_states"  # or "memory" / "work" when those were lower
+
+
+def fused_bound(machine: CompiledMachine, max_fused_states: int, itemsize: int) -> tuple[int, str]:
+    """The exploration bound: max_fused_states, unless memory or work budgets are lower."""
+    states, classes = machine.state_count, machine.class_count
+    candidates = [(max_fused_states, "max_fused_states"),
+                  (FUSED_MEMORY_BUDGET // (states * itemsize), "memory"),
+                  (FUSED_WORK_BUDGET // (states * classes), "work")]
+    bound, reason = min(candidates, key=lambda item: item[0])
+    return max(1, bound), reason
 
 
 @dataclass(frozen=True)
@@ -50,8 +62,8 @@ def fused_state_count(machine: CompiledMachine, max_fused_states: int) -> FusedS
     """Count vectors reachable from the all-states vector, stopping past the bound."""
     states = machine.state_count
     dtype = np.uint8 if states <= 256 else np.uint16 if states <= 65536 else np.uint32
-    table = machine.transitions.astype(dtype)
-    bound = max(1, min(max_fused_states, FUSED_MEMORY_BUDGET // (states * dtype().itemsize)))
+    by_class = np.ascontiguousarray(machine.transitions.T.astype(dtype))
+    bound, reason = fused_bound(machine, max_fused_states, dtype().itemsize)
     start = np.arange(states, dtype=dtype)
     seen = {start.tobytes()}
     frontier = [start]
@@ -60,7 +72,7 @@ def fused_state_count(machine: CompiledMachine, max_fused_states: int) -> FusedS
         next_frontier = []
         for begin in range(0, len(frontier), batch):
             vectors = np.stack(frontier[begin:begin + batch])
-            successors = table[vectors].transpose(0, 2, 1).reshape(-1, states)
+            successors = np.concatenate([column[vectors] for column in by_class])
             _, first = np.unique(row_keys(successors), return_index=True)
             for row in successors[np.sort(first)]:
                 key = row.tobytes()
@@ -68,9 +80,9 @@ def fused_state_count(machine: CompiledMachine, max_fused_states: int) -> FusedS
                     seen.add(key)
                     next_frontier.append(row)
                     if len(seen) > bound:
-                        return FusedStates(len(seen), bound, True)
+                        return FusedStates(len(seen), bound, True, reason)
         frontier = next_frontier
-    return FusedStates(len(seen), bound, False)
+    return FusedStates(len(seen), bound, False, reason)
 
 
 def _nearest_rank(sorted_steps: list[float], quantile: float) -> int | None:
