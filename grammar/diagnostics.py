@@ -23,8 +23,10 @@ class SourceFile:
     text: str
 
     def line_text(self, line: int) -> str:
-        lines = self.text.splitlines()
-        return lines[line - 1] if 1 <= line <= len(lines) else ""
+        # Split on "\n" only, as `position` counts lines (splitlines() would also split
+        # on \x0c, \x85 and other Latin-1 bytes and misalign the snippet).
+        lines = self.text.split("\n")
+        return lines[line - 1].rstrip("\r") if 1 <= line <= len(lines) else ""
 
     def position(self, offset: int) -> tuple[int, int]:
         """(line, column), both 1-based, of a character offset."""

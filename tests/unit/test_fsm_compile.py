@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from parafuse.cli.boostfsm import main
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.fsm_compiler.reference_executor import run_reference
-from parafuse.grammar.diagnostics import SourceFile
+from parafuse.grammar.diagnostics import CompileError, SourceFile
 from tests.conftest import SAMPLES
 
 TWO_MACHINES = """
@@ -106,3 +106,15 @@ def test_run_needs_machine_when_file_has_several(tmp_path) -> None:
                                        "reference"])
     assert result.exit_code == 1
     assert "choose one with --machine" in result.stderr
+
+
+def test_error_snippet_is_the_right_line_with_latin1_bytes_and_crlf() -> None:
+    text = ("# a comment with \x85 and \x0c\r\nmachine m {\r\n  start a\r\n"
+            "  state a { 'a' -> b }\r\n}\r\n")
+    try:
+        compile_text(text)
+    except CompileError as error:
+        assert str(error.location) == "t.fsm:4:20"
+        assert error.render().splitlines()[1] == "      state a { 'a' -> b }"
+    else:
+        raise AssertionError("expected an error")
