@@ -39,6 +39,10 @@ def check_arguments(directive: ast.Directive) -> tuple[ast.NameRef, ast.NameRef,
     return names[0], names[1], directive.targets[0].name if directive.targets else None
 
 
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+
+
 def _kind(stage: ir.SimpleStage) -> str:
     if isinstance(stage, ir.CollectiveStage):
         return stage.op
@@ -65,13 +69,13 @@ def check_legality(p: ir.SimpleStage, c: ir.SimpleStage, p_ref: ast.NameRef,
                    c_ref: ast.NameRef) -> None:
     if _kind(p) not in ("matmul", "allreduce", "element-wise"):
         raise CompileError(f"overlap needs a matmul, allreduce or element-wise producer; "
-                           f"'{p_ref.name}' is a {_kind(p)} (a rank's block of a "
+                           f"'{p_ref.name}' is {_a(_kind(p))} (a rank's block of a "
                            "reducescatter or allgather is not made of whole dim-0 chunks)"
                            if _kind(p) in ("reducescatter", "allgather") else
                            f"overlap cannot chunk the {_kind(p)} '{p_ref.name}'", p_ref.location)
     if _kind(c) not in ("allreduce", "send", "broadcast", "element-wise"):
         raise CompileError(f"overlap needs an allreduce, send, broadcast or element-wise "
-                           f"consumer; '{c_ref.name}' is a {_kind(c)}", c_ref.location)
+                           f"consumer; '{c_ref.name}' is {_a(_kind(c))}", c_ref.location)
     if p.name not in names_read(c):
         raise CompileError(f"'{c_ref.name}' does not consume '{p_ref.name}'", c_ref.location)
     for stage, ref in ((p, p_ref), (c, c_ref)):

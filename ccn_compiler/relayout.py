@@ -79,10 +79,21 @@ def relayout_stage(stage: ir.SimpleStage, type_of: TypeOf) -> ir.SimpleStage:
         return replace(stage, a=a, b=b, type=_with_layout(stage.type, matmul_layout(a.type,
                                                                                      b.type)))
     operand = relayout_expr(stage.operand, type_of)
-    if operand.type.layout != stage.operand.type.layout:
-        raise LayoutConflict(f"the operand of {stage.op} '{stage.name}' would change from "
-                             f"{stage.operand.type.layout} to {operand.type.layout}")
+    if not _collective_accepts(stage, operand.type.layout):
+        raise LayoutConflict(f"the operand of {stage.op} '{stage.name}' would be "
+                             f"{operand.type.layout}")
     return replace(stage, operand=operand)
+
+
+def _collective_accepts(stage: ir.CollectiveStage, layout: Layout) -> bool:
+    """Is `layout` still a legal input of the collective (spec 3.3's table)?"""
+    if stage.op == "allgather":
+        return layout.kind == "sliced" and layout.group == stage.group
+    if stage.op == "send":
+        return layout.kind != "sliced"
+    if stage.op == "allreduce" and layout.kind == "replicated":
+        return layout == stage.operand.type.layout and layout.group is not None
+    return layout.kind == "local"
 
 
 def relayout_program(program: ir.Program) -> ir.Program:

@@ -92,9 +92,16 @@ def _gather_reasons(program: ir.Program, stage: ir.SimpleStage, listed: set[str]
         if value == stage.name and program.tensor(state).type.layout.kind == "replicated":
             reasons.append(f"the next value of replicated state '{state}'")
     for reader in program.flat_stages():
+        if _is_gather_of(reader, stage.name):
+            continue  # the stage was reordered before and is gathered already
         if reader.name not in listed and _reads_whole(reader, stage.name):
             reasons.append(f"read whole by '{reader.name}'")
     return reasons
+
+
+def _is_gather_of(stage: ir.SimpleStage, name: str) -> bool:
+    return isinstance(stage, ir.CollectiveStage) and stage.op == "allgather" and \
+        isinstance(stage.operand, ir.Ref) and stage.operand.name == name
 
 
 def _reads_whole(reader: ir.SimpleStage, name: str) -> bool:
@@ -151,7 +158,7 @@ def _insert_gather(program: ir.Program, stage: ir.SimpleStage, name: str, listed
     new_ref = ir.Ref(name, gather_type, directive.location)
 
     def reread(s: ir.SimpleStage) -> ir.SimpleStage:
-        if s.name in listed or s.name == name:
+        if s.name in listed or s.name == name or _is_gather_of(s, stage.name):
             return s
         return rename_in_stage(s, stage.name, new_ref,
                                keep=lambda parent: isinstance(parent, ir.Reduce))
