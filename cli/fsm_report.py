@@ -58,6 +58,8 @@ def print_analysis(analysis: MachineAnalysis) -> None:
     click.echo(f"  table bytes:   {machine.table_bytes()}")
     click.echo(f"  fused states:  {_fused_line(analysis)}")
     click.echo(f"  sample:        {analysis.sample} ({analysis.sample_bytes} bytes)")
+    if not analysis.convergence:
+        click.echo("  convergence:   n/a (empty sample)")
     for item in analysis.convergence:
         click.echo(f"  converge <={item.threshold}:  median {_steps(item.median)}, "
                    f"p90 {_steps(item.p90)}, never {item.never}/{item.positions} "

@@ -44,7 +44,9 @@ def determinise(pattern_set: PatternSet, options: MachineOptions) -> SubsetDfa:
     return build_subset_dfa(pattern_set, options)
 
 
-def minimise_dfa(pattern_set: PatternSet, dfa: SubsetDfa, options: MachineOptions):
+def minimise_dfa(
+    pattern_set: PatternSet, dfa: SubsetDfa, options: MachineOptions
+) -> CompiledMachine:
     """Stage 3 (pattern sets): minimal DFA, states in BFS order, final byte classes."""
     return minimal_machine(pattern_set, dfa, options)
 
