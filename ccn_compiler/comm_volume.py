@@ -52,7 +52,7 @@ def _scalar_reduction_bytes(stage: ir.Stage, topo: Topology) -> float:
 
 def bytes_per_rank(program: ir.Program, topo: Topology, sizes: dict[str, int]) -> int:
     volume = 0.0
-    for stage in program.stages:
+    for stage in program.flat_stages():
         if isinstance(stage, ir.CollectiveStage):
             volume += _collective_bytes(stage, topo, sizes)
         volume += _scalar_reduction_bytes(stage, topo)

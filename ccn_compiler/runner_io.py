@@ -88,7 +88,7 @@ def check_ranks(program: ir.Program, ranks: int) -> None:
             raise RunnerInputError(f"{ranks} ranks cannot be split into {group.blocks} equal "
                                    f"blocks for group '{group.name}'",
                                    hint=f"run with a multiple of {group.blocks} ranks")
-    for stage in program.stages:
+    for stage in program.flat_stages():
         if isinstance(stage, ir.CollectiveStage) and stage.op == "broadcast":
             size = ranks // next((g.blocks for g in program.groups if g.name == stage.group), 1)
             if stage.root >= size:
