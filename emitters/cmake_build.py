@@ -1,0 +1,151 @@
+"""Write generated C++ projects and build them with the CMake and Ninja of this environment.
+
+Builds are cached by content: the key is a hash of every file of the project,
+the CMake arguments and the toolchain, so a test run builds each distinct
+project once, and concurrent builders (pytest-xdist workers) wait for each other
+on a lock file instead of building the same thing twice.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from parafuse import __version__
+from parafuse.grammar.diagnostics import CompileError
+
+CPP_RUNTIME = Path(__file__).resolve().parent.parent / "cpp_runtime"
+
+
+class BuildError(CompileError):
+    """CMake or the compiler failed: the message carries the end of the build log."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, None)
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """The tools of the running Python environment (`.venv/bin`)."""
+
+    bin_dir: Path
+
+    @classmethod
+    def current(cls) -> Toolchain:
+        return cls(Path(sys.executable).parent)
+
+    def tool(self, name: str) -> str:
+        path = self.bin_dir / name
+        found = str(path) if path.exists() else shutil.which(name)
+        if not found:
+            raise BuildError(f"cannot find '{name}' (install parafuse's dependencies)")
+        return found
+
+    def cmake_args(self, mpi: bool) -> list[str]:
+        args = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={self.tool('ninja')}"]
+        if mpi:
+            args += [f"-DCMAKE_CXX_COMPILER={self.tool('mpicxx')}",
+                     f"-DCMAKE_C_COMPILER={self.tool('mpicc')}"]
+        return args
+
+    def fingerprint(self) -> str:
+        cxx = subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout
+        return f"parafuse {__version__}\n{self.bin_dir}\n{cxx.splitlines()[0] if cxx else ''}"
+
+
+def runtime_files(names: list[str]) -> dict[str, bytes]:
+    """Headers of `cpp_runtime/` to ship in a project, keyed by their path in it."""
+    return {f"runtime/{name}": (CPP_RUNTIME / name).read_bytes() for name in names}
+
+
+def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:
+    """Write `files` under `root` atomically: into a sibling temporary folder, then renamed."""
+    root = root.resolve()
+    root.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{root.name}.", dir=root.parent))
+    try:
+        for relative, content in files.items():
+            path = staging / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            data = content.encode() if isinstance(content, str) else content
+            path.write_bytes(data)
+        if root.exists():
+            shutil.rmtree(root)
+        os.replace(staging, root)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _run(command: list[str], cwd: Path, log: Path) -> None:
+    with open(log, "a") as handle:
+        handle.write("$ " + " ".join(command) + "\n")
+        handle.flush()
+        done = subprocess.run(command, cwd=cwd, stdout=handle, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        tail = "\n".join(log.read_text().splitlines()[-40:])
+        raise BuildError(f"build failed: {' '.join(command[:3])} ...\n{tail}")
+
+
+def build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | None = None) -> None:
+    """Configure and build `source` into `build_dir` (Release unless told otherwise).
+
+    One build runs at a time on this machine (a lock in the cache folder): each
+    already uses every core through Ninja.
+    """
+    with open(cache_root() / ".build-slot.lock", "w") as slot:
+        fcntl.flock(slot, fcntl.LOCK_EX)
+        _build(source, build_dir, cmake_args, jobs)
+
+
+def _build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | None) -> None:
+    build_dir.mkdir(parents=True, exist_ok=True)
+    toolchain = Toolchain.current()
+    log = build_dir / "build.log"
+    log.write_text("")
+    configure = [toolchain.tool("cmake"), "-S", str(source), "-B", str(build_dir)]
+    if not any(a.startswith("-DCMAKE_BUILD_TYPE=") for a in cmake_args):
+        configure.append("-DCMAKE_BUILD_TYPE=Release")
+    _run(configure + cmake_args, build_dir, log)
+    jobs = jobs or int(os.environ.get("PARAFUSE_BUILD_JOBS", "2"))
+    _run([toolchain.tool("cmake"), "--build", str(build_dir), "-j", str(jobs)], build_dir, log)
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("PARAFUSE_CACHE")
+    base = Path(configured) if configured else Path.home() / ".cache" / "parafuse"
+    base.mkdir(parents=True, exist_ok=True)
+    return base
+
+
+def content_key(files: Mapping[str, str | bytes], cmake_args: list[str]) -> str:
+    digest = hashlib.sha256(Toolchain.current().fingerprint().encode())
+    for name in sorted(files):
+        content = files[name]
+        digest.update(name.encode() + b"\0")
+        digest.update(content.encode() if isinstance(content, str) else content)
+        digest.update(b"\0")
+    digest.update("\0".join(cmake_args).encode())
+    return digest.hexdigest()[:20]
+
+
+def cached_build(name: str, files: Mapping[str, str | bytes], cmake_args: list[str]) -> Path:
+    """The project folder of a build of `files` (built now if this content never was)."""
+    key = content_key(files, cmake_args)
+    project = cache_root() / f"{name}-{key}"
+    with open(cache_root() / f"{name}-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (project / "build" / ".built").exists():
+            return project
+        write_tree(project, files)
+        build(project, project / "build", cmake_args)
+        (project / "build" / ".built").write_text(key + "\n")
+    return project
