@@ -51,9 +51,10 @@ class Toolchain:
 
     def cmake_args(self, mpi: bool) -> list[str]:
         args = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={self.tool('ninja')}"]
-        if mpi:
-            args += [f"-DCMAKE_CXX_COMPILER={self.tool('mpicxx')}",
-                     f"-DCMAKE_C_COMPILER={self.tool('mpicc')}"]
+        if mpi:  # the Open MPI of the wheel, found through its compiler wrappers
+            args += [f"-DMPI_CXX_COMPILER={self.tool('mpicxx')}",
+                     f"-DMPI_C_COMPILER={self.tool('mpicc')}",
+                     f"-DMPIEXEC_EXECUTABLE={self.tool('mpirun')}"]
         return args
 
     def fingerprint(self) -> str:

@@ -1,0 +1,36 @@
+// Row-wise normalisations over the last dim, in place, computed in float or double
+// (spec 3.2): layernorm (biased variance) and rmsnorm.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+namespace pf {
+
+template <typename W> void layernorm_rows(W* data, int64_t count, int64_t cols, W eps) {
+  int64_t rows = cols ? count / cols : 0;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    W* row = data + r * cols;
+    W mean = 0, var = 0;
+    for (int64_t j = 0; j < cols; ++j) mean += row[j];
+    mean /= static_cast<W>(cols);
+    for (int64_t j = 0; j < cols; ++j) var += (row[j] - mean) * (row[j] - mean);
+    var /= static_cast<W>(cols);
+    W scale = W(1) / std::sqrt(var + eps);
+    for (int64_t j = 0; j < cols; ++j) row[j] = (row[j] - mean) * scale;
+  }
+}
+
+template <typename W> void rmsnorm_rows(W* data, int64_t count, int64_t cols, W eps) {
+  int64_t rows = cols ? count / cols : 0;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    W* row = data + r * cols;
+    W squares = 0;
+    for (int64_t j = 0; j < cols; ++j) squares += row[j] * row[j];
+    W scale = W(1) / std::sqrt(squares / static_cast<W>(cols) + eps);
+    for (int64_t j = 0; j < cols; ++j) row[j] *= scale;
+  }
+}
+
+}  // namespace pf

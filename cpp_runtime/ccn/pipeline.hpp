@@ -1,0 +1,94 @@
+// Chunk plans for the pipelined fused collectives and overlapped stages of the CPU
+// backend: which rows of which rank's block form chunk c, and the per-rank counts
+// and displacements that MPI's nonblocking collectives need (kept alive until the
+// requests complete).
+#pragma once
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "mpi_util.hpp"
+
+namespace pf {
+
+// Chunk c of a block of `rows` rows: rows [start, stop) by the block split rule.
+inline std::pair<int64_t, int64_t> chunk_rows(int64_t rows, int chunks, int c) {
+  int64_t b = chunks ? (rows + chunks - 1) / chunks : rows;
+  int64_t start = std::min<int64_t>(c * b, rows);
+  return {start, std::min<int64_t>(start + b, rows)};
+}
+
+// A tensor of `rows` x `row_elems` split into `parts` blocks along dim 0, each block
+// cut into `chunks` pieces: piece c of every block is reduced/gathered together.
+struct ChunkPlan {
+  int chunks = 1, parts = 1;
+  int64_t row_elems = 1;
+  std::vector<int64_t> block_start, block_rows;            // per rank, in rows
+  std::vector<std::vector<int>> counts, whole_displs, packed_displs;  // [chunk][rank]
+  std::vector<int64_t> packed_offset;                       // [chunk], in elements
+
+  ChunkPlan(int64_t rows, int64_t row_elems_, int parts_, int chunks_)
+      : chunks(chunks_), parts(parts_), row_elems(row_elems_) {
+    std::vector<int> block = block_counts(rows, 1, parts);
+    int64_t start = 0;
+    for (int r = 0; r < parts; ++r) {
+      block_start.push_back(start);
+      block_rows.push_back(block[r]);
+      start += block[r];
+    }
+    int64_t packed = 0;
+    for (int c = 0; c < chunks; ++c) {
+      std::vector<int> count(parts), whole(parts), inpack(parts);
+      packed_offset.push_back(packed);
+      for (int r = 0; r < parts; ++r) {
+        auto [lo, hi] = chunk_rows(block_rows[r], chunks, c);
+        count[r] = static_cast<int>((hi - lo) * row_elems);
+        whole[r] = static_cast<int>((block_start[r] + lo) * row_elems);
+        inpack[r] = static_cast<int>(packed - packed_offset[c]);
+        packed += count[r];
+      }
+      counts.push_back(count);
+      whole_displs.push_back(whole);
+      packed_displs.push_back(inpack);
+    }
+  }
+
+  // This rank's piece c, in elements relative to its own block.
+  std::pair<int64_t, int64_t> mine(int rank, int c) const {
+    auto [lo, hi] = chunk_rows(block_rows[rank], chunks, c);
+    return {lo * row_elems, hi * row_elems};
+  }
+
+  // Copy piece c of every rank's block of `whole` next to each other (reduce-scatter input).
+  template <typename T> void pack(const T* whole, T* packed, int c) const {
+    for (int r = 0; r < parts; ++r) {
+      const T* from = whole + whole_displs[c][r];
+      std::copy(from, from + counts[c][r], packed + packed_offset[c] + packed_displs[c][r]);
+    }
+  }
+};
+
+// Chunks for a fused or overlapped stage of `bytes` per rank when `tune` did not fix
+// them: about 256 KiB each, between 1 and 16.
+inline int auto_chunks(int64_t bytes) {
+  int64_t chunks = bytes / (256 * 1024);
+  return static_cast<int>(std::clamp<int64_t>(chunks, 1, 16));
+}
+
+// Let Open MPI progress outstanding nonblocking collectives (it only does so in calls).
+inline void progress(std::vector<MPI_Request>& requests) {
+  if (requests.empty()) return;
+  int done = 0;
+  PF_MPI(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
+                     MPI_STATUSES_IGNORE));
+}
+
+inline void wait_all(std::vector<MPI_Request>& requests) {
+  if (requests.empty()) return;
+  PF_MPI(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+  requests.clear();
+}
+
+}  // namespace pf

@@ -1,0 +1,142 @@
+"""`overlap(P, C)` on the CPU: P produces chunk c (rows along dim 0) while C works on
+chunk c-1; collectives are MPI's nonblocking ones, completed in order."""
+
+from __future__ import annotations
+
+from parafuse.ccn_compiler import ir
+
+from .ccn_cpp_expr import STORAGE
+from .ccn_cpu_loops import store_loop
+from .ccn_cpu_stages import REDUCE_OPS, StageWriter
+
+
+def _comm(stage: ir.CollectiveStage) -> str:
+    layout = stage.operand.type.layout
+    if stage.op == "allreduce" and layout.kind == "replicated" and layout.group:
+        return f"cross_{stage.name}_"
+    return f"comm_{stage.group}_" if stage.group else "comm_"
+
+
+def _pipelinable(stage: ir.OverlapStage) -> str | None:
+    """Why the pair cannot be chunked here, or None."""
+    p, c = stage.parts
+    if isinstance(p, ir.MatmulStage) and len(p.a.type.shape) < 2:
+        return "a matmul with a 1-dim left operand has no rows to chunk"
+    if isinstance(c, ir.CollectiveStage) and not (isinstance(c.operand, ir.Ref)
+                                                  and c.operand.name == p.name):
+        return "the collective reads an expression of the producer, not the producer itself"
+    if isinstance(p, ir.CollectiveStage) and not isinstance(p.operand, ir.Ref):
+        return "the producer collective reads an expression"
+    return None
+
+
+class _ChunkSteps:
+    """Code that starts and completes one stage's chunk [lo, hi) (in elements)."""
+
+    def __init__(self, stage: ir.SimpleStage, writer: StageWriter, tag: int):
+        self.stage, self.writer, self.tag = stage, writer, tag
+        self.setup: list[str] = []
+        self.requests = f"req_{stage.name}"
+        if isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage)):
+            pre, done = writer.precompute([stage.expr])
+            target = writer.buffers[stage.name]
+            self.space = writer.space(stage.type, target.local)
+            self.resolved = writer.resolve(self.space, done)
+            self.setup += pre
+        elif isinstance(stage, ir.MatmulStage):
+            work = "double" if "f64" in (stage.a.type.dtype, stage.b.type.dtype) else "float"
+            self.a, self.la, code_a = writer.materialize_as(stage.a, work)
+            self.b, self.lb, code_b = writer.materialize_as(stage.b, work)
+            self.setup += code_a + code_b + [
+                f"std::vector<{work}> {self.a}_out({writer.buffers[stage.name].local}.count);"]
+        self.setup.append(f"std::vector<MPI_Request> {self.requests}(2 * chunks, "
+                          "MPI_REQUEST_NULL);")
+
+    def start(self) -> list[str]:
+        stage, target = self.stage, self.writer.buffers[self.stage.name]
+        if isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage)):
+            return store_loop(self.space, target, stage.expr, self.resolved, "lo", "hi")
+        if isinstance(stage, ir.MatmulStage):
+            n = f"{self.lb}.shape[1]"
+            return [f"pf::matmul({self.a}.data() + (lo / {n}) * {self.la}.shape.back(), "
+                    f"{self.b}.data(), {self.a}_out.data() + lo, (hi - lo) / {n}, "
+                    f"{self.la}.shape.back(), {n});",
+                    f"for (int64_t i = lo; i < hi; ++i) {target.var}[i] = "
+                    f"pf::store_as<{STORAGE[stage.type.dtype]}>({self.a}_out[i]);"]
+        return self._post_collective(stage, target)
+
+    def _post_collective(self, stage: ir.CollectiveStage, target) -> list[str]:
+        storage = STORAGE[stage.type.dtype]
+        src = f"{self.writer.buffers[stage.operand.name].var}.data() + lo"
+        out = f"{target.var}.data() + lo"
+        count = "static_cast<int>(hi - lo)"
+        first, second = f"&{self.requests}[2 * c]", f"&{self.requests}[2 * c + 1]"
+        comm = _comm(stage)
+        if stage.op == "allreduce":
+            return [f"PF_MPI(MPI_Iallreduce({src}, {out}, {count}, pf::mpi_type<{storage}>(), "
+                    f"pf::mpi_op<{storage}>({REDUCE_OPS[stage.reduce_op]}), {comm}, {first}));"]
+        if stage.op == "broadcast":
+            return [f"std::copy({src}, {src} + (hi - lo), {out});",
+                    f"PF_MPI(MPI_Ibcast({out}, {count}, pf::mpi_type<{storage}>(), "
+                    f"{stage.root}, {comm}, {first}));"]
+        shift = f"(({stage.shift} % blocks_{stage.group}_) + blocks_{stage.group}_) % " \
+                f"blocks_{stage.group}_ * parts_{stage.group}_"
+        return [f"if ({shift} == 0) {{ std::copy({src}, {src} + (hi - lo), {out}); }} else {{",
+                f"  PF_MPI(MPI_Irecv({out}, {count}, pf::mpi_type<{storage}>(), "
+                f"(rank_ - {shift} + ranks_) % ranks_, {self.tag} + c, comm_, {first}));",
+                f"  PF_MPI(MPI_Isend({src}, {count}, pf::mpi_type<{storage}>(), "
+                f"(rank_ + {shift}) % ranks_, {self.tag} + c, comm_, {second}));",
+                "}"]
+
+    def complete(self) -> list[str]:
+        stage = self.stage
+        if not isinstance(stage, ir.CollectiveStage):
+            return []
+        lines = [f"PF_MPI(MPI_Waitall(2, &{self.requests}[2 * c], MPI_STATUSES_IGNORE));"]
+        if stage.reduce_op == "avg":
+            target = self.writer.buffers[stage.name]
+            lines.append(f"pf::divide_by({target.var}.data() + lo, hi - lo, "
+                         f"pf::comm_size({_comm(stage)}));")
+        return lines
+
+
+def lower_overlap(stage: ir.OverlapStage, writer: StageWriter) -> list[str]:
+    p, c = stage.parts
+    head = f"// {stage.name} = overlap({p.name}, {c.name})"
+    reason = _pipelinable(stage)
+    if reason:
+        from .ccn_cpu_program import lower_simple
+        return [f"{head}: not chunked ({reason})"] + lower_simple(p, writer) + \
+            lower_simple(c, writer)
+    producer, consumer = _ChunkSteps(p, writer, 1000), _ChunkSteps(c, writer, 3000)
+    local = writer.buffers[p.name].local
+    chunks = str(stage.chunks) if stage.chunks is not None else "4"
+
+    def at(chunk: str, steps: list[str]) -> list[str]:
+        return ["{", f"  const int c = {chunk};",
+                f"  const auto [r0, r1] = pf::chunk_rows({local}.shape[0], chunks, c);",
+                f"  const int64_t lo = r0 * pf::inner_count({local}, 1), "
+                f"hi = r1 * pf::inner_count({local}, 1);",
+                "  (void)lo; (void)hi;"] + ["  " + s for s in steps] + ["}"]
+    body = at("k", producer.start() + [f"pf::progress({consumer.requests});"])
+    body += ["if (k > 0) {"] + ["  " + s for s in at("k - 1", producer.complete()
+                                                     + consumer.start())] + ["}"]
+    lines = [f"{head}: chunks along dim 0", "{", f"  const int chunks = {chunks};"]
+    lines += ["  " + s for s in producer.setup + consumer.setup]
+    lines += ["  for (int k = 0; k < chunks; ++k) {"] + ["    " + s for s in body] + ["  }"]
+    lines += ["  " + s for s in at("chunks - 1", producer.complete() + consumer.start())]
+    lines += ["  " + s for s in _complete_consumer(consumer, local)]
+    return lines + ["}"]
+
+
+def _complete_consumer(consumer: _ChunkSteps, local: str) -> list[str]:
+    """Wait for every chunk of the consumer; an avg divides each chunk once done."""
+    stage = consumer.stage
+    if not isinstance(stage, ir.CollectiveStage):
+        return []
+    lines = [f"PF_MPI(MPI_Waitall(2 * chunks, {consumer.requests}.data(), MPI_STATUSES_IGNORE));"]
+    if stage.reduce_op == "avg":
+        target = consumer.writer.buffers[stage.name]
+        lines.append(f"pf::divide_by({target.var}.data(), {local}.count, "
+                     f"pf::comm_size({_comm(stage)}));")
+    return lines

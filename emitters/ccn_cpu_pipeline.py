@@ -1,0 +1,163 @@
+"""Fused collectives and overlapped stages on the CPU: chunked pipelines of MPI's
+nonblocking collectives and OpenMP loops.
+
+A fused group `fuse(rs, S..., ag...)` runs, for chunk c of each rank's block:
+reduce-scatter of chunk c+1 posted, wait for chunk c, the element-wise members
+on chunk c, its gathers posted; `MPI_Testall` between steps lets Open MPI make
+progress. A member that needs a scalar reduction of earlier members starts a new
+phase (spec section 4: the work before the reduction chunk by chunk, the
+cross-rank reduction, then the rest). `overlap(P, C)` computes or reduces chunk
+c of P while C works on chunk c-1.
+"""
+
+from __future__ import annotations
+
+from parafuse.ccn_compiler import ir
+from parafuse.ccn_compiler.types import ITEM_SIZE
+
+from .ccn_cpp_expr import STORAGE
+from .ccn_cpu_loops import store_loop
+from .ccn_cpu_stages import REDUCE_OPS, StageWriter
+
+
+def _indent(lines: list[str], depth: int = 1) -> list[str]:
+    return ["  " * depth + line for line in lines]
+
+
+def _names_read(stage: ir.SimpleStage) -> set[str]:
+    return {n.name for e in ir.stage_exprs(stage) for n in ir.walk(e) if isinstance(n, ir.Ref)}
+
+
+def _precomputes_read(stage: ir.SimpleStage, names: set[str]) -> bool:
+    """Does a reduction or row norm of `stage` read one of `names`?"""
+    for expr in ir.stage_exprs(stage):
+        for node in ir.walk(expr):
+            if isinstance(node, (ir.Reduce, ir.RowNorm)):
+                if any(isinstance(n, ir.Ref) and n.name in names for n in ir.walk(node)):
+                    return True
+    return False
+
+
+def _phases(parts: tuple[ir.SimpleStage, ...]) -> list[tuple[str, list[ir.SimpleStage]]]:
+    """("chunked", stages) and ("whole", [stage]) items in execution order."""
+    items: list[tuple[str, list[ir.SimpleStage]]] = []
+    current: list[ir.SimpleStage] = []
+    for part in parts:
+        scalar = not part.type.shape
+        gather = isinstance(part, ir.CollectiveStage) and part.op == "allgather"
+        names = {p.name for p in current}
+        if scalar or (gather and not (_names_read(part) & names)):
+            if current:
+                items.append(("chunked", current))
+                current = []
+            items.append(("whole", [part]))
+        elif current and _precomputes_read(part, names):
+            items.append(("chunked", current))
+            current = [part]
+        else:
+            current.append(part)
+    if current:
+        items.append(("chunked", current))
+    return items
+
+
+def _chunkable(group: ir.FusedStage) -> bool:
+    """Members hold the same block (sliced along dim 0, or whole): chunks line up."""
+    layouts = {p.type.layout for p in group.parts if p.type.shape and not (
+        isinstance(p, ir.CollectiveStage) and p.op == "allgather")}
+    if len(layouts) != 1:
+        return False
+    lay = layouts.pop()
+    return lay.kind != "sliced" or lay.dim == 0
+
+
+def lower_grouped(stage: ir.GroupedStage, writer: StageWriter) -> list[str]:
+    if isinstance(stage, ir.OverlapStage):
+        from .ccn_cpu_overlap import lower_overlap
+        return lower_overlap(stage, writer)
+    members = ", ".join(p.name for p in stage.parts)
+    if not _chunkable(stage):
+        from .ccn_cpu_program import lower_simple
+        lines = [f"// {stage.name} = fuse({members}): members are held differently, so the "
+                 "group runs as one unit without chunks"]
+        return lines + [line for p in stage.parts for line in lower_simple(p, writer)]
+    lines = [f"// {stage.name} = fuse({members}): chunked pipeline", "{",
+             "  std::vector<MPI_Request> gathers;"]
+    for kind, stages in _phases(stage.parts):
+        if kind == "whole":
+            from .ccn_cpu_program import lower_simple
+            lines += _indent(lower_simple(stages[0], writer))
+        else:
+            lines += _indent(_chunk_loop(stage, stages, writer))
+    return lines + ["  pf::wait_all(gathers);", "}"]
+
+
+def _chunk_count(group: ir.GroupedStage, local: str, dtype: str) -> str:
+    if group.chunks is not None:
+        return str(group.chunks)
+    return f"pf::auto_chunks({local}.count * {ITEM_SIZE[dtype]})"
+
+
+def _chunk_loop(group: ir.FusedStage, stages: list[ir.SimpleStage],
+                writer: StageWriter) -> list[str]:
+    scatter = next((s for s in stages if isinstance(s, ir.CollectiveStage)
+                    and s.op == "reducescatter"), None)
+    computed = [s for s in stages if isinstance(s, (ir.ElementwiseStage, ir.UpdateStage))]
+    gathers = [s for s in stages if isinstance(s, ir.CollectiveStage) and s.op == "allgather"]
+    space_of = (scatter or computed[0] or gathers[0].operand)
+    local = writer.buffers[space_of.name].local
+    lay = writer.buffers[space_of.name].type.layout
+    parts = f"parts_{lay.group or 'world'}_" if lay.kind == "sliced" else "1"
+    index = f"index_{lay.group or 'world'}_" if lay.kind == "sliced" else "0"
+    comm = f"comm_{lay.group}_" if lay.group else "comm_"
+    lines = [f"const int chunks = {_chunk_count(group, local, space_of.type.dtype)};",
+             f"const pf::ChunkPlan plan({local}.logical[0], pf::inner_count({local}, 1), "
+             f"{parts}, chunks);"]
+    bodies = []
+    for stage in computed:
+        pre, done = writer.precompute([stage.expr])
+        lines += pre
+        target = writer.buffers[stage.name]
+        space = writer.space(stage.type, target.local)
+        bodies.append((space, target, stage.expr, writer.resolve(space, done)))
+    loop = [f"const auto [lo, hi] = plan.mine({index}, c);"]
+    if scatter is not None:
+        lines += _scatter_setup(scatter, writer, comm)
+        loop += ["if (c + 1 < chunks) post_scatter(c + 1);",
+                 "PF_MPI(MPI_Wait(&scatters[c], MPI_STATUS_IGNORE));"]
+        if scatter.reduce_op == "avg":
+            loop.append(f"pf::divide_by(v_{scatter.name}.data() + lo, hi - lo, {parts});")
+    for space, target, expr, resolved in bodies:
+        loop += store_loop(space, target, expr, resolved, "lo", "hi")
+        loop.append("pf::progress(gathers);")
+    for gather in gathers:
+        loop.append(_post_gather(gather, writer, index, comm))
+    return lines + ["for (int c = 0; c < chunks; ++c) {"] + _indent(loop) + ["}"]
+
+
+def _scatter_setup(scatter: ir.CollectiveStage, writer: StageWriter, comm: str) -> list[str]:
+    src, lines = writer.materialize(scatter.operand)
+    storage = STORAGE[scatter.type.dtype]
+    target = writer.buffers[scatter.name]
+    op = REDUCE_OPS[scatter.reduce_op]
+    lines += [f"std::vector<{storage}> packed(plan.packed_offset.empty() ? 0 : "
+              f"{target.local}.logical[0] * pf::inner_count({target.local}, 1));",
+              "std::vector<MPI_Request> scatters(chunks, MPI_REQUEST_NULL);",
+              "auto post_scatter = [&](int c) {",
+              f"  plan.pack({src}, packed.data(), c);",
+              f"  const auto [lo, hi] = plan.mine(pf::comm_rank({comm}), c);",
+              f"  PF_MPI(MPI_Ireduce_scatter(packed.data() + plan.packed_offset[c], "
+              f"v_{scatter.name}.data() + lo, plan.counts[c].data(), pf::mpi_type<{storage}>(), "
+              f"pf::mpi_op<{storage}>({op}), {comm}, &scatters[c]));",
+              "};",
+              "post_scatter(0);"]
+    return lines
+
+
+def _post_gather(gather: ir.CollectiveStage, writer: StageWriter, index: str, comm: str) -> str:
+    storage = STORAGE[gather.type.dtype]
+    source = writer.buffers[gather.operand.name].var
+    return (f"gathers.emplace_back(); PF_MPI(MPI_Iallgatherv({source}.data() + lo, "
+            f"static_cast<int>(hi - lo), pf::mpi_type<{storage}>(), v_{gather.name}.data(), "
+            f"plan.counts[c].data(), plan.whole_displs[c].data(), pf::mpi_type<{storage}>(), "
+            f"{comm}, &gathers.back()));")

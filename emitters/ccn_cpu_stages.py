@@ -1,0 +1,231 @@
+"""Lower simple stages of the scheduled IR to C++ statements for the CPU backend.
+
+Element-wise and update stages become one OpenMP loop (after the reductions and
+row norms they contain, which run first: a local pass, then an MPI_Allreduce of
+the partial for a sliced operand). Collectives call the `pf::` wrappers of
+cpp_runtime/ccn/mpi_util.hpp; `matmul` the blocked kernel of matmul.hpp.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from parafuse.ccn_compiler import ir
+from parafuse.ccn_compiler.types import Layout, ValueType, is_int
+
+from .ccn_cpp_expr import STORAGE, compute_type, cpp_expr
+from .ccn_cpu_loops import Buffer, LoopSpace, element_loop, store_loop, walk_precomputable
+
+REDUCE_OPS = {"sum": "pf::ReduceOp::sum", "prod": "pf::ReduceOp::prod",
+              "max": "pf::ReduceOp::max", "min": "pf::ReduceOp::min",
+              "avg": "pf::ReduceOp::avg"}
+
+
+def local_expr(vt: ValueType, sizes: dict[str, str]) -> str:
+    """C++ building the pf::Local of `vt` on this rank."""
+    dims = ", ".join(sizes[d] if isinstance(d, str) else str(d) for d in vt.shape)
+    lay = vt.layout
+    if lay.kind != "sliced":
+        return f"pf::local_block({{{dims}}}, -1, 1, 0)"
+    group = lay.group or "world"
+    return f"pf::local_block({{{dims}}}, {lay.dim}, parts_{group}_, index_{group}_)"
+
+
+def comm_of(layout: Layout) -> str:
+    return f"comm_{layout.group}_" if layout.group else "comm_"
+
+
+@dataclass
+class StageWriter:
+    """Turns stages into C++ lines; keeps the buffers and temporaries they need."""
+
+    buffers: dict[str, Buffer]
+    sizes: dict[str, str]  # size variable -> C++ expression
+    counter: itertools.count = field(default_factory=itertools.count)
+
+    def space(self, vt: ValueType, local: str) -> LoopSpace:
+        return LoopSpace(vt, local, self.buffers.__getitem__)
+
+    def fresh(self, prefix: str) -> str:
+        return f"{prefix}{next(self.counter)}"
+
+    # -- reductions and row norms that must run before a loop
+    def precompute(self, exprs: list[ir.Expr]) -> tuple[list[str], dict[int, object]]:
+        lines: list[str] = []
+        done: dict[int, object] = {}
+        for expr in exprs:
+            for node in walk_precomputable(expr):
+                if id(node) in done:
+                    continue
+                if isinstance(node, ir.Reduce):
+                    name, code = self._reduce(node, done)
+                    lines += code
+                    done[id(node)] = name
+                else:
+                    buf, code = self._row_norm(node, done)
+                    lines += code
+                    done[id(node)] = buf
+        return lines, done
+
+    def resolve(self, space: LoopSpace, done: dict[int, object]) -> dict[int, str]:
+        """Codes of precomputed values as read inside `space`'s loop."""
+        codes = {}
+        for key, value in done.items():
+            if isinstance(value, Buffer):
+                codes[key] = f"{value.var}[{space.index(value)}]"
+            else:
+                codes[key] = value
+        return codes
+
+    def _reduce(self, node: ir.Reduce, done: dict[int, object]) -> tuple[str, list[str]]:
+        operand = node.operand
+        acc_type = "double" if operand.type.dtype == "f64" else (
+            "int64_t" if is_int(operand.type.dtype) else "float")
+        name, local = self.fresh("red"), self.fresh("Lr")
+        space = self.space(operand.type, local)
+        identity = {"amax": f"-std::numeric_limits<{acc_type}>::infinity()"
+                    if acc_type != "int64_t" else "std::numeric_limits<int64_t>::min()"}
+        lines = [f"// {node.kind}({'...' if not isinstance(operand, ir.Ref) else operand.name})"
+                 f"{' across ranks' if node.cross_rank else ''}",
+                 f"const pf::Local {local} = {local_expr(operand.type, self.sizes)};",
+                 f"{acc_type} {name}_acc = {identity.get(node.kind, f'{acc_type}(0)')};"]
+        storage = STORAGE[operand.type.dtype]
+
+        def body(ctx) -> list[str]:
+            code, _ = cpp_expr(operand, ctx)
+            value = f"static_cast<{acc_type}>(pf::round_to<{storage}>({code}))"
+            if node.kind == "sum":
+                return [f"{name}_acc += {value};"]
+            if node.kind == "norm":
+                return [f"const {acc_type} v = {value};", f"{name}_acc += v * v;"]
+            return [f"{name}_acc = std::max({name}_acc, {value});"]
+        op = "max" if node.kind == "amax" else "+"
+        lines += element_loop(space, body, self.resolve(space, done), reduction=f"{op}:{name}_acc")
+        if node.cross_rank:
+            mpi_op = "MPI_MAX" if node.kind == "amax" else "MPI_SUM"
+            lines.append(f"PF_MPI(MPI_Allreduce(MPI_IN_PLACE, &{name}_acc, 1, "
+                         f"pf::mpi_type<{acc_type}>(), {mpi_op}, "
+                         f"{comm_of(operand.type.layout)}));")
+        total = f"std::sqrt({name}_acc)" if node.kind == "norm" else f"{name}_acc"
+        ctype = compute_type(node.type.dtype)
+        lines.append(f"const {ctype} {name} = pf::round_to<{STORAGE[node.type.dtype]}>({total});")
+        return name, lines
+
+    def _row_norm(self, node: ir.RowNorm, done: dict[int, object]) -> tuple[Buffer, list[str]]:
+        work = "double" if node.operand.type.dtype == "f64" else "float"
+        var, local = self.fresh("rownorm"), self.fresh("Ln")
+        buf = Buffer(var, ValueType("f64" if work == "double" else "f32", node.type.shape,
+                                    node.type.layout), local)
+        space = self.space(node.operand.type, local)
+        eps, _ = cpp_expr(node.eps, self._scalar_context(done))
+        storage = STORAGE[node.operand.type.dtype]
+        lines = [f"const pf::Local {local} = {local_expr(node.type, self.sizes)};",
+                 f"std::vector<{work}> {var}({local}.count);"]
+
+        def body(ctx) -> list[str]:
+            code, _ = cpp_expr(node.operand, ctx)
+            return [f"{var}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
+        lines += element_loop(space, body, self.resolve(space, done))
+        last = len(node.type.shape) - 1
+        lines.append(f"pf::{node.kind}_rows({var}.data(), {local}.count, {local}.shape[{last}], "
+                     f"static_cast<{work}>({eps}));")
+        return buf, lines
+
+    def _scalar_context(self, done: dict[int, object]):
+        space = LoopSpace(ValueType("f32", (), Layout("replicated")), "L_scalar_",
+                          self.buffers.__getitem__)
+        from .ccn_cpu_loops import expr_context
+        return expr_context(space, self.resolve(space, done))
+
+    # -- stages
+    def elementwise(self, stage: ir.ElementwiseStage | ir.UpdateStage, lo: str = "0",
+                    hi: str | None = None) -> list[str]:
+        target = self.buffers[stage.name]
+        pre, done = self.precompute([stage.expr])
+        space = self.space(stage.type, target.local)
+        return pre + store_loop(space, target, stage.expr, self.resolve(space, done), lo, hi)
+
+    def materialize(self, expr: ir.Expr) -> tuple[str, list[str]]:
+        """A pointer to `expr`'s values in its own dtype (a buffer, or a new temporary)."""
+        if isinstance(expr, ir.Ref) and not self.buffers[expr.name].is_param:
+            return f"{self.buffers[expr.name].var}.data()", []
+        var, local = self.fresh("tmp"), self.fresh("Lt")
+        buf = Buffer(var, expr.type, local)
+        lines = [f"const pf::Local {local} = {local_expr(expr.type, self.sizes)};",
+                 f"std::vector<{STORAGE[expr.type.dtype]}> {var}({local}.count);"]
+        pre, done = self.precompute([expr])
+        space = self.space(expr.type, local)
+        lines += pre + store_loop(space, buf, expr, self.resolve(space, done))
+        return f"{var}.data()", lines
+
+    def materialize_as(self, expr: ir.Expr, work: str) -> tuple[str, str, list[str]]:
+        """A new `work`-typed buffer of `expr` rounded to its dtype: (var, local, lines)."""
+        var, local = self.fresh("mm"), self.fresh("Lm")
+        lines = [f"const pf::Local {local} = {local_expr(expr.type, self.sizes)};",
+                 f"std::vector<{work}> {var}({local}.count);"]
+        pre, done = self.precompute([expr])
+        space = self.space(expr.type, local)
+        storage = STORAGE[expr.type.dtype]
+
+        def body(ctx) -> list[str]:
+            code, _ = cpp_expr(expr, ctx)
+            return [f"{var}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
+        return var, local, lines + pre + element_loop(space, body, self.resolve(space, done))
+
+    def collective(self, stage: ir.CollectiveStage, hierarchical_comm: str | None) -> list[str]:
+        src, lines = self.materialize(stage.operand)
+        target = self.buffers[stage.name]
+        out = f"{target.var}.data()"
+        storage = STORAGE[stage.type.dtype]
+        op_lay = stage.operand.type.layout
+        operand_local = (self.buffers[stage.operand.name].local
+                         if isinstance(stage.operand, ir.Ref) else None)
+        count = f"{target.local}.count"
+        comm = f"comm_{stage.group}_" if stage.group else "comm_"
+        if stage.op == "allreduce":
+            lines.append(f"pf::allreduce<{storage}>({src}, {out}, {count}, "
+                         f"{REDUCE_OPS[stage.reduce_op]}, {hierarchical_comm or comm});")
+        elif stage.op == "reducescatter":
+            whole = operand_local or f"pf::local_block({target.local}.logical, -1, 1, 0)"
+            lines.append(f"pf::reduce_scatter<{storage}>({src}, {out}, {target.local}.logical[0], "
+                         f"pf::inner_count({whole}, 1), {REDUCE_OPS[stage.reduce_op]}, {comm});")
+        elif stage.op == "allgather":
+            lines.append(self._allgather(stage, src, out, op_lay, comm))
+        elif stage.op == "broadcast":
+            lines.append(f"pf::broadcast<{storage}>({src}, {out}, {count}, {stage.root}, {comm});")
+        else:
+            lines.append(f"pf::send_shift<{storage}>({src}, {out}, {count}, blocks_{stage.group}_, "
+                         f"{stage.shift}, comm_);")
+        return [f"// {stage.name} = {stage.op}(...)"] + lines
+
+    def _allgather(self, stage: ir.CollectiveStage, src: str, out: str, op_lay: Layout,
+                   comm: str) -> str:
+        storage = STORAGE[stage.type.dtype]
+        target = self.buffers[stage.name]
+        if op_lay.dim == 0:
+            return (f"pf::allgather_rows<{storage}>({src}, {out}, {target.local}.logical[0], "
+                    f"pf::inner_count({target.local}, 1), {comm});")
+        d = op_lay.dim
+        return (f"pf::allgather_dim<{storage}>({src}, {out}, pf::outer_count({target.local}, {d}), "
+                f"{target.local}.logical[{d}], pf::inner_count({target.local}, {d + 1}), {comm});")
+
+    def matmul(self, stage: ir.MatmulStage) -> list[str]:
+        work = "double" if stage.type.dtype == "f64" or "f64" in (
+            stage.a.type.dtype, stage.b.type.dtype) else "float"
+        lines = [f"// {stage.name} = matmul(...)"]
+        operands = []
+        for expr in (stage.a, stage.b):
+            var, local, code = self.materialize_as(expr, work)
+            lines += code
+            operands.append((var, local))
+        (a, la), (b, lb) = operands
+        rank_a = len(stage.a.type.shape)
+        target = self.buffers[stage.name]
+        lines += [f"std::vector<{work}> {a}_out(pf::outer_count({la}, {rank_a - 1}) * "
+                  f"{lb}.shape[1]);",
+                  f"pf::matmul({a}.data(), {b}.data(), {a}_out.data(), "
+                  f"pf::outer_count({la}, {rank_a - 1}), {la}.shape[{rank_a - 1}], {lb}.shape[1]);",
+                  f"for (int64_t i = 0; i < {target.local}.count; ++i) "
+                  f"{target.var}[i] = pf::store_as<{STORAGE[stage.type.dtype]}>({a}_out[i]);"]
+        return lines
