@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import click
 
 from parafuse.ccn_compiler.frontend import CheckedModule, check_source
 from parafuse.ccn_compiler.printer import format_program
 from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
+from parafuse.emitters.ccn_cpu_project import build_cpu_project
+from parafuse.emitters.ccn_launch import run_ranks
 
 from .errors import UsageError, read_source, reports_errors
 
@@ -66,10 +70,12 @@ def run(file: str, program_name: str | None, schedule: str, backend: str, ranks:
         as_json: bool) -> None:
     module = _load(file)
     program = module.scheduled_program(module.program(program_name).name, schedule)
-    if backend != "reference":
-        raise UsageError(f"the {backend} backend is not implemented yet; use --backend reference")
     options = RunOptions(ranks, sizes, params, seed, inputs, outputs, iters, warmup,
                          random_inputs)
+    if backend == "cuda":
+        raise UsageError("the cuda backend is not implemented yet; use --backend cpu")
+    if backend == "cpu":
+        sys.exit(_run_cpu(module, program.name, schedule, options, as_json))
     summary = run_reference(program, schedule, options)
     if as_json:
         click.echo(json.dumps(summary))
@@ -82,13 +88,55 @@ def run(file: str, program_name: str | None, schedule: str, backend: str, ranks:
         click.echo(f"outputs written to {outputs}/ (manifest.json lists them)")
 
 
-@main.command(help="Emit and build a C++ project (backends arrive in a later version).")
+def _schedules(module: CheckedModule, program: str, schedule: str) -> list[str]:
+    names = module.schedule_names(program)
+    if schedule == "all":
+        return names
+    module.scheduled_program(program, schedule)  # an unknown schedule is an error
+    return [schedule]
+
+
+def _run_cpu(module: CheckedModule, program: str, schedule: str, options: RunOptions,
+             as_json: bool) -> int:
+    """Build every schedule of the program (cached by content) and launch R ranks."""
+    project = build_cpu_project(module, program, module.schedule_names(program),
+                                f"coconetc run {module.filename} --backend cpu")
+    args = ["--schedule", schedule, "--seed", str(options.seed), "--iters", str(options.iters),
+            "--warmup", str(options.warmup)]
+    args += [a for size in options.sizes for a in ("--size", size)]
+    args += [a for param in options.params for a in ("--param", param)]
+    args += ["--inputs", options.inputs] if options.inputs else []
+    args += ["--outputs", options.outputs] if options.outputs else []
+    args += ["--random"] if options.random else []
+    args += ["--json"] if as_json else []
+    done = run_ranks(project, program, options.ranks, args)
+    click.echo(done.stdout, nl=False)
+    click.echo(done.stderr, nl=False, err=True)
+    return 0 if done.returncode == 0 else 1
+
+
+@main.command(help="Write a C++ project for one program and build it with CMake and Ninja.")
 @click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--program", "program_name", help="Program to build (default: the only one).")
+@click.option("--schedule", default="all", show_default=True,
+              help="A schedule, or `all` (the runner picks with --schedule).")
+@click.option("--backend", type=click.Choice(("cpu", "cuda")), default="cpu", show_default=True)
+@click.option("-o", "out_dir", type=click.Path(file_okay=False), help="Project folder.")
+@click.option("--python", "python_module", is_flag=True, help="Also build a pybind11 module.")
 @reports_errors("coconetc")
-def build(file: str) -> None:
-    _load(file)
-    raise UsageError("the cpu and cuda backends are not implemented yet; "
-                     "use `coconetc run --backend reference`")
+def build(file: str, program_name: str | None, schedule: str, backend: str,
+          out_dir: str | None, python_module: bool) -> None:
+    module = _load(file)
+    program = module.program(program_name)
+    if backend != "cpu":
+        raise UsageError("the cuda backend is not implemented yet; use --backend cpu")
+    if python_module:
+        raise UsageError("--python is not implemented yet for the cpu backend")
+    schedules = _schedules(module, program.name, schedule)
+    folder = Path(out_dir or f"{program.name}_cpu")
+    command = "coconetc build " + " ".join(sys.argv[2:])
+    build_cpu_project(module, program.name, schedules, command, out_dir=folder)
+    click.echo(f"built {folder}/build/{program.name}_run with schedules: {', '.join(schedules)}")
 
 
 if __name__ == "__main__":

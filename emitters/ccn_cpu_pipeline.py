@@ -88,7 +88,7 @@ def lower_grouped(stage: ir.GroupedStage, writer: StageWriter) -> list[str]:
             from .ccn_cpu_program import lower_simple
             lines += _indent(lower_simple(stages[0], writer))
         else:
-            lines += _indent(_chunk_loop(stage, stages, writer))
+            lines += _indent(["{"] + _indent(_chunk_loop(stage, stages, writer)) + ["}"])
     return lines + ["  pf::wait_all(gathers);", "}"]
 
 
@@ -104,7 +104,7 @@ def _chunk_loop(group: ir.FusedStage, stages: list[ir.SimpleStage],
                     and s.op == "reducescatter"), None)
     computed = [s for s in stages if isinstance(s, (ir.ElementwiseStage, ir.UpdateStage))]
     gathers = [s for s in stages if isinstance(s, ir.CollectiveStage) and s.op == "allgather"]
-    space_of = (scatter or computed[0] or gathers[0].operand)
+    space_of = scatter or (computed[0] if computed else gathers[0].operand)
     local = writer.buffers[space_of.name].local
     lay = writer.buffers[space_of.name].type.layout
     parts = f"parts_{lay.group or 'world'}_" if lay.kind == "sliced" else "1"

@@ -82,7 +82,7 @@ def _communicators(program: ir.Program) -> tuple[list[str], list[str], list[str]
 def _storage_lines(program: ir.Program, buffers: dict[str, Buffer]) -> tuple[list, list]:
     sizes = _sizes(program)
     members, ctor = [], []
-    for name, buf in buffers.items():
+    for buf in buffers.values():
         if buf.is_param:
             continue
         members += [f"pf::Local {buf.local};", f"std::vector<{STORAGE[buf.type.dtype]}> {buf.var};"]

@@ -1,0 +1,37 @@
+"""Launch a built .ccn runner on R ranks with the Open MPI of this environment."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from .cmake_build import Toolchain
+
+LAUNCHER_BLOCK = re.compile(r"^-{20,}\n.*?^-{20,}\n?", re.S | re.M)
+
+
+def launch_environment(ranks: int) -> dict[str, str]:
+    """Environment for mpirun: root allowed, one OpenMP team per rank sized to the cores."""
+    env = dict(os.environ)
+    if os.geteuid() == 0:
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // max(1, ranks))))
+    return env
+
+
+def mpirun_command(project: Path, program: str, ranks: int, args: list[str]) -> list[str]:
+    runner = project / "build" / f"{program}_run"
+    return [Toolchain.current().tool("mpirun"), "--oversubscribe", "-np", str(ranks),
+            str(runner), *args]
+
+
+def run_ranks(project: Path, program: str, ranks: int, args: list[str]
+              ) -> subprocess.CompletedProcess:
+    """Run the runner; Open MPI's own boxed messages are dropped from stderr."""
+    done = subprocess.run(mpirun_command(project, program, ranks, args), text=True,
+                          capture_output=True, env=launch_environment(ranks))
+    done.stderr = LAUNCHER_BLOCK.sub("", done.stderr)
+    return done
