@@ -106,7 +106,8 @@ def machine_blob(machine: CompiledMachine, hints: TrainingHints) -> bytes:
     shift = max(0, (classes - 1).bit_length())
     dtype = entry_dtype((machine.state_count - 1) << shift)
     table = np.zeros((machine.state_count, 1 << shift), dtype=dtype)
-    table[:, :classes] = order.internal[machine.transitions[order.external]].astype(np.int64) << shift
+    internal_next = order.internal[machine.transitions[order.external]].astype(np.int64)
+    table[:, :classes] = internal_next << shift
     tag_lists = [machine.state_tags[state] for state in order.external]
     tag_begin = np.cumsum([0] + [len(tags) for tags in tag_lists]).astype(np.uint32)
     tag_list = np.array([tag for tags in tag_lists for tag in tags], dtype=np.uint32)

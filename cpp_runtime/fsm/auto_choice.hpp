@@ -1,0 +1,147 @@
+// parafuse boostfsm runtime: `auto` (compile-time analysis + a cheap look at the
+// input), and run_machine, the entry point every generated library calls.
+// The rules mirror fsm_compiler/scheme_choice.py, with lookback accuracy measured
+// on this input (its first 256 KiB) instead of the training sample.
+#pragma once
+
+#include "schemes.hpp"
+
+namespace parafuse::fsm {
+inline namespace v1 {
+
+constexpr size_t kSmallInput = size_t(64) << 10;
+constexpr size_t kAccuracyPrefix = size_t(256) << 10;
+constexpr size_t kAccuracyPositions = 64;
+constexpr size_t kFusedWindows = 16, kFusedWindowBytes = 4096;
+
+// Lookback accuracy at evenly spaced positions of the input's prefix (truth: one
+// sequential run over the prefix). Negative when the prefix is too short.
+template <class Entry>
+double Engine<Entry>::sampled_accuracy() {
+  const size_t prefix = std::min(n_, kAccuracyPrefix);
+  if (prefix <= size_t(t_.lookback) + kAccuracyPositions) return -1.0;
+  Enumerator paths;
+  uint32_t state = t_.start << t_.shift;
+  size_t done = 0, right = 0;
+  for (size_t i = 1; i <= kAccuracyPositions; ++i) {
+    const size_t position = t_.lookback + (prefix - t_.lookback) * i / (kAccuracyPositions + 1);
+    state = walk_one(m_, data_ + done, position - done, 0, state, [](uint32_t, uint64_t) {});
+    done = position;
+    Chunk probe;
+    probe.begin = position;
+    right += predict(probe, paths) == state;
+  }
+  return double(right) / kAccuracyPositions;
+}
+
+// Whether walks of the partial fused DFA from its start stay inside the stored part.
+template <class Entry>
+bool Engine<Entry>::fused_stays_on_sample() {
+  std::vector<uint32_t> hist(std::max<uint32_t>(1, t_.reporting_fused()));
+  for (size_t w = 0; w < kFusedWindows; ++w) {
+    const size_t begin = (n_ - std::min(n_, kFusedWindowBytes)) * w / kFusedWindows;
+    FusedLane lane{data_ + begin, std::min(n_ - begin, kFusedWindowBytes),
+                   t_.fused_start << t_.shift, hist.data(), kNoMiss, 0};
+    walk_fused_group<true>(t_, &lane, 1);
+    if (lane.miss_at != kNoMiss) return false;
+  }
+  return true;
+}
+
+inline std::string percent(double fraction) {
+  std::ostringstream text;
+  text.setf(std::ios::fixed);
+  text.precision(1);
+  text << 100 * fraction << "%";
+  return text.str();
+}
+
+template <class Entry>
+std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
+  std::ostringstream why;
+  if (n_ < kSmallInput || chunks < 2) {
+    why << (chunks < 2 ? "one chunk was requested" : "the input is under 64 KiB")
+        << ", so splitting it cannot pay off";
+    reason = why.str();
+    return "seq";
+  }
+  if (t_.fused_complete) {
+    why << "the fused DFA has " << t_.fused_count << " states (bound " << t_.fused_bound
+        << "), so each chunk costs one table lookup per byte";
+    reason = why.str();
+    return "fused";
+  }
+  if (fused_stays_on_sample()) {
+    why << "the fused DFA exceeds its bound, but walks over " << kFusedWindows
+        << " samples of this input stayed inside its " << t_.fused_count << " stored states";
+    reason = why.str();
+    return "fused";
+  }
+  const double accuracy = sampled_accuracy();
+  const std::string measured = accuracy < 0 ? std::string("unmeasured") : percent(accuracy);
+  if (accuracy >= 0.99) {
+    why << "speculation from " << t_.lookback << " bytes of lookback was right at " << measured
+        << " of sampled positions";
+    reason = why.str();
+    return "spec";
+  }
+  if (t_.converge2_p90 <= 256) {
+    why << "speculation was right at " << measured << " of sampled positions, but at 90% of "
+        << "training positions at most 2 paths remain after " << t_.converge2_p90 << " bytes";
+    reason = why.str();
+    return "enum";
+  }
+  if (accuracy >= 0.5) {
+    why << "speculation was right at " << measured << " of sampled positions, so misspeculated"
+        << " chunks are re-validated in parallel rounds";
+    reason = why.str();
+    return "hspec";
+  }
+  if (t_.converge4_median != kUnknown) {
+    why << "speculation was right at " << measured << " of sampled positions, and half the "
+        << "training positions keep at most 4 paths after " << t_.converge4_median << " bytes";
+    reason = why.str();
+    return "enum";
+  }
+  why << "the fused DFA exceeds its bound, paths do not converge and speculation was right at "
+      << "only " << measured << " of sampled positions";
+  reason = why.str();
+  return "seq";
+}
+
+template <class Entry>
+RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOptions& options,
+                    int threads, size_t chunks) {
+  Engine<Entry> engine(t, data, n, threads);
+  RunResult result;
+  result.threads = threads;
+  std::string scheme = options.scheme, choice;
+  if (scheme == "auto") scheme = engine.choose(chunks, choice);
+  const std::string done = engine.run_scheme(scheme, chunks, options.matches);
+  result.scheme = scheme;
+  result.reason = choice.empty() ? done : choice + "; " + done;
+  engine.finish(result);
+  return result;
+}
+
+// Run the machine of `t` over data[0, n) as `options` ask. Throws std::invalid_argument
+// for an unknown scheme or a bad chunk count.
+inline RunResult run_machine(const Tables& t, const uint8_t* data, size_t n,
+                             const RunOptions& options) {
+  if (!is_scheme(options.scheme))
+    throw std::invalid_argument("unknown scheme '" + options.scheme +
+                                "' (schemes are auto, seq, enum, fused, spec, hspec)");
+  if (options.threads < 0) throw std::invalid_argument("threads must be 0 or more");
+  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  const size_t chunks = options.chunks ? options.chunks : size_t(threads) * kLanes;
+  if (chunks > kMaxChunks)
+    throw std::invalid_argument("at most " + std::to_string(kMaxChunks) + " chunks");
+  switch (t.entry_bytes) {
+    case 1: return run_typed<uint8_t>(t, data, n, options, threads, chunks);
+    case 2: return run_typed<uint16_t>(t, data, n, options, threads, chunks);
+    default: return run_typed<uint32_t>(t, data, n, options, threads, chunks);
+  }
+}
+
+}  // namespace v1
+}  // namespace parafuse::fsm

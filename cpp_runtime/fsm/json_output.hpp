@@ -1,0 +1,105 @@
+// parafuse boostfsm runtime: the runner's output, JSON (spec section 7) or text.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace parafuse::fsm {
+inline namespace v1 {
+
+inline void append_json_string(std::string& out, const std::string& text) {
+  out += '"';
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += char(c);
+    }
+  }
+  out += '"';
+}
+
+inline std::string format_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", value);
+  return text;
+}
+
+// What a run printed: names resolved, timings measured.
+struct RunReport {
+  std::string machine;
+  uint64_t bytes = 0;
+  std::string final_state;  // JSON text: a quoted name or a number
+  std::vector<std::string> tag_names;
+  std::vector<uint64_t> counts;
+  bool with_matches = false;
+  std::vector<std::pair<uint64_t, uint32_t>> matches;
+  std::string scheme, requested_scheme, reason;
+  int threads = 1;
+  double seconds = 0;
+};
+
+inline std::string report_json(const RunReport& r) {
+  std::string out = "{\"machine\": ";
+  append_json_string(out, r.machine);
+  out += ", \"bytes\": " + std::to_string(r.bytes) + ", \"final_state\": " + r.final_state;
+  out += ", \"counts\": {";
+  for (size_t i = 0; i < r.tag_names.size(); ++i) {
+    if (i) out += ", ";
+    append_json_string(out, r.tag_names[i]);
+    out += ": " + std::to_string(r.counts[i]);
+  }
+  out += "}";
+  if (r.with_matches) {
+    out += ", \"matches\": [";
+    out.reserve(out.size() + r.matches.size() * 24);
+    for (size_t i = 0; i < r.matches.size(); ++i) {
+      if (i) out += ", ";
+      out += "[" + std::to_string(r.matches[i].first) + ", ";
+      append_json_string(out, r.tag_names[r.matches[i].second]);
+      out += "]";
+    }
+    out += "]";
+  }
+  out += ", \"scheme\": ";
+  append_json_string(out, r.scheme);
+  out += ", \"requested_scheme\": ";
+  append_json_string(out, r.requested_scheme);
+  out += ", \"reason\": ";
+  append_json_string(out, r.reason);
+  out += ", \"threads\": " + std::to_string(r.threads);
+  out += ", \"seconds\": " + format_number(r.seconds);
+  out += ", \"gbps\": " + format_number(r.seconds > 0 ? double(r.bytes) / r.seconds / 1e9 : 0.0);
+  out += "}\n";
+  return out;
+}
+
+inline std::string report_text(const RunReport& r) {
+  std::string state = r.final_state;
+  if (!state.empty() && state[0] == '"') state = state.substr(1, state.size() - 2);
+  char timing[96];
+  std::snprintf(timing, sizeof timing, " (%.3f s, %s, %d threads)\n", r.seconds,
+                r.scheme.c_str(), r.threads);
+  std::string out = r.machine + ": " + std::to_string(r.bytes) + " bytes, final state " + state +
+                    timing;
+  for (size_t i = 0; i < r.tag_names.size(); ++i)
+    out += "  " + r.tag_names[i] + ": " + std::to_string(r.counts[i]) + "\n";
+  for (const auto& match : r.matches)
+    out += std::to_string(match.first) + " " + r.tag_names[match.second] + "\n";
+  return out;
+}
+
+inline void write_all(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace v1
+}  // namespace parafuse::fsm

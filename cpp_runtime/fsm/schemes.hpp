@@ -1,0 +1,225 @@
+// parafuse boostfsm runtime: the execution schemes (spec section 6), all exact.
+//
+//   seq    one pass, interleaving nothing: the baseline
+//   enum   chunks run from every state (merging paths) -> compose -> recount from true starts
+//   fused  chunks walk the fused DFA (one lookup per byte) with a fused-state histogram;
+//          a chunk that leaves a partial fused DFA continues as enum
+//   spec   chunks run from a state predicted by lookback; a sequential walk re-runs
+//          misspeculated chunks from the true state until the paths converge
+//   hspec  like spec, but misspeculated chunks are re-run in parallel rounds against
+//          their predecessor's latest result, until every chunk is confirmed
+//
+// Matches come from a second parallel pass from the known chunk start states.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tables.hpp"
+#include "walk.hpp"
+
+namespace parafuse::fsm {
+inline namespace v1 {
+
+struct RunOptions {
+  std::string scheme = "auto";
+  int threads = 0;    // 0: OpenMP's default
+  size_t chunks = 0;  // 0: kLanes per thread
+  bool matches = false;
+};
+
+struct RunResult {
+  uint32_t final_state = 0;  // the machine's state number
+  std::vector<uint64_t> counts;
+  std::vector<Match> matches;
+  std::string scheme, reason;
+  int threads = 1;
+  size_t chunks = 1;
+};
+
+constexpr size_t kMaxChunks = size_t(1) << 20;
+
+inline bool is_scheme(const std::string& name) {
+  return name == "auto" || name == "seq" || name == "enum" || name == "fused" ||
+         name == "spec" || name == "hspec";
+}
+
+struct Chunk {
+  size_t begin = 0, end = 0;
+  uint32_t start = 0, finish = 0;  // offsets: the start used, the state after the chunk
+  std::vector<Match> matches;
+  std::vector<uint32_t> map;       // enum: finish offset per internal start state
+  uint32_t fused = 0;              // fused: the fused offset after the chunk
+  std::vector<uint32_t> fused_hist;  // empty when the chunk is too short to be worth one
+  bool fused_walked = false;
+  size_t miss_at = kNoMiss;
+  size_t length() const { return end - begin; }
+};
+
+template <class Entry>
+class Engine {
+ public:
+  Engine(const Tables& t, const uint8_t* data, size_t n, int threads)
+      : t_(t), m_(t), data_(data), n_(n), threads_(threads),
+        totals_(size_t(threads), std::vector<uint64_t>(t.reporting_states(), 0)) {}
+
+  std::string run_scheme(const std::string& scheme, size_t chunks, bool matches);
+  std::string choose(size_t chunks, std::string& reason);  // auto
+  void finish(RunResult& result) const;
+
+ private:
+  const Tables& t_;
+  TypedTable<Entry> m_;
+  const uint8_t* data_;
+  size_t n_;
+  int threads_;
+  bool matches_ = false;
+  std::vector<Chunk> chunks_;
+  uint32_t final_ = 0;
+  // Visits of reporting states, per thread: runs from known starts add theirs, and so
+  // do speculative runs, whose misspeculated prefixes are corrected by differences.
+  std::vector<std::vector<uint64_t>> totals_;
+  uint64_t* totals() { return totals_[size_t(omp_get_thread_num())].data(); }
+
+  void split(size_t count);
+  std::vector<size_t> all_from(size_t first) const;
+  template <class Body>
+  void each_group(const std::vector<size_t>& ids, Body&& body);
+  void walk_known(const std::vector<size_t>& ids);  // count (or match) from chunk.start
+  void walk_group(const size_t* ids, int count, bool with_matches);
+  std::string run_seq();
+  std::string run_enum();
+  std::string run_fused();
+  std::string run_speculative(bool higher_order);
+  uint32_t predict(const Chunk& chunk, Enumerator& paths);
+  void predict_and_walk(const std::vector<size_t>& ids);
+  uint64_t fix(Chunk& chunk, uint32_t true_start);
+  void recount_fused(Chunk& chunk);
+  void enumerate(Chunk& chunk, Enumerator& paths, const uint32_t* starts, size_t skip);
+  double sampled_accuracy();
+  bool fused_stays_on_sample();
+  uint32_t compose_known_starts();
+};
+
+template <class Entry>
+void Engine<Entry>::split(size_t count) {
+  chunks_.assign(count, Chunk{});
+  for (size_t i = 0; i < count; ++i) {
+    chunks_[i].begin = size_t((unsigned __int128)n_ * i / count);
+    chunks_[i].end = size_t((unsigned __int128)n_ * (i + 1) / count);
+  }
+  chunks_[0].start = t_.start << t_.shift;
+}
+
+template <class Entry>
+std::vector<size_t> Engine<Entry>::all_from(size_t first) const {
+  std::vector<size_t> ids;
+  for (size_t i = first; i < chunks_.size(); ++i) ids.push_back(i);
+  return ids;
+}
+
+// Groups of up to kLanes consecutive chunks, spread over the threads.
+template <class Entry>
+template <class Body>
+void Engine<Entry>::each_group(const std::vector<size_t>& ids, Body&& body) {
+  const long groups = long((ids.size() + kLanes - 1) / kLanes);
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1) if (groups > 1)
+  for (long g = 0; g < groups; ++g) {
+    const size_t first = size_t(g) * kLanes;
+    body(ids.data() + first, int(std::min<size_t>(kLanes, ids.size() - first)));
+  }
+}
+
+template <class Entry>
+void Engine<Entry>::walk_group(const size_t* ids, int count, bool with_matches) {
+  Lane lanes[kLanes];
+  CountVisit counts[kLanes];
+  MatchVisit matches[kLanes];
+  for (int k = 0; k < count; ++k) {
+    Chunk& chunk = chunks_[ids[k]];
+    chunk.matches.clear();
+    lanes[k] = Lane{data_ + chunk.begin, chunk.length(), chunk.begin, chunk.start};
+    counts[k] = CountVisit{totals(), t_.report_floor_offset(), t_.shift};
+    matches[k] = MatchVisit{counts[k], &t_, &chunk.matches};
+  }
+  if (with_matches) walk_lane_group(m_, lanes, matches, count);
+  else walk_lane_group(m_, lanes, counts, count);
+  for (int k = 0; k < count; ++k) chunks_[ids[k]].finish = lanes[k].state;
+}
+
+template <class Entry>
+void Engine<Entry>::walk_known(const std::vector<size_t>& ids) {
+  each_group(ids, [&](const size_t* group, int count) { walk_group(group, count, matches_); });
+}
+
+template <class Entry>
+std::string Engine<Entry>::run_seq() {
+  split(1);
+  const size_t only = 0;
+  walk_group(&only, 1, matches_);
+  final_ = chunks_[0].finish;
+  return "one sequential pass";
+}
+
+template <class Entry>
+void Engine<Entry>::enumerate(Chunk& chunk, Enumerator& paths, const uint32_t* starts,
+                              size_t skip) {
+  chunk.map.resize(t_.states);
+  paths.run(m_, t_.states, data_ + chunk.begin + skip, chunk.length() - skip, starts, t_.states,
+            chunk.map.data());
+}
+
+template <class Entry>
+uint32_t Engine<Entry>::compose_known_starts() {
+  uint32_t state = chunks_[0].finish;
+  for (size_t i = 1; i < chunks_.size(); ++i) {
+    Chunk& chunk = chunks_[i];
+    chunk.start = state;
+    if (chunk.fused_walked && chunk.miss_at == kNoMiss)
+      state = t_.fused_vectors[size_t(chunk.fused >> t_.shift) * t_.states +
+                               (state >> t_.shift)] << t_.shift;
+    else
+      state = chunk.map[state >> t_.shift];
+  }
+  return state;
+}
+
+template <class Entry>
+std::string Engine<Entry>::run_enum() {
+  std::vector<uint32_t> all(t_.states);
+  for (uint32_t s = 0; s < t_.states; ++s) all[s] = s << t_.shift;
+  uint64_t steps = 0;
+  const long count = long(chunks_.size());
+#pragma omp parallel num_threads(threads_) reduction(+ : steps)
+  {
+    Enumerator paths;
+#pragma omp for schedule(dynamic, 1)
+    for (long i = 0; i < count; ++i) {
+      const size_t id = size_t(i);
+      if (id == 0) walk_group(&id, 1, matches_);
+      else enumerate(chunks_[id], paths, all.data(), 0);
+    }
+    steps += paths.steps;
+  }
+  final_ = compose_known_starts();
+  walk_known(all_from(1));
+  std::ostringstream reason;
+  const double per_byte = n_ > chunks_[0].length()
+                              ? double(steps) / double(n_ - chunks_[0].length()) : 0.0;
+  reason << "enumerated " << chunks_.size() - 1 << " chunks from all " << t_.states
+         << " states (" << per_byte << " lookups per byte as paths merged), then recounted "
+         << "them from their true start states";
+  return reason.str();
+}
+
+}  // namespace v1
+}  // namespace parafuse::fsm
+
+#include "schemes_parallel.hpp"

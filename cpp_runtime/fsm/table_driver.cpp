@@ -1,0 +1,97 @@
+// parafuse boostfsm: the table-driven driver the tests use. It loads a machine blob
+// (emitters/fsm_tables.py) at run time and runs it under many configurations, so
+// property tests over many random machines need one build, not one per machine.
+//
+//   fsm_table_driver BLOB INPUT [--matches] SCHEME:THREADS:CHUNKS ...
+//
+// One JSON line per configuration: scheme, reason, final_state (the machine's state
+// number), counts (per tag) and, with --matches, matches as [offset, tag index].
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fsm/input.hpp"
+#include "fsm/json_output.hpp"
+#include "fsm/schemes.hpp"
+
+namespace fsm = parafuse::fsm;
+
+namespace {
+
+struct AlignedBlob {
+  std::unique_ptr<uint8_t, decltype(&std::free)> bytes{nullptr, &std::free};
+  size_t size = 0;
+};
+
+AlignedBlob load_blob(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw std::runtime_error("cannot read blob '" + path + "'");
+  std::vector<char> raw((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  AlignedBlob blob;
+  blob.size = raw.size();
+  blob.bytes.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (raw.size() + 63) / 64 * 64 + 64)));
+  std::copy(raw.begin(), raw.end(), blob.bytes.get());
+  return blob;
+}
+
+std::string result_line(const fsm::RunResult& result, bool matches) {
+  std::string out = "{\"scheme\": ";
+  fsm::append_json_string(out, result.scheme);
+  out += ", \"reason\": ";
+  fsm::append_json_string(out, result.reason);
+  out += ", \"threads\": " + std::to_string(result.threads);
+  out += ", \"chunks\": " + std::to_string(result.chunks);
+  out += ", \"final_state\": " + std::to_string(result.final_state) + ", \"counts\": [";
+  for (size_t i = 0; i < result.counts.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(result.counts[i]);
+  out += "]";
+  if (matches) {
+    out += ", \"matches\": [";
+    for (size_t i = 0; i < result.matches.size(); ++i)
+      out += (i ? ", [" : "[") + std::to_string(result.matches[i].offset) + ", " +
+             std::to_string(result.matches[i].tag) + "]";
+    out += "]";
+  }
+  return out + "}\n";
+}
+
+fsm::RunOptions parse_config(const std::string& text, bool matches) {
+  const size_t first = text.find(':'), second = text.find(':', first + 1);
+  if (first == std::string::npos || second == std::string::npos)
+    throw std::runtime_error("configuration '" + text + "' is not SCHEME:THREADS:CHUNKS");
+  fsm::RunOptions options;
+  options.scheme = text.substr(0, first);
+  options.threads = std::stoi(text.substr(first + 1, second - first - 1));
+  options.chunks = std::stoull(text.substr(second + 1));
+  options.matches = matches;
+  return options;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc < 3) throw std::runtime_error("usage: fsm_table_driver BLOB INPUT [--matches] CONFIG...");
+    const AlignedBlob blob = load_blob(argv[1]);
+    const fsm::Tables tables = fsm::parse_tables(blob.bytes.get(), blob.size);
+    const fsm::InputBytes input(argv[2]);
+    bool matches = false;
+    for (int i = 3; i < argc; ++i) {
+      if (std::string(argv[i]) == "--matches") {
+        matches = true;
+        continue;
+      }
+      const fsm::RunOptions options = parse_config(argv[i], matches);
+      const fsm::RunResult result = fsm::run_machine(tables, input.data(), input.size(), options);
+      fsm::write_all(result_line(result, matches));
+    }
+    return 0;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "fsm_table_driver: error: %s\n", error.what());
+    return 1;
+  }
+}

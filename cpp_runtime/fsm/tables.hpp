@@ -1,0 +1,98 @@
+// parafuse boostfsm runtime: the tables of one machine, read from the blob that
+// emitters/fsm_tables.py writes (layout documented there). Views only: the blob
+// stays where it is (embedded with .incbin, or loaded from a file by the driver).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace parafuse::fsm {
+inline namespace v1 {
+
+constexpr uint64_t kBlobMagic = 0x31424c424d534650ull;  // "PFSMBLB1"
+constexpr uint32_t kFusedMissing = 0xFFFFFFFFu;
+constexpr uint64_t kUnknown = ~0ull;
+
+struct Tables {
+  uint32_t states = 0, classes = 0, shift = 0, entry_bytes = 1;
+  uint32_t start = 0;         // internal number of the start state
+  uint32_t report_floor = 0;  // internal states >= this report
+  uint32_t tag_count = 0;
+  uint32_t fused_count = 0, fused_start = 0, fused_floor = 0, fused_bound = 0;
+  bool fused_complete = false;
+  uint32_t lookback = 64;
+  uint64_t train_accuracy_ppm = kUnknown, converge2_p90 = kUnknown, converge4_median = kUnknown;
+  const uint8_t* byte_class = nullptr;  // [256]
+  const void* table = nullptr;          // [states << shift] of entry_bytes each
+  const uint32_t* external = nullptr;   // [states] internal -> state number of the machine
+  const uint32_t* tag_begin = nullptr;  // [states + 1]
+  const uint32_t* tag_list = nullptr;
+  const uint32_t* fused_next = nullptr;     // [fused_count << shift] offsets or kFusedMissing
+  const uint32_t* fused_vectors = nullptr;  // [fused_count * states] internal states
+
+  uint32_t report_floor_offset() const { return report_floor << shift; }
+  uint32_t fused_floor_offset() const { return fused_floor << shift; }
+  uint32_t reporting_states() const { return states - report_floor; }
+  uint32_t reporting_fused() const { return fused_count - fused_floor; }
+};
+
+namespace detail {
+inline uint64_t slot(const uint8_t* blob, size_t index) {
+  uint64_t value;
+  std::memcpy(&value, blob + 8 * index, 8);
+  return value;
+}
+
+inline const void* section(const uint8_t* blob, size_t size, size_t index, size_t expected) {
+  const uint64_t offset = slot(blob, 32 + 2 * index), length = slot(blob, 33 + 2 * index);
+  if (offset > size || length > size - offset || length != expected || offset % 64 != 0)
+    throw std::runtime_error("machine tables: section " + std::to_string(index) + " is corrupt");
+  return blob + offset;
+}
+}  // namespace detail
+
+// Parse a blob (64-byte aligned); throws std::runtime_error when it is not one.
+inline Tables parse_tables(const uint8_t* blob, size_t size) {
+  using detail::slot;
+  if (size < 512 || reinterpret_cast<uintptr_t>(blob) % 64 != 0 || slot(blob, 0) != kBlobMagic)
+    throw std::runtime_error("machine tables: not a parafuse machine blob");
+  Tables t;
+  t.states = uint32_t(slot(blob, 1));
+  t.classes = uint32_t(slot(blob, 2));
+  t.shift = uint32_t(slot(blob, 3));
+  t.entry_bytes = uint32_t(slot(blob, 4));
+  t.start = uint32_t(slot(blob, 5));
+  t.report_floor = uint32_t(slot(blob, 6));
+  t.tag_count = uint32_t(slot(blob, 7));
+  t.fused_count = uint32_t(slot(blob, 8));
+  t.fused_start = uint32_t(slot(blob, 9));
+  t.fused_floor = uint32_t(slot(blob, 10));
+  t.fused_complete = slot(blob, 11) != 0;
+  t.fused_bound = uint32_t(slot(blob, 12));
+  t.lookback = uint32_t(slot(blob, 13));
+  t.train_accuracy_ppm = slot(blob, 14);
+  t.converge2_p90 = slot(blob, 15);
+  t.converge4_median = slot(blob, 16);
+  const uint64_t tag_entries = slot(blob, 17);
+  const size_t rows = size_t(t.states) << t.shift, fused_rows = size_t(t.fused_count) << t.shift;
+  t.byte_class = static_cast<const uint8_t*>(detail::section(blob, size, 0, 256));
+  t.table = detail::section(blob, size, 1, rows * t.entry_bytes);
+  t.external = static_cast<const uint32_t*>(detail::section(blob, size, 2, 4 * size_t(t.states)));
+  t.tag_begin =
+      static_cast<const uint32_t*>(detail::section(blob, size, 3, 4 * (size_t(t.states) + 1)));
+  t.tag_list = static_cast<const uint32_t*>(detail::section(blob, size, 4, 4 * tag_entries));
+  t.fused_next = static_cast<const uint32_t*>(detail::section(blob, size, 5, 4 * fused_rows));
+  t.fused_vectors = static_cast<const uint32_t*>(
+      detail::section(blob, size, 6, 4 * size_t(t.fused_count) * t.states));
+  if (t.states == 0 || t.start >= t.states || t.report_floor > t.states || t.fused_count == 0 ||
+      t.fused_start >= t.fused_count || t.fused_floor > t.fused_count ||
+      (t.entry_bytes != 1 && t.entry_bytes != 2 && t.entry_bytes != 4))
+    throw std::runtime_error("machine tables: inconsistent header");
+  return t;
+}
+
+}  // namespace v1
+}  // namespace parafuse::fsm
