@@ -2,23 +2,25 @@
 
     boostfsm check FILE
     boostfsm analyze FILE [--machine M] [--input SAMPLE] [--json]
-    boostfsm run FILE INPUT --backend reference [--machine M] [--json] [--matches]
-
-`compile` and `run --backend cpp` need the C++ backend, which is not implemented yet.
+    boostfsm run FILE INPUT [--backend cpp|reference] [--machine M] [runner options]
+    boostfsm compile FILE [--machine M] [-o DIR] [--python] [--train SAMPLE] [--no-build]
 """
 
 from __future__ import annotations
 
 import json
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import click
 
 from parafuse.cli.errors import UsageError, read_source, reports_errors
 from parafuse.cli.fsm_report import analysis_json, print_analysis, print_run
+from parafuse.emitters.fsm_project import ProjectRequest, cached_project, compile_project
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.options import SCHEMES
 from parafuse.fsm_compiler.pipeline import CompiledFile, analyse, compile_file, random_sample
@@ -26,7 +28,6 @@ from parafuse.fsm_compiler.reference_executor import result_json, run_reference
 from parafuse.grammar.diagnostics import SourceFile
 
 PROG = "boostfsm"
-NOT_IMPLEMENTED = "the C++ backend is not implemented yet; use 'boostfsm run --backend reference'"
 
 
 def option_flags(command: Callable) -> Callable:
@@ -125,10 +126,11 @@ def _only_machine(compiled: CompiledFile, path: str) -> CompiledMachine:
 @reports_errors(PROG)
 def run(file, input_path, machine, backend, scheme, threads, chunks, repeat, with_matches,
         as_json, max_states, max_fused_states, lookback) -> None:
-    if backend == "cpp":
-        raise UsageError(NOT_IMPLEMENTED)
     overrides = _overrides(max_states, max_fused_states, lookback, scheme)
     compiled_machine = _only_machine(_compile(file, overrides, machine), file)
+    if backend == "cpp":
+        runner_args = _runner_args(scheme, threads, chunks, repeat, with_matches, as_json)
+        sys.exit(_run_cpp(compiled_machine, file, input_path, runner_args))
     data = _read_input(input_path)
     timings, result = [], None
     for _ in range(repeat):
@@ -143,13 +145,43 @@ def run(file, input_path, machine, backend, scheme, threads, chunks, repeat, wit
         print_run(payload)
 
 
-@main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-              help="Emit and build a C++ project (not implemented yet).")
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-@reports_errors(PROG)
-def compile(args) -> None:  # noqa: A001 - the command's name
-    raise UsageError(NOT_IMPLEMENTED)
+def _runner_args(scheme, threads, chunks, repeat, with_matches, as_json) -> list[str]:
+    args = ["--threads", str(threads), "--chunks", str(chunks), "--repeat", str(repeat)]
+    args += ["--scheme", scheme] if scheme else []
+    args += ["--matches"] if with_matches else []
+    return args + (["--json"] if as_json else [])
 
+
+def _run_cpp(machine: CompiledMachine, file: str, input_path: str, args: list[str]) -> int:
+    """Build (or find in the cache) the machine's project and run its runner."""
+    project = cached_project(ProjectRequest(machine, file))
+    runner = project / "build" / f"{machine.name}_run"
+    return subprocess.run([str(runner), input_path, *args]).returncode
+
+@main.command("compile", help="Emit a C++ project per machine (library M::M, runner M_run) "
+                              "and build it with CMake and Ninja.")
+@click.argument("file")
+@click.option("--machine", help="Compile only this machine.")
+@click.option("-o", "out_dir", help="Project folder (default: the machine's name; with several "
+                                    "machines, one subfolder each).")
+@click.option("--python", "with_python", is_flag=True, help="Also build the pybind11 module.")
+@click.option("--train", "train_path", help="Sample input for auto's compile-time analysis.")
+@click.option("--no-build", is_flag=True, help="Write the project without building it.")
+@option_flags
+@reports_errors(PROG)
+def compile_command(file, machine, out_dir, with_python, train_path, no_build, max_states,
+                    max_fused_states, lookback) -> None:
+    compiled = _compile(file, _overrides(max_states, max_fused_states, lookback), machine)
+    sample = _read_input(train_path) if train_path else None
+    several = len(compiled.machines) > 1
+    for compiled_machine in compiled.machines:
+        folder = Path(out_dir or compiled_machine.name)
+        if several and out_dir:
+            folder = folder / compiled_machine.name
+        request = ProjectRequest(compiled_machine, file, with_python, sample)
+        compile_project(request, folder, build_now=not no_build)
+        built = "" if no_build else f"; built {folder / 'build' / (compiled_machine.name + '_run')}"
+        click.echo(f"wrote {folder} (machine {compiled_machine.name}){built}")
 
 if __name__ == "__main__":
     main()

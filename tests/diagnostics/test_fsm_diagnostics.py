@@ -28,19 +28,6 @@ def test_fsm_diagnostic_is_located_and_golden(case: Path, golden, monkeypatch) -
                  result.stderr)
 
 
-def test_cpp_backend_says_not_implemented_in_one_line(monkeypatch) -> None:
-    monkeypatch.chdir(REPO)
-    runner = CliRunner()
-    for args in (["compile", "samples/div7.fsm"],
-                 ["run", "samples/div7.fsm", "samples/div7.fsm", "--backend", "cpp"]):
-        result = runner.invoke(main, args, catch_exceptions=False)
-        assert result.exit_code == 1
-        assert result.stderr.strip().splitlines() == [
-            "boostfsm: error: the C++ backend is not implemented yet; "
-            "use 'boostfsm run --backend reference'"]
-        assert result.stdout == ""
-
-
 def test_missing_input_is_one_clear_line(monkeypatch) -> None:
     monkeypatch.chdir(REPO)
     result = CliRunner().invoke(main, ["run", "samples/div7.fsm", "no/such/input",
