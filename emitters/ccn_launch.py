@@ -28,10 +28,14 @@ def mpirun_command(project: Path, program: str, ranks: int, args: list[str]) -> 
             str(runner), *args]
 
 
-def run_ranks(project: Path, program: str, ranks: int, args: list[str]
+def run_ranks(project: Path, program: str, ranks: int, args: list[str], asan: bool = False
               ) -> subprocess.CompletedProcess:
     """Run the runner; Open MPI's own boxed messages are dropped from stderr."""
+    env = launch_environment(ranks)
+    if asan:  # Open MPI's own allocations are not ours to report
+        env["ASAN_OPTIONS"] = "detect_leaks=0"
+        env["UBSAN_OPTIONS"] = "print_stacktrace=1"
     done = subprocess.run(mpirun_command(project, program, ranks, args), text=True,
-                          capture_output=True, env=launch_environment(ranks))
+                          capture_output=True, env=env)
     done.stderr = LAUNCHER_BLOCK.sub("", done.stderr)
     return done

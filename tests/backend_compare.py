@@ -3,14 +3,17 @@ interpreter, per spec section 6 (sharded and sliced results compared as logical 
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
 import numpy as np
 
 from parafuse.ccn_compiler import ir
-from parafuse.ccn_compiler.runner_io import RunnerInputError
+from parafuse.ccn_compiler.frontend import CheckedModule, check_source
+from parafuse.emitters.ccn_cpu_project import build_cpu_project
 from parafuse.emitters.ccn_launch import run_ranks
+from tests.conftest import SAMPLES
 from tests.schedule_compare import dependency_dtype, logical_values, run_schedule
 from tests.tolerances import assert_close
 
@@ -47,4 +50,15 @@ def assert_backend_matches_reference(project: Path, default: ir.Program, schedul
             assert_close(a, b, dtype, f"{schedule} R={ranks} {file_name} (rank {rank})")
 
 
-__all__ = ["assert_backend_matches_reference", "load_results", "RunnerInputError"]
+
+@functools.cache
+def sample_module(sample: str) -> CheckedModule:
+    return check_source((SAMPLES / f"{sample}.ccn").read_text(), f"samples/{sample}.ccn")
+
+
+@functools.cache
+def sample_project(sample: str) -> Path:
+    """The CPU project of a sample with all its schedules, built once per content."""
+    module = sample_module(sample)
+    return build_cpu_project(module, sample, module.schedule_names(sample),
+                             f"coconetc build samples/{sample}.ccn")

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -288,11 +289,20 @@ inline std::string json_sizes(const ProgramInfo& info, const std::vector<int64_t
   return "{" + text + "}";
 }
 
+// Fault injection for tests: PARAFUSE_FAIL_RANK=r makes rank r fail inside its first step.
+inline void injected_failure(MPI_Comm comm) {
+  const char* text = std::getenv("PARAFUSE_FAIL_RANK");
+  if (text && std::atoi(text) == comm_rank(comm)) {
+    throw std::runtime_error("failure injected by PARAFUSE_FAIL_RANK");
+  }
+}
+
 // Run `step` once per timed iteration; the time of a step is the largest over the ranks.
 inline std::vector<double> timed_steps(ScheduleImpl& impl, const RunnerOptions& o, MPI_Comm comm) {
   std::vector<double> times;
   for (long k = 0; k < o.iters; ++k) {
     PF_MPI(MPI_Barrier(comm));
+    if (k == 0) injected_failure(comm);
     auto begin = std::chrono::steady_clock::now();
     impl.step(o.seed, static_cast<uint64_t>(k));
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();

@@ -1,0 +1,5 @@
+cmake_minimum_required(VERSION 3.18)
+project(embed_adam LANGUAGES C CXX)
+add_subdirectory(${ADAM_DIR} adam)
+add_executable(embed main.cpp)
+target_link_libraries(embed PRIVATE adam::adam)

@@ -1,0 +1,126 @@
+"""The CPU runner's contract: .npy inputs, bad input found before any step (one line from
+rank 0, non-zero exit, nothing written), and an abort rather than a hang on a failure."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from parafuse.emitters.ccn_launch import launch_environment, mpirun_command, run_ranks
+from tests.backend_compare import load_results, sample_module, sample_project
+from tests.conftest import SAMPLES
+from tests.schedule_compare import logical_values
+from tests.tolerances import assert_close
+
+N = 1001
+COCONETC = Path(sys.executable).parent / "coconetc"
+
+
+@pytest.fixture(scope="module")
+def sgd():
+    return sample_module("sgd"), sample_project("sgd")
+
+
+def write_sgd_inputs(folder, ranks: int) -> None:
+    folder.mkdir()
+    rng = np.random.default_rng(3)
+    for r in range(ranks):  # bf16 local gradients, stored as the spec's V2 bits
+        g = rng.uniform(-1, 1, N).astype(ml_dtypes.bfloat16)
+        np.save(folder / f"g.rank{r}.npy", g.view(np.dtype("V2")))
+    np.save(folder / "w.npy", rng.uniform(-1, 1, N).astype(np.float32))
+    np.save(folder / "buf.npy", rng.uniform(-1, 1, N).astype(np.float32))
+
+
+def run_sgd(project, ranks: int, *args: str):
+    return run_ranks(project, "sgd", ranks, ["--size", f"N={N}", *args])
+
+
+@pytest.mark.parametrize("schedule", ["default", "zero", "fused"])
+def test_npy_inputs_give_the_reference_results(sgd, schedule, tmp_path) -> None:
+    module, project = sgd
+    write_sgd_inputs(tmp_path / "in", 3)
+    done = run_sgd(project, 3, "--schedule", schedule, "--inputs", str(tmp_path / "in"),
+                   "--outputs", str(tmp_path / "cpu"), "--iters", "2", "--param", "lr=0.05")
+    assert done.returncode == 0, done.stderr
+    reference = subprocess.run(
+        [str(COCONETC), "run", "samples/sgd.ccn", "--schedule", schedule, "-n", "3",
+         "--size", f"N={N}", "--inputs", str(tmp_path / "in"), "--outputs",
+         str(tmp_path / "ref"), "--iters", "2", "--param", "lr=0.05"],
+        cwd=SAMPLES.parent, capture_output=True, text=True, env=launch_environment(1))
+    assert reference.returncode == 0, reference.stderr
+    program = module.scheduled_program("sgd", schedule)
+    for name, _, _ in program.result_types():
+        for r in range(3):
+            cpu = np.load(tmp_path / "cpu" / f"{name}.rank{r}.npy")
+            ref = np.load(tmp_path / "ref" / f"{name}.rank{r}.npy")
+            assert_close(cpu, ref, "bf16", f"{schedule} {name} rank {r}")
+    assert load_results(tmp_path / "cpu", program, 3)
+
+
+BAD_INPUTS = {
+    "missing file of one rank": (lambda d: (d / "g.rank2.npy").unlink(), [], "g.rank2.npy"),
+    "wrong shape": (lambda d: np.save(d / "w.npy", np.zeros(N - 1, np.float32)), [],
+                    "shape [1000]"),
+    "wrong dtype": (lambda d: np.save(d / "w.npy", np.zeros(N, np.float64)), [], "dtype <f8"),
+    "unknown size": (None, ["--size", "M=3"], "no size variable 'M'"),
+    "bad param": (None, ["--param", "lr=fast"], "lr=fast"),
+    "unknown param": (None, ["--param", "alpha=1"], "no param 'alpha'"),
+    "unknown schedule": (None, ["--schedule", "turbo"], "turbo"),
+    "zero steps": (None, ["--iters", "0"], "--iters"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_is_one_line_and_writes_nothing(sgd, case, tmp_path) -> None:
+    _, project = sgd
+    spoil, extra, needle = BAD_INPUTS[case]
+    write_sgd_inputs(tmp_path / "in", 3)
+    if spoil:
+        spoil(tmp_path / "in")
+    done = run_sgd(project, 3, "--inputs", str(tmp_path / "in"), "--outputs",
+                   str(tmp_path / "out"), *extra)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode != 0
+    assert len(lines) == 1 and lines[0].startswith("sgd_run: error: "), lines
+    assert needle in lines[0]
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_rank_count_that_a_group_does_not_divide(tmp_path) -> None:
+    project = sample_project("pipeline")
+    done = run_ranks(project, "pipeline", 3, ["--size", "B=4", "--size", "H=5", "--random",
+                                              "--outputs", str(tmp_path / "out")])
+    assert done.returncode != 0
+    assert done.stderr.strip() == ("pipeline_run: error: 3 ranks cannot be split into 2 equal "
+                                   "blocks for group 'stage'")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_failure_during_a_step_aborts_every_rank(sgd, tmp_path) -> None:
+    _, project = sgd
+    env = launch_environment(3)
+    env["PARAFUSE_FAIL_RANK"] = "1"
+    command = mpirun_command(project, "sgd", 3, ["--size", f"N={N}", "--random",
+                                                 "--outputs", str(tmp_path / "out")])
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "failure injected" in done.stderr
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").glob("*.npy"))
+
+
+def test_random_inputs_are_the_reference_ones(sgd, tmp_path) -> None:
+    module, project = sgd
+    done = run_sgd(project, 2, "--random", "--seed", "11", "--outputs", str(tmp_path / "o"))
+    assert done.returncode == 0, done.stderr
+    from tests.schedule_compare import run_schedule
+    program = module.programs["sgd"]
+    world, expected = run_schedule(program, 2, {"N": N}, iters=1, seed=11)
+    actual = logical_values(program, world, load_results(tmp_path / "o", program, 2))
+    expected = logical_values(program, world, expected)
+    for name in expected:
+        assert_close(actual[name][0], expected[name][0], "bf16", name)
