@@ -1,0 +1,82 @@
+"""Run machines through the C++ schemes with the table-driven driver (one build for all).
+
+`driver_results` writes the machine's blob and the input to files, runs every
+configuration in one process, and returns one result per configuration;
+`reference_triple` is what every configuration must equal.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from parafuse.emitters.fsm_project import table_driver
+from parafuse.emitters.fsm_tables import TrainingHints, machine_blob
+from parafuse.fsm_compiler.compiled import CompiledMachine
+from parafuse.fsm_compiler.options import MachineOptions
+from parafuse.fsm_compiler.reference_executor import run_reference
+from parafuse.grammar.diagnostics import Location
+
+SCHEMES = ("seq", "enum", "fused", "spec", "hspec", "auto")
+THREADS = (1, 2, 3)
+
+
+def configurations(input_bytes: int, threads=THREADS, schemes=SCHEMES) -> list[str]:
+    chunk_counts = (1, 2, 7, 64, input_bytes + 5)
+    return [f"{scheme}:{count}:{chunks}" for scheme in schemes for count in threads
+            for chunks in chunk_counts]
+
+
+def reference_triple(machine: CompiledMachine, data: bytes) -> tuple:
+    result = run_reference(machine, data, True)
+    return result.final_state, list(result.counts), [list(match) for match in result.matches]
+
+
+def driver_results(machine: CompiledMachine, data: bytes, configs: list[str], work: Path,
+                   driver: Path | None = None, env: dict | None = None) -> list[dict]:
+    blob, data_path = work / f"{machine.name}.blob", work / f"{machine.name}.input"
+    blob.write_bytes(machine_blob(machine, TrainingHints()))
+    data_path.write_bytes(data)
+    done = subprocess.run([str(driver or table_driver()), str(blob), str(data_path), "--matches",
+                           *configs], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(results) == len(configs)
+    return results
+
+
+def assert_all_equal_reference(machine: CompiledMachine, data: bytes, work: Path,
+                               configs: list[str] | None = None, **kwargs) -> None:
+    expected = reference_triple(machine, data)
+    configs = configs or configurations(len(data))
+    for config, result in zip(configs, driver_results(machine, data, configs, work, **kwargs)):
+        got = result["final_state"], result["counts"], result["matches"]
+        assert got == expected, f"{machine.name} {config} ({result['reason']})"
+        if not config.startswith("auto"):
+            assert result["scheme"] == config.split(":")[0]
+
+
+def random_machine(rng: np.random.Generator, states: int, classes: int, kind: str,
+                   max_fused_states: int = 65536) -> CompiledMachine:
+    """A random explicit machine: 'converging' (random targets) or 'permutation' (each
+    class permutes the states, so paths never merge)."""
+    if kind == "permutation":
+        transitions = np.stack([rng.permutation(states) for _ in range(classes)], axis=1)
+    else:
+        transitions = rng.integers(0, states, (states, classes))
+    tag_count = int(rng.integers(1, 4))
+    state_tags = tuple(tuple(sorted(set(rng.choice(tag_count, int(rng.integers(1, tag_count + 1)))
+                                        .tolist()))) if rng.random() < 0.3 else ()
+                       for _ in range(states))
+    byte_class = np.sort(rng.integers(0, classes, 256)).astype(np.uint8)
+    byte_class[:classes] = np.arange(classes)  # every class is used
+    return CompiledMachine(
+        name="random", kind="explicit", state_names=tuple(f"s{i}" for i in range(states)),
+        start=int(rng.integers(0, states)), byte_class=byte_class,
+        transitions=transitions.astype(np.int32),
+        tag_names=tuple(f"t{i}" for i in range(tag_count)), state_tags=state_tags,
+        options=MachineOptions(max_fused_states=max_fused_states, lookback=8),
+        location=Location("random.fsm", 1, 1))

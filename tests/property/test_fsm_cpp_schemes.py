@@ -1,0 +1,91 @@
+"""Every C++ scheme at 1, 2 and 3 threads and chunk counts 1, 2, 7, 64 and more than the
+input's bytes gives the reference executor's result (final state, counts, matches):
+for every sample on empty, one-byte, random and real inputs, for random machines (few
+and many states, converging and permutation-like, fused DFA complete or cut short) and
+for random pattern sets."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from parafuse.fsm_compiler.pipeline import compile_file
+from parafuse.grammar.diagnostics import SourceFile
+from tests.conftest import SAMPLES
+from tests.property.fsm_cpp_driver import assert_all_equal_reference, random_machine
+from tests.property.fsm_regex_strategies import HAYSTACK_BYTES, compile_patterns, pattern_sets
+
+sys.path.insert(0, str(SAMPLES))
+import inputs  # noqa: E402
+
+SAMPLE_NAMES = sorted(path.stem for path in SAMPLES.glob("*.fsm"))
+SETTINGS = settings(max_examples=12, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                           HealthCheck.too_slow])
+
+
+def sample_machine(name: str):
+    path = SAMPLES / f"{name}.fsm"
+    return compile_file(SourceFile(str(path), path.read_text(encoding="latin-1"))).machines[0]
+
+
+def sample_inputs(name: str) -> dict[str, bytes]:
+    real = inputs.GENERATORS[name](1 << 17)
+    noise = np.random.default_rng(5).integers(0, 256, 3000, dtype=np.uint8).tobytes()
+    return {"empty": b"", "one byte": real[:1], "random": noise, "real": real}
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_sample_every_scheme_equals_reference(name: str, tmp_path) -> None:
+    machine = sample_machine(name)
+    for data in sample_inputs(name).values():
+        assert_all_equal_reference(machine, data, tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["converging", "permutation"])
+@pytest.mark.parametrize("states", [1, 3, 40, 300])
+def test_random_machines_every_scheme_equals_reference(kind: str, states: int, tmp_path) -> None:
+    rng = np.random.default_rng(states * 7 + len(kind))
+    for bound in (4, 65536):  # a fused DFA cut short (chunks continue as enum), and a full one
+        machine = random_machine(rng, states, int(rng.integers(1, 6)), kind, bound)
+        data = rng.integers(0, 256, int(rng.integers(200, 5000)), dtype=np.uint8).tobytes()
+        for piece in (b"", data[:1], data):
+            assert_all_equal_reference(machine, piece, tmp_path)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), states=st.integers(1, 60),
+       kind=st.sampled_from(["converging", "permutation"]), length=st.integers(0, 700))
+def test_hypothesis_machines(seed: int, states: int, kind: str, length: int, tmp_path) -> None:
+    rng = np.random.default_rng(seed)
+    bound = int(rng.choice([2, 50, 65536]))
+    machine = random_machine(rng, states, int(rng.integers(1, 5)), kind, bound)
+    data = rng.integers(0, 256, length, dtype=np.uint8).tobytes()
+    assert_all_equal_reference(machine, data, tmp_path)
+
+
+@SETTINGS
+@given(patterns=pattern_sets, haystack=st.lists(st.sampled_from(HAYSTACK_BYTES), max_size=400))
+def test_hypothesis_pattern_sets(patterns, haystack, tmp_path) -> None:
+    machine = compile_patterns(patterns)
+    if machine is None:
+        return
+    assert_all_equal_reference(machine, bytes(haystack), tmp_path)
+
+
+def test_speculation_that_keeps_failing_stays_exact(tmp_path) -> None:
+    """Parity of the 1-bytes: paths never merge, so lookback predicts a tie (the smallest
+    state) and about half the chunks misspeculate; none of them ever converges."""
+    rng = np.random.default_rng(3)
+    machine = random_machine(rng, 2, 2, "converging")
+    machine.transitions[:] = np.array([[0, 1], [1, 0]], dtype=np.int32)
+    machine.byte_class[:] = 0
+    machine.byte_class[1] = 1
+    data = bytes(rng.integers(0, 2, 20000, dtype=np.uint8))
+    assert_all_equal_reference(machine, data, tmp_path,
+                               configs=[f"{s}:{t}:{c}" for s in ("spec", "hspec")
+                                        for t in (1, 2, 3) for c in (7, 64, 500)])
