@@ -37,7 +37,7 @@ class LoopSpace:
     local: str
     buffers: Callable[[str], Buffer]
     needs_coords: bool = False
-    prologue: list[str] = field(default_factory=list)
+    registers: dict[str, str] = field(default_factory=dict)  # values computed in this loop
 
     @property
     def rank(self) -> int:
@@ -92,6 +92,8 @@ class LoopSpace:
         return f"uint64_t({code})"
 
     def read(self, ref: ir.Ref) -> str:
+        if ref.name in self.registers:
+            return self.registers[ref.name]
         buf = self.buffers(ref.name)
         ctype = compute_type(buf.type.dtype)
         if buf.is_param:
@@ -124,8 +126,8 @@ def element_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
     hi = hi or f"{space.local}.count"
     inner = body(expr_context(space, precomputed))
     clause = f" reduction({reduction})" if reduction else ""
-    lines = [f"#pragma omp parallel for schedule(static){clause}",
-             f"for (int64_t i = {lo}; i < {hi}; ++i) {{"]
+    pragma = [f"#pragma omp parallel for schedule(static){clause}"] if space.rank else []
+    lines = pragma + [f"for (int64_t i = {lo}; i < {hi}; ++i) {{"]
     lines += ["  " + line for line in space.coordinate_lines() + inner]
     return lines + ["}"]
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import ITEM_SIZE
 
-from .ccn_cpp_expr import STORAGE
-from .ccn_cpu_loops import store_loop
+from .ccn_cpp_expr import STORAGE, compute_type, cpp_expr
+from .ccn_cpu_loops import element_loop
 from .ccn_cpu_stages import REDUCE_OPS, StageWriter
 
 
@@ -113,13 +113,6 @@ def _chunk_loop(group: ir.FusedStage, stages: list[ir.SimpleStage],
     lines = [f"const int chunks = {_chunk_count(group, local, space_of.type.dtype)};",
              f"const pf::ChunkPlan plan({local}.logical[0], pf::inner_count({local}, 1), "
              f"{parts}, chunks);"]
-    bodies = []
-    for stage in computed:
-        pre, done = writer.precompute([stage.expr])
-        lines += pre
-        target = writer.buffers[stage.name]
-        space = writer.space(stage.type, target.local)
-        bodies.append((space, target, stage.expr, writer.resolve(space, done)))
     loop = [f"const auto [lo, hi] = plan.mine({index}, c);"]
     if scatter is not None:
         lines += _scatter_setup(scatter, writer, comm)
@@ -127,12 +120,40 @@ def _chunk_loop(group: ir.FusedStage, stages: list[ir.SimpleStage],
                  "PF_MPI(MPI_Wait(&scatters[c], MPI_STATUS_IGNORE));"]
         if scatter.reduce_op == "avg":
             loop.append(f"pf::divide_by(v_{scatter.name}.data() + lo, hi - lo, {parts});")
-    for space, target, expr, resolved in bodies:
-        loop += store_loop(space, target, expr, resolved, "lo", "hi")
-        loop.append("pf::progress(gathers);")
+    if computed:
+        pre, fused_loop = fused_elementwise(computed, writer)
+        lines += pre
+        loop += fused_loop("lo", "hi") + ["pf::progress(gathers);"]
     for gather in gathers:
         loop.append(_post_gather(gather, writer, index, comm))
     return lines + ["for (int c = 0; c < chunks; ++c) {"] + _indent(loop) + ["}"]
+
+
+def fused_elementwise(stages: list[ir.SimpleStage], writer: StageWriter):
+    """One loop computing every stage per element; later stages read earlier ones from
+    registers (rounded to their dtype, as binding rounds them). Returns the lines that
+    must run before the loop (its reductions) and a function of the loop's range."""
+    pre, done = writer.precompute([s.expr for s in stages])
+    first = writer.buffers[stages[0].name]
+    space = writer.space(stages[0].type, first.local)
+    resolved = writer.resolve(space, done)
+
+    def body(ctx) -> list[str]:
+        lines = []
+        for stage in stages:
+            target, storage = writer.buffers[stage.name], STORAGE[stage.type.dtype]
+            code, _ = cpp_expr(stage.expr, ctx)
+            register = f"r_{stage.name}"
+            lines += [f"const {compute_type(stage.type.dtype)} {register} = "
+                      f"pf::round_to<{storage}>({code});",
+                      f"{target.var}[i] = pf::store_as<{storage}>({register});"]
+            space.registers[stage.name] = register
+        return lines
+
+    def loop(lo: str, hi: str) -> list[str]:
+        space.registers.clear()
+        return element_loop(space, body, resolved, lo, hi)
+    return pre, loop
 
 
 def _scatter_setup(scatter: ir.CollectiveStage, writer: StageWriter, comm: str) -> list[str]:
