@@ -1,0 +1,195 @@
+"""A generated .fsm project end to end: the runner's contract (JSON fields, matches,
+standard input, bad input), `boostfsm run --backend cpp`, the Python module, a C++
+application embedding the library (add_subdirectory and find_package), and the
+schemes under AddressSanitizer + UndefinedBehaviorSanitizer."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from parafuse.emitters.cmake_build import Toolchain, build
+from parafuse.emitters.fsm_project import ProjectRequest, cached_project, table_driver
+from parafuse.fsm_compiler.pipeline import compile_file
+from parafuse.fsm_compiler.reference_executor import result_json, run_reference
+from parafuse.grammar.diagnostics import SourceFile
+from tests.conftest import SAMPLES
+from tests.property.fsm_cpp_driver import assert_all_equal_reference, configurations
+
+sys.path.insert(0, str(SAMPLES))
+import inputs  # noqa: E402
+
+BOOSTFSM = str(Path(sys.executable).parent / "boostfsm")
+COMPARED = ("machine", "bytes", "final_state", "counts", "matches")
+
+
+def sample_machine(name: str):
+    path = SAMPLES / f"{name}.fsm"
+    return compile_file(SourceFile(str(path), path.read_text(encoding="latin-1"))).machines[0]
+
+
+@pytest.fixture(scope="module")
+def csv_project() -> Path:
+    return cached_project(ProjectRequest(sample_machine("csv"), "samples/csv.fsm", python=True))
+
+
+@pytest.fixture(scope="module")
+def csv_input(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("fsm") / "csv.txt"
+    path.write_bytes(inputs.csv(300_000))
+    return path
+
+
+def run_runner(project: Path, *args: str, stdin: bytes | None = None):
+    return subprocess.run([str(project / "build" / "csv_run"), *args], input=stdin,
+                          capture_output=True, timeout=120)
+
+
+def expected_json(data: bytes, matches: bool) -> dict:
+    machine = sample_machine("csv")
+    return result_json(machine, run_reference(machine, data, matches), len(data), 1.0, "auto")
+
+
+@pytest.mark.parametrize("scheme", ["auto", "seq", "enum", "fused", "spec", "hspec"])
+def test_runner_json_equals_reference(csv_project, csv_input, scheme) -> None:
+    done = run_runner(csv_project, str(csv_input), "--json", "--matches", "--threads", "2",
+                      "--scheme", scheme, "--repeat", "3")
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    want = expected_json(csv_input.read_bytes(), True)
+    assert {k: got[k] for k in COMPARED} == {k: want[k] for k in COMPARED}
+    assert set(got) == set(want)
+    assert got["requested_scheme"] == scheme and got["threads"] == 2
+    assert got["scheme"] in ("seq", "enum", "fused", "spec", "hspec") and got["reason"]
+    assert got["seconds"] > 0 and got["gbps"] > 0
+
+
+def test_runner_reads_standard_input_and_prints_text(csv_project) -> None:
+    data = b'a,"b,c"\nd,e\n'
+    done = run_runner(csv_project, "-", "--matches", stdin=data)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.decode().splitlines()
+    assert lines[0].startswith(f"csv: {len(data)} bytes, final state end_of_record (")
+    assert lines[1:] == ["  field: 2", "  record: 2", "2 field", "8 record", "10 field",
+                         "12 record"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["no/such/file"], "cannot read input 'no/such/file': No such file or directory"),
+    (["."], "cannot read input '.': it is a directory"),
+    ([], "missing INPUT"),
+    (["-", "--threads", "many"], "--threads needs a whole number"),
+    (["-", "--chunks"], "--chunks needs a value"),
+    (["-", "--frobnicate"], "unknown option '--frobnicate'"),
+    (["-", "--scheme", "magic"], "unknown scheme 'magic'"),
+    (["-", "--repeat", "0"], "--repeat needs a whole number from 1"),
+])
+def test_runner_bad_input_is_one_clear_line(csv_project, args, message) -> None:
+    done = run_runner(csv_project, *args, stdin=b"x,y\n")
+    assert done.returncode != 0
+    lines = done.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("csv_run: error: ") and message in lines[0]
+    assert done.stdout == b""
+
+
+def test_boostfsm_run_cpp_equals_reference_backend(csv_input) -> None:
+    results = {}
+    for backend in ("cpp", "reference"):
+        done = subprocess.run([BOOSTFSM, "run", str(SAMPLES / "csv.fsm"), str(csv_input),
+                               "--backend", backend, "--json", "--matches", "--threads", "2"],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        results[backend] = json.loads(done.stdout)
+    assert {k: results["cpp"][k] for k in COMPARED} == {
+        k: results["reference"][k] for k in COMPARED}
+
+
+def test_python_module_reads_buffers_without_copying(csv_project, csv_input) -> None:
+    standard_csv = sys.modules.pop("csv", None)  # the machine's module shares its name
+    sys.path.insert(0, str(csv_project / "build"))
+    try:
+        module = importlib.import_module("csv")
+        assert hasattr(module, "run")
+    finally:
+        sys.path.pop(0)
+        if standard_csv is not None:
+            sys.modules["csv"] = standard_csv
+    data = csv_input.read_bytes()
+    want = expected_json(data, True)
+    for buffer in (data, bytearray(data), memoryview(data), np.frombuffer(data, np.uint8)):
+        got = module.run(buffer, threads=2, scheme="auto", matches=True)
+        assert got["final_state"] == want["final_state"] and got["counts"] == want["counts"]
+        assert [list(match) for match in got["matches"]] == want["matches"]
+    assert module.run(b"")["counts"] == {"field": 0, "record": 0}
+    with pytest.raises(ValueError, match="unknown scheme"):
+        module.run(data, scheme="magic")
+    with pytest.raises(ValueError, match="contiguous"):
+        module.run(np.frombuffer(data, np.uint8)[::2])
+
+
+APP = """\
+#include <cstdio>
+#include <cstring>
+#include "csv.hpp"
+int main() {
+  const char* text = "a,\\"b,c\\"\\nd,e\\n";
+  csv::Options options;
+  options.scheme = "spec";
+  options.threads = 2;
+  options.matches = true;
+  csv::Result r = csv::run(reinterpret_cast<const uint8_t*>(text), std::strlen(text), options);
+  std::printf("%s %s=%llu %s=%llu %zu\\n", csv::state_name(r.final_state), csv::tag_name(0),
+              (unsigned long long)r.counts[0], csv::tag_name(1), (unsigned long long)r.counts[1],
+              r.matches.size());
+  return 0;
+}
+"""
+
+
+def build_app(tmp_path: Path, cmake_lines: str, cmake_args: list[str]) -> str:
+    source = tmp_path / "app"
+    source.mkdir()
+    (source / "main.cpp").write_text(APP)
+    (source / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18)\nproject(app LANGUAGES CXX)\n" + cmake_lines
+        + "add_executable(app main.cpp)\ntarget_link_libraries(app PRIVATE csv::csv)\n")
+    build(source, tmp_path / "app-build", Toolchain.current().cmake_args(mpi=False) + cmake_args)
+    done = subprocess.run([str(tmp_path / "app-build" / "app")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_app_embeds_library_with_add_subdirectory(csv_project, tmp_path) -> None:
+    lines = f"add_subdirectory({csv_project} csv-build)\n"
+    output = build_app(tmp_path, lines, ["-Dcsv_PYTHON=OFF", "-Dcsv_RUNNER=OFF"])
+    assert output == "end_of_record field=2 record=2 4\n"
+
+
+def test_app_embeds_installed_library_with_find_package(csv_project, tmp_path) -> None:
+    prefix = tmp_path / "prefix"
+    subprocess.run([Toolchain.current().tool("cmake"), "--install", str(csv_project / "build"),
+                    "--prefix", str(prefix)], check=True, capture_output=True)
+    assert (prefix / "include" / "csv.hpp").exists()
+    output = build_app(tmp_path, "find_package(csv CONFIG REQUIRED)\n",
+                       [f"-DCMAKE_PREFIX_PATH={prefix}"])
+    assert output == "end_of_record field=2 record=2 4\n"
+
+
+@pytest.mark.parametrize("name", ["clexer", "weblog"])
+def test_schemes_run_clean_under_sanitizers(name, tmp_path) -> None:
+    driver = table_driver(sanitize="address,undefined")
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+    machine = sample_machine(name)
+    real = inputs.GENERATORS[name](20_000)
+    noise = np.random.default_rng(1).integers(0, 256, 2000, dtype=np.uint8).tobytes()
+    for data in (b"", real[:1], noise, real):
+        assert_all_equal_reference(machine, data, tmp_path, driver=driver, env=env,
+                                   configs=configurations(len(data), threads=(1, 3)))
