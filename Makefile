@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: demo test lint venv clean
+.PHONY: demo test lint venv clean bench-ccn
 
 venv: $(STAMP)
 
@@ -20,6 +20,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(JOBS) -p no:cacheprovider tests
+
+# Benchmarks (not tests): torch and matplotlib are installed for them only.
+bench-ccn: $(STAMP)
+	$(BIN)/python -m pip install -q torch==2.13.0 matplotlib
+	$(BIN)/python bench/ccn_cpu.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -130,12 +130,11 @@ def build(file: str, program_name: str | None, schedule: str, backend: str,
     program = module.program(program_name)
     if backend != "cpu":
         raise UsageError("the cuda backend is not implemented yet; use --backend cpu")
-    if python_module:
-        raise UsageError("--python is not implemented yet for the cpu backend")
     schedules = _schedules(module, program.name, schedule)
     folder = Path(out_dir or f"{program.name}_cpu")
     command = "coconetc build " + " ".join(sys.argv[2:])
-    build_cpu_project(module, program.name, schedules, command, out_dir=folder)
+    build_cpu_project(module, program.name, schedules, command, out_dir=folder,
+                      python=python_module)
     click.echo(f"built {folder}/build/{program.name}_run with schedules: {', '.join(schedules)}")
 
 

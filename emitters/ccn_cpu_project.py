@@ -3,6 +3,7 @@ chosen schedules, and build it (into `-o DIR`, or into the content-keyed cache).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from parafuse.ccn_compiler import ir
@@ -47,13 +48,19 @@ def project_files(module: CheckedModule, program_name: str, schedules: list[str]
         f"src/{program_name}.cpp": render("ccn_cpu/library.cpp.j2", **context),
         f"src/{program_name}_run.cpp": render("ccn_cpu/runner.cpp.j2", **context),
     }
+    if python:
+        files[f"src/{program_name}_python.cpp"] = render("ccn_cpu/python.cpp.j2", **context)
     for header in RUNTIME_HEADERS:
         files[f"include/parafuse/ccn/{header}"] = (CPP_RUNTIME / "ccn" / header).read_bytes()
     return files
 
 
-def cmake_arguments(sanitize: bool = False) -> list[str]:
+def cmake_arguments(sanitize: bool = False, python: bool = False) -> list[str]:
     args = Toolchain.current().cmake_args(mpi=True)
+    if python:
+        import pybind11
+        args += [f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
+                 f"-DPython3_EXECUTABLE={sys.executable}"]
     if sanitize:
         args += ["-DPARAFUSE_SANITIZE=ON", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
     return args
@@ -64,7 +71,7 @@ def build_cpu_project(module: CheckedModule, program_name: str, schedules: list[
                       sanitize: bool = False) -> Path:
     """The folder of the built project (`DIR/build/P_run` is its runner)."""
     files = project_files(module, program_name, schedules, command, python)
-    args = cmake_arguments(sanitize)
+    args = cmake_arguments(sanitize, python)
     if out_dir is None:
         return cached_build(program_name, files, args)
     write_tree(out_dir, files)

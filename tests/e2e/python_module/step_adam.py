@@ -1,0 +1,31 @@
+"""Run under mpirun: two steps of the generated `adam` module on each rank's blocks of the
+inputs in IN (whole tensors, or IN/g.rankR.npy), then write OUT/NAME.rankR.npy."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+from mpi4py import MPI
+
+module_dir, schedule, inputs, outputs = sys.argv[1:5]
+sys.path.insert(0, module_dir)
+import adam  # noqa: E402
+
+comm = MPI.COMM_WORLD
+rank, ranks = comm.Get_rank(), comm.Get_size()
+program = adam.Program(comm, {"N": 1001}, schedule)
+tensors = {}
+for name in program.tensor_names():
+    path = Path(inputs) / (f"{name}.rank{rank}.npy" if name == "g" else f"{name}.npy")
+    whole = np.load(path)
+    shape = program.local_shape(name)
+    if list(whole.shape) != list(shape):  # a sliced state: this rank's block
+        b = -(-whole.shape[0] // ranks)
+        whole = whole[min(rank * b, whole.shape[0]):min((rank + 1) * b, whole.shape[0])]
+    tensors[name] = np.ascontiguousarray(whole)
+for step in range(2):
+    results = program.step(tensors, seed=0, step=step, params={"lr": 0.01})
+Path(outputs).mkdir(exist_ok=True)
+for name, array in results.items():
+    np.save(Path(outputs) / f"{name}.rank{rank}.npy", array)
+    assert name in ("m", "v") or np.array_equal(array, tensors.get(name, array)), name
