@@ -113,14 +113,19 @@ template <class Entry>
 RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOptions& options,
                     int threads, size_t chunks) {
   Engine<Entry> engine(t, data, n, threads);
+  engine.profile_ = options.profile;
   RunResult result;
   result.threads = threads;
   std::string scheme = options.scheme, choice;
+  const double began = omp_get_wtime();
   if (scheme == "auto") scheme = engine.choose(chunks, choice);
+  if (options.profile && options.scheme == "auto")
+    engine.phases().push_back(PhaseTiming{"choose", false, omp_get_wtime() - began, {}});
   const std::string done = engine.run_scheme(scheme, chunks, options.matches);
   result.scheme = scheme;
   result.reason = choice.empty() ? done : choice + "; " + done;
   engine.finish(result);
+  result.phases = std::move(engine.phases());
   return result;
 }
 

@@ -29,13 +29,24 @@ namespace parafuse::fsm {
 inline namespace v1 {
 
 struct RunOptions {
+  bool profile = false;  // record phase times (RunResult::phases)
   std::string scheme = "auto";
   int threads = 0;    // 0: OpenMP's default
   size_t chunks = 0;  // 0: kLanes per thread
   bool matches = false;
 };
 
+// The time of one phase: parallel phases also record each work unit (a group of up
+// to kLanes chunks run by one thread), from which scaling to more cores is projected.
+struct PhaseTiming {
+  std::string name;
+  bool parallel = false;
+  double seconds = 0;
+  std::vector<double> units;
+};
+
 struct RunResult {
+  std::vector<PhaseTiming> phases;
   uint32_t final_state = 0;  // the machine's state number
   std::vector<uint64_t> counts;
   std::vector<Match> matches;
@@ -91,7 +102,14 @@ class Engine {
   void split(size_t count);
   std::vector<size_t> all_from(size_t first) const;
   template <class Body>
-  void each_group(const std::vector<size_t>& ids, Body&& body);
+  void each_group(const std::vector<size_t>& ids, Body&& body, const char* phase = "walk");
+  template <class Body>
+  void sequential(const char* phase, Body&& body);
+  std::vector<PhaseTiming> phases_;
+ public:
+  bool profile_ = false;
+  std::vector<PhaseTiming>& phases() { return phases_; }
+ private:
   void walk_known(const std::vector<size_t>& ids);  // count (or match) from chunk.start
   void walk_group(const size_t* ids, int count, bool with_matches);
   std::string run_seq();
@@ -128,13 +146,27 @@ std::vector<size_t> Engine<Entry>::all_from(size_t first) const {
 // Groups of up to kLanes consecutive chunks, spread over the threads.
 template <class Entry>
 template <class Body>
-void Engine<Entry>::each_group(const std::vector<size_t>& ids, Body&& body) {
+void Engine<Entry>::each_group(const std::vector<size_t>& ids, Body&& body,
+                               const char* phase) {
   const long groups = long((ids.size() + kLanes - 1) / kLanes);
+  std::vector<double> units(profile_ ? size_t(groups) : 0);
+  const double began = omp_get_wtime();
 #pragma omp parallel for num_threads(threads_) schedule(dynamic, 1) if (groups > 1)
   for (long g = 0; g < groups; ++g) {
+    const double unit_began = profile_ ? omp_get_wtime() : 0.0;
     const size_t first = size_t(g) * kLanes;
     body(ids.data() + first, int(std::min<size_t>(kLanes, ids.size() - first)));
+    if (profile_) units[size_t(g)] = omp_get_wtime() - unit_began;
   }
+  if (profile_) phases_.push_back(PhaseTiming{phase, true, omp_get_wtime() - began, units});
+}
+
+template <class Entry>
+template <class Body>
+void Engine<Entry>::sequential(const char* phase, Body&& body) {
+  const double began = omp_get_wtime();
+  body();
+  if (profile_) phases_.push_back(PhaseTiming{phase, false, omp_get_wtime() - began, {}});
 }
 
 template <class Entry>
@@ -156,14 +188,15 @@ void Engine<Entry>::walk_group(const size_t* ids, int count, bool with_matches) 
 
 template <class Entry>
 void Engine<Entry>::walk_known(const std::vector<size_t>& ids) {
-  each_group(ids, [&](const size_t* group, int count) { walk_group(group, count, matches_); });
+  each_group(ids, [&](const size_t* group, int count) { walk_group(group, count, matches_); },
+             matches_ ? "match pass" : "recount");
 }
 
 template <class Entry>
 std::string Engine<Entry>::run_seq() {
   split(1);
   const size_t only = 0;
-  walk_group(&only, 1, matches_);
+  sequential("walk", [&] { walk_group(&only, 1, matches_); });
   final_ = chunks_[0].finish;
   return "one sequential pass";
 }
@@ -197,18 +230,23 @@ std::string Engine<Entry>::run_enum() {
   for (uint32_t s = 0; s < t_.states; ++s) all[s] = s << t_.shift;
   uint64_t steps = 0;
   const long count = long(chunks_.size());
+  std::vector<double> units(profile_ ? chunks_.size() : 0);
+  const double began = omp_get_wtime();
 #pragma omp parallel num_threads(threads_) reduction(+ : steps)
   {
     Enumerator paths;
 #pragma omp for schedule(dynamic, 1)
     for (long i = 0; i < count; ++i) {
+      const double unit_began = omp_get_wtime();
       const size_t id = size_t(i);
       if (id == 0) walk_group(&id, 1, matches_);
       else enumerate(chunks_[id], paths, all.data(), 0);
+      if (profile_) units[id] = omp_get_wtime() - unit_began;
     }
     steps += paths.steps;
   }
-  final_ = compose_known_starts();
+  if (profile_) phases_.push_back(PhaseTiming{"enumerate", true, omp_get_wtime() - began, units});
+  sequential("compose", [&] { final_ = compose_known_starts(); });
   walk_known(all_from(1));
   std::ostringstream reason;
   const double per_byte = n_ > chunks_[0].length()

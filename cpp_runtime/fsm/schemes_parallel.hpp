@@ -50,8 +50,8 @@ std::string Engine<Entry>::run_fused() {
       for (uint32_t s = 0; s < t_.states; ++s) starts[s] = before[s] << t_.shift;
       enumerate(chunk, paths, starts.data(), chunk.miss_at);
     }
-  });
-  final_ = compose_known_starts();
+  }, "fused walk");
+  sequential("compose", [&] { final_ = compose_known_starts(); });
   std::vector<size_t> recount;
   size_t missed = 0, fused_bytes = 0;
   for (size_t id : ids) {
@@ -65,7 +65,7 @@ std::string Engine<Entry>::run_fused() {
       for (int k = 0; k < count; ++k)
         if (chunks_[group[k]].miss_at == kNoMiss && !chunks_[group[k]].fused_hist.empty())
           recount_fused(chunks_[group[k]]);
-    });
+    }, "fused counts");
   }
   walk_known(recount);
   std::ostringstream reason;
@@ -113,7 +113,7 @@ void Engine<Entry>::predict_and_walk(const std::vector<size_t>& ids) {
     for (int k = 0; k < count; ++k)
       if (group[k] != 0) chunks_[group[k]].start = predict(chunks_[group[k]], paths);
     walk_group(group, count, false);  // matches come once the starts are known
-  });
+  }, "speculate");
 }
 
 // Re-run `chunk` from `true_start` beside its run from its current start until the two
@@ -144,9 +144,11 @@ std::string Engine<Entry>::run_speculative(bool higher_order) {
   for (size_t i = 1; i < chunks_.size(); ++i)
     misspeculated += chunks_[i].start != chunks_[i - 1].finish;
   if (!higher_order) {
-    for (size_t i = 1; i < chunks_.size(); ++i)
-      if (chunks_[i].start != chunks_[i - 1].finish)
-        rerun_bytes += fix(chunks_[i], chunks_[i - 1].finish);
+    sequential("validate", [&] {
+      for (size_t i = 1; i < chunks_.size(); ++i)
+        if (chunks_[i].start != chunks_[i - 1].finish)
+          rerun_bytes += fix(chunks_[i], chunks_[i - 1].finish);
+    });
   } else {
     size_t confirmed = 1;  // chunks [0, confirmed) ran from their true start states
     std::vector<uint32_t> wanted(chunks_.size());
@@ -162,8 +164,16 @@ std::string Engine<Entry>::run_speculative(bool higher_order) {
       }
       const long count = long(stale.size());
       uint64_t bytes = 0;
+      std::vector<double> units(profile_ ? stale.size() : 0);
+      const double began = omp_get_wtime();
 #pragma omp parallel for num_threads(threads_) schedule(dynamic, 1) reduction(+ : bytes) if (count > 1)
-      for (long j = 0; j < count; ++j) bytes += fix(chunks_[stale[j]], wanted[stale[j]]);
+      for (long j = 0; j < count; ++j) {
+        const double unit_began = omp_get_wtime();
+        bytes += fix(chunks_[stale[j]], wanted[stale[j]]);
+        if (profile_) units[size_t(j)] = omp_get_wtime() - unit_began;
+      }
+      if (profile_)
+        phases_.push_back(PhaseTiming{"re-validate", true, omp_get_wtime() - began, units});
       rerun_bytes += bytes;
       ++rounds;
     }

@@ -2,10 +2,11 @@
 // (emitters/fsm_tables.py) at run time and runs it under many configurations, so
 // property tests over many random machines need one build, not one per machine.
 //
-//   fsm_table_driver BLOB INPUT [--matches] SCHEME:THREADS:CHUNKS ...
+//   fsm_table_driver BLOB INPUT [--matches] [--profile] SCHEME:THREADS:CHUNKS ...
 //
 // One JSON line per configuration: scheme, reason, final_state (the machine's state
-// number), counts (per tag) and, with --matches, matches as [offset, tag index].
+// number), counts (per tag), with --matches matches as [offset, tag index], and with
+// --profile the phases (name, parallel, seconds, seconds of each work unit).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -38,6 +39,20 @@ AlignedBlob load_blob(const std::string& path) {
   return blob;
 }
 
+std::string phases_json(const std::vector<fsm::PhaseTiming>& phases) {
+  std::string out = ", \"phases\": [";
+  for (size_t i = 0; i < phases.size(); ++i) {
+    out += i ? ", {\"name\": " : "{\"name\": ";
+    fsm::append_json_string(out, phases[i].name);
+    out += std::string(", \"parallel\": ") + (phases[i].parallel ? "true" : "false");
+    out += ", \"seconds\": " + fsm::format_number(phases[i].seconds) + ", \"units\": [";
+    for (size_t u = 0; u < phases[i].units.size(); ++u)
+      out += (u ? ", " : "") + fsm::format_number(phases[i].units[u]);
+    out += "]}";
+  }
+  return out + "]";
+}
+
 std::string result_line(const fsm::RunResult& result, bool matches) {
   std::string out = "{\"scheme\": ";
   fsm::append_json_string(out, result.scheme);
@@ -56,10 +71,11 @@ std::string result_line(const fsm::RunResult& result, bool matches) {
              std::to_string(result.matches[i].tag) + "]";
     out += "]";
   }
+  if (!result.phases.empty()) out += phases_json(result.phases);
   return out + "}\n";
 }
 
-fsm::RunOptions parse_config(const std::string& text, bool matches) {
+fsm::RunOptions parse_config(const std::string& text, bool matches, bool profile) {
   const size_t first = text.find(':'), second = text.find(':', first + 1);
   if (first == std::string::npos || second == std::string::npos)
     throw std::runtime_error("configuration '" + text + "' is not SCHEME:THREADS:CHUNKS");
@@ -68,6 +84,7 @@ fsm::RunOptions parse_config(const std::string& text, bool matches) {
   options.threads = std::stoi(text.substr(first + 1, second - first - 1));
   options.chunks = std::stoull(text.substr(second + 1));
   options.matches = matches;
+  options.profile = profile;
   return options;
 }
 
@@ -79,13 +96,13 @@ int main(int argc, char** argv) {
     const AlignedBlob blob = load_blob(argv[1]);
     const fsm::Tables tables = fsm::parse_tables(blob.bytes.get(), blob.size);
     const fsm::InputBytes input(argv[2]);
-    bool matches = false;
+    bool matches = false, profile = false;
     for (int i = 3; i < argc; ++i) {
-      if (std::string(argv[i]) == "--matches") {
-        matches = true;
+      if (std::string(argv[i]) == "--matches" || std::string(argv[i]) == "--profile") {
+        (std::string(argv[i]) == "--matches" ? matches : profile) = true;
         continue;
       }
-      const fsm::RunOptions options = parse_config(argv[i], matches);
+      const fsm::RunOptions options = parse_config(argv[i], matches, profile);
       const fsm::RunResult result = fsm::run_machine(tables, input.data(), input.size(), options);
       fsm::write_all(result_line(result, matches));
     }
