@@ -11,6 +11,7 @@ import click
 from parafuse.ccn_compiler.frontend import CheckedModule, check_source
 from parafuse.ccn_compiler.printer import format_program
 from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
+from parafuse.emitters.autotune import autotune as autotune_program
 from parafuse.emitters.ccn_cpu_project import build_cpu_project
 from parafuse.emitters.ccn_launch import run_ranks
 
@@ -123,13 +124,28 @@ def _run_cpu(module: CheckedModule, program: str, schedule: str, options: RunOpt
 @click.option("--backend", type=click.Choice(("cpu", "cuda")), default="cpu", show_default=True)
 @click.option("-o", "out_dir", type=click.Path(file_okay=False), help="Project folder.")
 @click.option("--python", "python_module", is_flag=True, help="Also build a pybind11 module.")
+@click.option("--autotune", is_flag=True, help="Time every schedule and chunk count, keep "
+              "the fastest (needs -n and --size).")
+@click.option("-n", "ranks", type=int, help="Ranks to autotune for.")
+@click.option("--size", "sizes", multiple=True, metavar="NAME=N")
 @reports_errors("coconetc")
 def build(file: str, program_name: str | None, schedule: str, backend: str,
-          out_dir: str | None, python_module: bool) -> None:
+          out_dir: str | None, python_module: bool, autotune: bool, ranks: int | None,
+          sizes: tuple[str, ...]) -> None:
     module = _load(file)
     program = module.program(program_name)
     if backend != "cpu":
         raise UsageError("the cuda backend is not implemented yet; use --backend cpu")
+    if autotune:
+        if not ranks or not sizes:
+            raise UsageError("--autotune needs -n R and --size NAME=N for the measurements")
+        folder = Path(out_dir or f"{program.name}_cpu")
+        chosen = autotune_program(module, program.name, ranks, sizes, folder,
+                                  "coconetc build " + " ".join(sys.argv[2:]),
+                                  lambda line: click.echo(line, err=True))
+        click.echo(f"built {folder}/build/{program.name}_run; the autotuner chose {chosen} "
+                   f"(every candidate's time is in {folder}/tuning.json)")
+        return
     schedules = _schedules(module, program.name, schedule)
     folder = Path(out_dir or f"{program.name}_cpu")
     command = "coconetc build " + " ".join(sys.argv[2:])

@@ -8,6 +8,7 @@ whose body is the lowered stages in order, then the states' next values.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from parafuse.ccn_compiler import ir
@@ -163,7 +164,7 @@ def lower_schedule(program: ir.Program, schedule: str) -> ScheduleClass:
     results += [_slot(s, v, buffers[s], -1) for s, v in program.state_updates]
     states = [_slot(t.name, t.name, buffers[t.name], t.ordinal) for t in program.tensors
               if t.role == "state"]
-    return ScheduleClass(schedule, f"Schedule_{schedule}", comm_members + storage_members,
+    return ScheduleClass(schedule, "Schedule_" + re.sub(r"\W", "_", schedule), comm_members + storage_members,
                          comm_ctor + storage_ctor, step, inputs, results, states,
                          _volume(program), dtor)
 
