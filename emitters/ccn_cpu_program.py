@@ -164,7 +164,8 @@ def lower_schedule(program: ir.Program, schedule: str) -> ScheduleClass:
     results += [_slot(s, v, buffers[s], -1) for s, v in program.state_updates]
     states = [_slot(t.name, t.name, buffers[t.name], t.ordinal) for t in program.tensors
               if t.role == "state"]
-    return ScheduleClass(schedule, "Schedule_" + re.sub(r"\W", "_", schedule), comm_members + storage_members,
+    class_name = "Schedule_" + re.sub(r"\W", "_", schedule)
+    return ScheduleClass(schedule, class_name, comm_members + storage_members,
                          comm_ctor + storage_ctor, step, inputs, results, states,
                          _volume(program), dtor)
 
