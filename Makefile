@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: demo test lint venv clean bench-ccn
+.PHONY: demo test lint venv clean bench-ccn bench-fsm
 
 venv: $(STAMP)
 
@@ -25,6 +25,10 @@ test: $(STAMP)
 bench-ccn: $(STAMP)
 	$(BIN)/python -m pip install -q torch==2.13.0 matplotlib
 	$(BIN)/python bench/ccn_cpu.py
+
+bench-fsm: $(STAMP)
+	$(BIN)/python -m pip install -q matplotlib
+	$(BIN)/python bench/fsm_schemes.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

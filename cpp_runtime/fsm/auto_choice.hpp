@@ -11,7 +11,8 @@ inline namespace v1 {
 
 constexpr size_t kSmallInput = size_t(64) << 10;
 constexpr size_t kAccuracyPrefix = size_t(256) << 10;
-constexpr size_t kAccuracyPositions = 64;
+constexpr size_t kAccuracyPositions = 64;  // fewer for big machines: see sampled_accuracy
+constexpr size_t kAccuracyLookups = size_t(1) << 22;
 constexpr size_t kFusedWindows = 16, kFusedWindowBytes = 4096;
 
 // Lookback accuracy at evenly spaced positions of the input's prefix (truth: one
@@ -20,18 +21,21 @@ template <class Entry>
 double Engine<Entry>::sampled_accuracy() {
   const size_t prefix = std::min(n_, kAccuracyPrefix);
   if (prefix <= size_t(t_.lookback) + kAccuracyPositions) return -1.0;
+  // Each prediction runs the lookback from every state: bound the total lookups.
+  const size_t positions = std::clamp<size_t>(
+      kAccuracyLookups / (size_t(t_.states) * t_.lookback), 8, kAccuracyPositions);
   Enumerator paths;
   uint32_t state = t_.start << t_.shift;
   size_t done = 0, right = 0;
-  for (size_t i = 1; i <= kAccuracyPositions; ++i) {
-    const size_t position = t_.lookback + (prefix - t_.lookback) * i / (kAccuracyPositions + 1);
+  for (size_t i = 1; i <= positions; ++i) {
+    const size_t position = t_.lookback + (prefix - t_.lookback) * i / (positions + 1);
     state = walk_one(m_, data_ + done, position - done, 0, state, [](uint32_t, uint64_t) {});
     done = position;
     Chunk probe;
     probe.begin = position;
     right += predict(probe, paths) == state;
   }
-  return double(right) / kAccuracyPositions;
+  return double(right) / double(positions);
 }
 
 // Whether walks of the partial fused DFA from its start stay inside the stored part.

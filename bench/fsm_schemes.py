@@ -1,0 +1,178 @@
+"""boostfsm C++ schemes on 64 MiB inputs: GB/s of every scheme at 1 and 2 threads, the
+speedup over `seq`, Hyperscan side by side for the pattern sets, per-chunk phase times
+and from them the projected speedup on 16 and 64 cores.
+
+    .venv/bin/python bench/fsm_schemes.py [--size BYTES] [--repeat K]   (make bench-fsm)
+
+Writes bench/results/fsm.md and bench/results/fsm_scaling.png. Machines: every sample,
+and a dozen real regexes of rebar (those the language accepts) over rebar's haystacks.
+Projection: a parallel phase on P cores takes the longest-processing-time schedule of
+its measured work units (each a group of 4 interleaved chunks, measured with 4P chunks)
+onto P cores; sequential phases add as measured. Memory bandwidth is not modelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO / "samples"), str(REPO / "bench")]
+
+import fsm_dozen_regexes  # noqa: E402
+import inputs  # noqa: E402
+
+from parafuse.emitters.cmake_build import cache_root  # noqa: E402
+from parafuse.emitters.fsm_project import (  # noqa: E402
+    ProjectRequest,
+    cached_project,
+    table_driver,
+    training_hints,  # noqa: E402
+)
+from parafuse.emitters.fsm_tables import machine_blob  # noqa: E402
+from parafuse.fsm_compiler.pipeline import compile_file  # noqa: E402
+from parafuse.grammar.diagnostics import SourceFile  # noqa: E402
+
+SCHEMES = ("seq", "enum", "fused", "spec", "hspec", "auto")
+RESULTS = REPO / "bench" / "results"
+REBAR = fsm_dozen_regexes.DATA
+
+
+def machines_and_inputs(size: int, work: Path) -> list[tuple[str, object, Path, list | None]]:
+    """(label, machine, input path, hyperscan patterns or None) for every benchmark case."""
+    cases = []
+    for sample in sorted((REPO / "samples").glob("*.fsm")):
+        text = sample.read_text(encoding="latin-1")
+        machine = compile_file(SourceFile(str(sample), text)).machines[0]
+        path = work / f"{sample.stem}.txt"
+        if not path.exists() or path.stat().st_size < size:
+            path.write_bytes(inputs.GENERATORS[sample.stem](size))
+        patterns = None
+        if machine.kind == "patterns":
+            fsm_file = compile_file(SourceFile(str(sample), text)).fsm_file
+            patterns = [(p.flags or "-", p.text) for p in fsm_file.machines[0].patterns]
+        cases.append((sample.stem, machine, path, patterns))
+    chosen = fsm_dozen_regexes.chosen_patterns()
+    source = fsm_dozen_regexes.source_text(chosen)
+    machine = compile_file(SourceFile("rebar_dozen.fsm", source)).machines[0]
+    haystack = (REBAR / "sherlock.txt").read_bytes() + (
+        REBAR / "opensubtitles-en-sampled.txt").read_bytes()
+    path = work / "rebar_haystacks.txt"
+    if not path.exists():
+        path.write_bytes((haystack * (size // len(haystack) + 1))[:size])
+    cases.append(("rebar_dozen", machine, path, [(flags or "-", regex) for _, regex, flags
+                                                 in chosen]))
+    return cases
+
+
+def run_scheme(runner: Path, data: Path, scheme: str, threads: int, repeat: int) -> dict:
+    done = subprocess.run([str(runner), str(data), "--json", "--scheme", scheme, "--threads",
+                           str(threads), "--repeat", str(repeat)],
+                          capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        return {"error": done.stderr.strip()}
+    return json.loads(done.stdout)
+
+
+def profile(driver: Path, blob: Path, data: Path, scheme: str, cores: int) -> dict:
+    done = subprocess.run([str(driver), str(blob), str(data), "--profile",
+                           f"{scheme}:2:{4 * cores}"], capture_output=True, text=True,
+                          timeout=900)
+    return json.loads(done.stdout) if done.returncode == 0 else {"error": done.stderr}
+
+
+def projected_seconds(phases: list[dict], cores: int) -> float:
+    total = 0.0
+    for phase in phases:
+        if not phase["parallel"]:
+            total += phase["seconds"]
+            continue
+        loads = [0.0] * cores
+        for unit in sorted(phase["units"], reverse=True):
+            loads[loads.index(min(loads))] += unit
+        total += max(loads)
+    return total
+
+
+def hyperscan(patterns: list, data: Path, repeat: int, work: Path) -> dict | None:
+    header = Path("/usr/include/hs/hs.h")
+    if not header.exists():
+        return None
+    binary = cache_root() / "fsm_hyperscan_count"
+    if not binary.exists():
+        subprocess.run(["gcc", "-O2", str(REPO / "bench" / "fsm_hyperscan_count.c"), "-o",
+                        str(binary), "-lhs"], check=True)
+    listing = work / f"{data.stem}.patterns"
+    listing.write_text("".join(f"{flags}\t{regex}\n" for flags, regex in patterns))
+    done = subprocess.run([str(binary), str(listing), str(data), str(repeat)],
+                          capture_output=True, text=True, timeout=900)
+    return json.loads(done.stdout) if done.returncode == 0 else {"error": done.stderr}
+
+
+def bench_case(case, repeat: int, work: Path, driver: Path) -> dict:
+    label, machine, data, patterns = case
+    sample = data.read_bytes()[:1 << 20]
+    began = time.perf_counter()
+    project = cached_project(ProjectRequest(machine, f"{label}.fsm", train_sample=sample))
+    runner = project / "build" / f"{machine.name}_run"
+    row = {"label": label, "states": machine.state_count, "classes": machine.class_count,
+           "build_seconds": time.perf_counter() - began, "bytes": data.stat().st_size,
+           "runs": {}, "projection": {}}
+    for scheme in SCHEMES:
+        for threads in (1, 2):
+            row["runs"][f"{scheme}/{threads}"] = run_scheme(runner, data, scheme, threads, repeat)
+            print(label, scheme, threads, row["runs"][f"{scheme}/{threads}"].get("gbps"),
+                  flush=True)
+    blob = work / f"{label}.blob"
+    blob.write_bytes(machine_blob(machine, training_hints(machine, sample)))
+    for scheme in SCHEMES[1:]:
+        for cores in (16, 64):
+            measured = profile(driver, blob, data, scheme, cores)
+            if "phases" in measured:
+                row["projection"][f"{scheme}/{cores}"] = {
+                    "seconds": projected_seconds(measured["phases"], cores),
+                    "scheme": measured["scheme"],
+                    "phases": {p["name"]: round(p["seconds"], 6) for p in measured["phases"]}}
+    if patterns:
+        row["hyperscan"] = hyperscan(patterns, data, repeat, work)
+    return row
+
+
+def machine_description() -> str:
+    cpu = "unknown CPU"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    memory = int(Path("/proc/meminfo").read_text().split()[1]) // (1 << 20)
+    cxx = subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout
+    return (f"{cpu}, {os.cpu_count()} logical cores, {memory} GiB RAM, {platform.system()} "
+            f"{platform.release()}, {cxx.splitlines()[0]}, Python {platform.python_version()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=64 << 20)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--work", type=Path, default=REPO / "build" / "bench-fsm")
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    driver = table_driver()
+    rows = [bench_case(case, args.repeat, args.work, driver)
+            for case in machines_and_inputs(args.size, args.work)]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "fsm.json").write_text(json.dumps(rows, indent=1) + "\n")
+    from fsm_report_md import write_report
+
+    write_report(rows, machine_description(), RESULTS)
+    print(f"wrote {RESULTS / 'fsm.md'}")
+
+
+if __name__ == "__main__":
+    main()
