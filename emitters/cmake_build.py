@@ -108,6 +108,7 @@ def build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | None
 
 
 def _build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | None) -> None:
+    source, build_dir = Path(source).resolve(), Path(build_dir).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
     toolchain = Toolchain.current()
     log = build_dir / "build.log"
