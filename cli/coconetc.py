@@ -100,8 +100,9 @@ def _schedules(module: CheckedModule, program: str, schedule: str) -> list[str]:
 def _run_cpu(module: CheckedModule, program: str, schedule: str, options: RunOptions,
              as_json: bool) -> int:
     """Build every schedule of the program (cached by content) and launch R ranks."""
+    # The same project `coconetc build FILE` makes, so that both share the cache.
     project = build_cpu_project(module, program, module.schedule_names(program),
-                                f"coconetc run {module.filename} --backend cpu")
+                                f"coconetc build {module.filename}")
     args = ["--schedule", schedule, "--seed", str(options.seed), "--iters", str(options.iters),
             "--warmup", str(options.warmup)]
     args += [a for size in options.sizes for a in ("--size", size)]
