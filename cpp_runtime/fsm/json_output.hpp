@@ -85,8 +85,8 @@ inline std::string report_text(const RunReport& r) {
   std::string state = r.final_state;
   if (!state.empty() && state[0] == '"') state = state.substr(1, state.size() - 2);
   char timing[96];
-  std::snprintf(timing, sizeof timing, " (%.3f s, %s, %d threads)\n", r.seconds,
-                r.scheme.c_str(), r.threads);
+  std::snprintf(timing, sizeof timing, " (%.3f s, %s, %d thread%s)\n", r.seconds,
+                r.scheme.c_str(), r.threads, r.threads == 1 ? "" : "s");
   std::string out = r.machine + ": " + std::to_string(r.bytes) + " bytes, final state " + state +
                     timing;
   for (size_t i = 0; i < r.tag_names.size(); ++i)
