@@ -24,6 +24,11 @@
 #include "philox.hpp"
 #include "program.hpp"
 
+// The "backend" of the runner's report; a CUDA project defines it as "cuda".
+#ifndef PF_BACKEND_NAME
+#define PF_BACKEND_NAME "cpu"
+#endif
+
 namespace pf {
 
 struct ProgramInfo {
@@ -371,13 +376,13 @@ inline int run_main(int argc, char** argv, const ProgramInfo& info, const Factor
     double median = times.size() % 2 ? times[times.size() / 2]
                                      : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
     if (rank == 0 && o.json) {
-      std::printf("{\"program\": \"%s\", \"schedule\": \"%s\", \"backend\": \"cpu\", "
+      std::printf("{\"program\": \"%s\", \"schedule\": \"%s\", \"backend\": \"" PF_BACKEND_NAME "\", "
                   "\"ranks\": %d, \"sizes\": %s, \"iters\": %ld, \"warmup\": %ld, "
                   "\"median_ms\": %.6f, \"min_ms\": %.6f, \"bytes_per_rank\": %.0f}\n",
                   info.name.c_str(), o.schedule.c_str(), ranks, json_sizes(info, sizes).c_str(),
                   o.iters, o.warmup, median, times.front(), impl->bytes_per_rank());
     } else if (rank == 0) {
-      std::printf("%s [%s] on %d rank(s), backend cpu: %ld step(s), median %.3f ms\n",
+      std::printf("%s [%s] on %d rank(s), backend " PF_BACKEND_NAME ": %ld step(s), median %.3f ms\n",
                   info.name.c_str(), o.schedule.c_str(), ranks, o.iters, median);
     }
   } catch (const std::exception& e) {

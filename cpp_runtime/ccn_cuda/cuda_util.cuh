@@ -1,0 +1,315 @@
+// CUDA for generated .ccn programs: every CUDA call checked (the failing call and the
+// generated source line are reported, then every rank aborts), device-side block
+// shapes, device buffers, the grid-stride launcher of element-wise kernels, block
+// reductions combined with atomics, and row-wise normalisations.
+#pragma once
+#include <cuda_runtime.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <vector>
+
+#include "half.hpp"
+#include "program.hpp"
+
+#define PF_CUDA(call)                                                                \
+  do {                                                                               \
+    cudaError_t pf_status_ = (call);                                                 \
+    if (pf_status_ != cudaSuccess) {                                                 \
+      pf::device_failed(#call, __FILE__, __LINE__, cudaGetErrorString(pf_status_));  \
+    }                                                                                \
+  } while (0)
+
+namespace pf {
+
+[[noreturn]] inline void device_failed(const char* call, const char* file, int line,
+                                       const char* why) {
+  std::fprintf(stderr, "%s:%d: %s failed: %s\n", file, line, call, why);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  std::abort();
+}
+
+// pf::Local with fixed arrays, so that kernels can take it by value.
+constexpr int kMaxRank = 8;
+struct DevLocal {
+  int64_t logical[kMaxRank] = {}, start[kMaxRank] = {}, shape[kMaxRank] = {};
+  int64_t count = 1;
+  int rank = 0;
+};
+
+inline DevLocal device_local(const Local& local) {
+  DevLocal out;
+  out.rank = static_cast<int>(local.shape.size());
+  if (out.rank > kMaxRank) throw std::invalid_argument("tensors of more than 8 dims");
+  for (int d = 0; d < out.rank; ++d) {
+    out.logical[d] = local.logical[d];
+    out.start[d] = local.start[d];
+    out.shape[d] = local.shape[d];
+  }
+  out.count = local.count;
+  return out;
+}
+
+inline Local host_local(const DevLocal& d) {
+  Local out;
+  out.logical.assign(d.logical, d.logical + d.rank);
+  out.start.assign(d.start, d.start + d.rank);
+  out.shape.assign(d.shape, d.shape + d.rank);
+  out.count = d.count;
+  return out;
+}
+
+__host__ __device__ inline int64_t inner_count(const DevLocal& local, int from) {
+  int64_t count = 1;
+  for (int d = from; d < local.rank; ++d) count *= local.shape[d];
+  return count;
+}
+__host__ __device__ inline int64_t outer_count(const DevLocal& local, int until) {
+  int64_t count = 1;
+  for (int d = 0; d < until && d < local.rank; ++d) count *= local.shape[d];
+  return count;
+}
+
+// Device memory of `count` elements (at least one, so that a pointer always exists).
+template <typename T> class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(int64_t count) { resize(count); }
+  ~DeviceBuffer() { if (data_) cudaFree(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void resize(int64_t count) {
+    if (data_) PF_CUDA(cudaFree(data_));
+    count_ = count;
+    PF_CUDA(cudaMalloc(&data_, sizeof(T) * std::max<int64_t>(count, 1)));
+    PF_CUDA(cudaMemset(data_, 0, sizeof(T) * std::max<int64_t>(count, 1)));
+  }
+  T* data() const { return data_; }
+  int64_t size() const { return count_; }
+  void swap(DeviceBuffer& other) {
+    std::swap(data_, other.data_);
+    std::swap(count_, other.count_);
+  }
+
+ private:
+  T* data_ = nullptr;
+  int64_t count_ = 0;
+};
+
+constexpr int kThreads = 256;
+
+inline int grid_for(int64_t n) {
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(std::clamp<int64_t>(blocks, 1, 65535));
+}
+
+// One generated element-wise kernel: f(i) for i in [lo, hi), grid-stride.
+template <typename F> __global__ void for_each_kernel(int64_t lo, int64_t hi, F f) {
+  for (int64_t i = lo + blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < hi;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    f(i);
+  }
+}
+
+template <typename F> void launch(int64_t lo, int64_t hi, cudaStream_t stream, F f) {
+  if (hi <= lo) return;
+  for_each_kernel<<<grid_for(hi - lo), kThreads, 0, stream>>>(lo, hi, f);
+  PF_CUDA(cudaGetLastError());
+}
+
+template <typename T> __global__ void fill_kernel(T* target, int64_t n, T value) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    target[i] = value;
+  }
+}
+
+template <typename T> void fill(T* target, int64_t n, T value, cudaStream_t stream) {
+  if (n <= 0) return;
+  fill_kernel<<<grid_for(n), kThreads, 0, stream>>>(target, n, value);
+  PF_CUDA(cudaGetLastError());
+}
+
+template <typename T> void fill_scalar(T* target, T value, cudaStream_t stream) {
+  fill(target, 1, value, stream);
+}
+
+// Combine `value` into *target with an atomic compare-and-swap (any 4- or 8-byte type).
+template <typename A, typename Op> __device__ void atomic_combine(A* target, A value, Op op) {
+  using Word = std::conditional_t<sizeof(A) == 4, unsigned int, unsigned long long>;
+  Word* address = reinterpret_cast<Word*>(target);
+  Word old = *address, assumed;
+  do {
+    assumed = old;
+    A now;
+    memcpy(&now, &assumed, sizeof(A));
+    A next = op(now, value);
+    Word bits;
+    memcpy(&bits, &next, sizeof(A));
+    old = atomicCAS(address, assumed, bits);
+  } while (assumed != old);
+}
+
+struct SumOp {
+  template <typename A> __host__ __device__ A operator()(A a, A b) const { return a + b; }
+};
+struct MaxOp {
+  template <typename A> __host__ __device__ A operator()(A a, A b) const {
+    if constexpr (std::is_floating_point_v<A>) {
+      if (isnan(a) || isnan(b)) return isnan(a) ? a : b;
+    }
+    return a > b ? a : b;
+  }
+};
+
+// acc = op over i in [0, n) of f(i): a block reduction per block, then one atomic each.
+template <typename A, typename Op, typename F>
+__global__ void reduce_kernel(int64_t n, A identity, Op op, F f, A* acc) {
+  __shared__ A partial[kThreads];
+  A mine = identity;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    mine = op(mine, f(i));
+  }
+  partial[threadIdx.x] = mine;
+  __syncthreads();
+  for (int width = kThreads / 2; width > 0; width /= 2) {
+    if (threadIdx.x < width) partial[threadIdx.x] = op(partial[threadIdx.x], partial[threadIdx.x + width]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomic_combine(acc, partial[0], op);
+}
+
+template <typename A, typename Op, typename F>
+void reduce(int64_t n, A identity, Op op, cudaStream_t stream, A* acc, F f) {
+  fill_scalar(acc, identity, stream);
+  if (n <= 0) return;
+  reduce_kernel<<<std::min(grid_for(n), 1024), kThreads, 0, stream>>>(n, identity, op, f, acc);
+  PF_CUDA(cudaGetLastError());
+}
+
+// Row-wise layernorm / rmsnorm over the last dim, in place: one block per row.
+template <typename W, bool Layer>
+__global__ void norm_rows_kernel(W* data, int64_t rows, int64_t cols, W eps) {
+  __shared__ W partial[kThreads];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    W* row = data + r * cols;
+    W mean = 0;
+    if (Layer) {
+      W sum = 0;
+      for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) sum += row[j];
+      partial[threadIdx.x] = sum;
+      __syncthreads();
+      for (int w = kThreads / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w) partial[threadIdx.x] += partial[threadIdx.x + w];
+        __syncthreads();
+      }
+      mean = partial[0] / static_cast<W>(cols);
+      __syncthreads();
+    }
+    W squares = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) squares += (row[j] - mean) * (row[j] - mean);
+    partial[threadIdx.x] = squares;
+    __syncthreads();
+    for (int w = kThreads / 2; w > 0; w /= 2) {
+      if (threadIdx.x < w) partial[threadIdx.x] += partial[threadIdx.x + w];
+      __syncthreads();
+    }
+    W scale = W(1) / sqrt(partial[0] / static_cast<W>(cols) + eps);
+    __syncthreads();
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) row[j] = (row[j] - mean) * scale;
+  }
+}
+
+template <typename W> void layernorm_rows(W* data, int64_t count, int64_t cols, W eps,
+                                          cudaStream_t stream) {
+  int64_t rows = cols ? count / cols : 0;
+  if (rows == 0) return;
+  norm_rows_kernel<W, true><<<grid_for(rows), kThreads, 0, stream>>>(data, rows, cols, eps);
+  PF_CUDA(cudaGetLastError());
+}
+
+template <typename W> void rmsnorm_rows(W* data, int64_t count, int64_t cols, W eps,
+                                        cudaStream_t stream) {
+  int64_t rows = cols ? count / cols : 0;
+  if (rows == 0) return;
+  norm_rows_kernel<W, false><<<grid_for(rows), kThreads, 0, stream>>>(data, rows, cols, eps);
+  PF_CUDA(cudaGetLastError());
+}
+
+// A device scalar read back to the host (after the work queued on `stream`).
+template <typename T> T read_scalar(const T* device, cudaStream_t stream) {
+  T value;
+  PF_CUDA(cudaMemcpyAsync(&value, device, sizeof(T), cudaMemcpyDeviceToHost, stream));
+  PF_CUDA(cudaStreamSynchronize(stream));
+  return value;
+}
+
+}  // namespace pf
+
+namespace pf {
+
+// Device memory of one step, allocated and freed in stream order (cudaMallocAsync).
+template <typename T> class StreamBuffer {
+ public:
+  StreamBuffer(int64_t count, cudaStream_t stream) : stream_(stream) {
+    PF_CUDA(cudaMallocAsync(&data_, sizeof(T) * std::max<int64_t>(count, 1), stream));
+  }
+  ~StreamBuffer() { cudaFreeAsync(data_, stream_); }
+  StreamBuffer(const StreamBuffer&) = delete;
+  StreamBuffer& operator=(const StreamBuffer&) = delete;
+  T* data() const { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  cudaStream_t stream_;
+};
+
+// The compute and communication streams of a schedule, ordered by events.
+struct Streams {
+  cudaStream_t compute = nullptr, comm = nullptr;
+  cudaEvent_t computed = nullptr, communicated = nullptr;
+  Streams() {
+    PF_CUDA(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
+    PF_CUDA(cudaStreamCreateWithFlags(&comm, cudaStreamNonBlocking));
+    PF_CUDA(cudaEventCreateWithFlags(&computed, cudaEventDisableTiming));
+    PF_CUDA(cudaEventCreateWithFlags(&communicated, cudaEventDisableTiming));
+  }
+  ~Streams() {
+    cudaEventDestroy(computed);
+    cudaEventDestroy(communicated);
+    cudaStreamDestroy(compute);
+    cudaStreamDestroy(comm);
+  }
+  // The communication stream waits for what the compute stream queued so far.
+  void to_comm() {
+    PF_CUDA(cudaEventRecord(computed, compute));
+    PF_CUDA(cudaStreamWaitEvent(comm, computed, 0));
+  }
+  // The compute stream waits for what the communication stream queued so far.
+  void to_compute() {
+    PF_CUDA(cudaEventRecord(communicated, comm));
+    PF_CUDA(cudaStreamWaitEvent(compute, communicated, 0));
+  }
+};
+
+template <typename T> void upload(T* device, const std::vector<T>& host, cudaStream_t stream) {
+  if (!host.empty()) {
+    PF_CUDA(cudaMemcpyAsync(device, host.data(), sizeof(T) * host.size(),
+                            cudaMemcpyHostToDevice, stream));
+  }
+}
+
+template <typename T> void download(std::vector<T>& host, const T* device, cudaStream_t stream) {
+  if (!host.empty()) {
+    PF_CUDA(cudaMemcpyAsync(host.data(), device, sizeof(T) * host.size(),
+                            cudaMemcpyDeviceToHost, stream));
+  }
+}
+
+}  // namespace pf

@@ -1,0 +1,211 @@
+"""Lower simple stages of the scheduled IR to CUDA host code and device lambdas.
+
+The index mapping and the expression printer are the CPU backend's (LoopSpace,
+cpp_expr): inside `step`, every buffer is a device pointer `v_<name>` and every
+block shape a `pf::DevLocal` `L_<name>` held in locals, so a `[=] __device__`
+lambda captures them by value. An element-wise stage is one grid-stride kernel
+(`pf::launch`); a scalar reduction is a block reduction combined with atomics,
+then an NCCL allreduce of the accumulator for a sliced operand; collectives are
+the NCCL wrappers of cpp_runtime/ccn_cuda/nccl_util.cuh on the communication
+stream; `matmul` is cuBLAS in float (double for f64).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from parafuse.ccn_compiler import ir
+from parafuse.ccn_compiler.types import Layout, ValueType, is_int
+
+from .ccn_cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
+from .ccn_cpu_loops import Buffer, LoopSpace, expr_context
+from .ccn_cpu_stages import REDUCE_OPS, StageWriter, local_expr
+
+
+def device_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
+                precomputed: dict[int, str], lo: str = "0", hi: str | None = None) -> list[str]:
+    """One generated kernel: body(i) for i in [lo, hi) of the space's block, grid-stride."""
+    hi = hi or f"{space.local}.count"
+    inner = body(expr_context(space, precomputed))
+    lines = [f"pf::launch({lo}, {hi}, streams_.compute, [=] __device__(int64_t i) {{"]
+    lines += ["  " + line for line in space.coordinate_lines() + inner]
+    return lines + ["});"]
+
+
+def device_store(space: LoopSpace, target: Buffer, expr: ir.Expr, precomputed: dict[int, str],
+                 lo: str = "0", hi: str | None = None) -> list[str]:
+    """target[i] = expr rounded to the target's dtype, for i in [lo, hi), on the device."""
+    def body(ctx: ExprContext) -> list[str]:
+        code, _ = cpp_expr(expr, ctx)
+        return [f"{target.var}[i] = pf::store_as<{STORAGE[target.type.dtype]}>({code});"]
+    return device_loop(space, body, precomputed, lo, hi)
+
+
+def nccl_comm(layout_group: str | None) -> str:
+    return f"nccl_{layout_group}_" if layout_group else "nccl_"
+
+
+def device_local_expr(vt: ValueType, sizes: dict[str, str]) -> str:
+    return f"pf::device_local({local_expr(vt, sizes)})"
+
+
+class CudaStageWriter(StageWriter):
+    """StageWriter whose loops are kernels and whose collectives are NCCL calls."""
+
+    def temporary(self, var: str, local: str, ctype: str, vt: ValueType) -> list[str]:
+        """A step-local device buffer `var` (pointer) of `vt`'s block, shape `local`."""
+        return [f"const pf::DevLocal {local} = {device_local_expr(vt, self.sizes)};",
+                f"pf::StreamBuffer<{ctype}> {var}_buf({local}.count, streams_.compute);",
+                f"{ctype}* const {var} = {var}_buf.data();"]
+
+    def _reduce(self, node: ir.Reduce, done: dict[int, object]) -> tuple[str, list[str]]:
+        operand = node.operand
+        acc_type = "double" if operand.type.dtype == "f64" else (
+            "int64_t" if is_int(operand.type.dtype) else "float")
+        name, local = self.fresh("red"), self.fresh("Lr")
+        space = self.space(operand.type, local)
+        identity = f"{acc_type}(0)"
+        if node.kind == "amax":
+            identity = (f"-std::numeric_limits<{acc_type}>::infinity()" if acc_type != "int64_t"
+                        else "std::numeric_limits<int64_t>::min()")
+        storage = STORAGE[operand.type.dtype]
+        op = "pf::MaxOp()" if node.kind == "amax" else "pf::SumOp()"
+        label = operand.name if isinstance(operand, ir.Ref) else "..."
+        lines = [f"// {node.kind}({label}){' across ranks' if node.cross_rank else ''}",
+                 f"const pf::DevLocal {local} = {device_local_expr(operand.type, self.sizes)};",
+                 f"pf::StreamBuffer<{acc_type}> {name}_acc(1, "
+                 "streams_.compute);",
+                 f"{acc_type}* const {name}_sum = {name}_acc.data();"]
+        ctx = expr_context(space, self.resolve(space, done))
+        code, _ = cpp_expr(operand, ctx)
+        value = f"static_cast<{acc_type}>(pf::round_to<{storage}>({code}))"
+        result = "v * v" if node.kind == "norm" else "v"
+        lines += [f"pf::reduce<{acc_type}>({local}.count, {identity}, {op}, streams_.compute, "
+                  f"{name}_sum, [=] __device__(int64_t i) -> {acc_type} {{"]
+        lines += ["  " + line for line in space.coordinate_lines()]
+        lines += [f"  const {acc_type} v = {value};", f"  return {result};", "});"]
+        if node.cross_rank:
+            nccl_op = "ncclMax" if node.kind == "amax" else "ncclSum"
+            comm = nccl_comm(operand.type.layout.group)
+            lines += ["streams_.to_comm();",
+                      f"PF_NCCL(ncclAllReduce({name}_sum, {name}_sum, 1, "
+                      f"pf::nccl_type<{acc_type}>(), {nccl_op}, {comm}, streams_.comm));",
+                      "streams_.to_compute();"]
+        total = f"sqrt({name}_sum[0])" if node.kind == "norm" else f"{name}_sum[0]"
+        ctype = compute_type(node.type.dtype)
+        lines += [f"pf::StreamBuffer<{ctype}> {name}_buf(1, streams_.compute);",
+                  f"{ctype}* const {name} = {name}_buf.data();",
+                  "pf::launch(0, 1, streams_.compute, [=] __device__(int64_t) {",
+                  f"  {name}[0] = pf::round_to<{STORAGE[node.type.dtype]}>({total});", "});"]
+        return f"{name}[0]", lines
+
+    def _row_norm(self, node: ir.RowNorm, done: dict[int, object]) -> tuple[Buffer, list[str]]:
+        work = "double" if node.operand.type.dtype == "f64" else "float"
+        var, local = self.fresh("rownorm"), self.fresh("Ln")
+        buf = Buffer(var, ValueType("f64" if work == "double" else "f32", node.type.shape,
+                                    node.type.layout), local)
+        space = self.space(node.operand.type, local)
+        eps, _ = cpp_expr(node.eps, self._scalar_context(done))
+        storage = STORAGE[node.operand.type.dtype]
+        lines = self.temporary(var, local, work, node.type)
+
+        def body(ctx) -> list[str]:
+            code, _ = cpp_expr(node.operand, ctx)
+            return [f"{var}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
+        lines += device_loop(space, body, self.resolve(space, done))
+        last = len(node.type.shape) - 1
+        lines.append(f"pf::{node.kind}_rows({var}, {local}.count, {local}.shape[{last}], "
+                     f"static_cast<{work}>({eps}), streams_.compute);")
+        return buf, lines
+
+    def _scalar_context(self, done: dict[int, object]):
+        space = LoopSpace(ValueType("f32", (), Layout("replicated")), "L_scalar_",
+                          self.buffers.__getitem__)
+        return expr_context(space, self.resolve(space, done))
+
+    # -- stages
+    def elementwise(self, stage: ir.ElementwiseStage | ir.UpdateStage, lo: str = "0",
+                    hi: str | None = None) -> list[str]:
+        target = self.buffers[stage.name]
+        pre, done = self.precompute([stage.expr])
+        space = self.space(stage.type, target.local)
+        return pre + device_store(space, target, stage.expr, self.resolve(space, done), lo, hi)
+
+    def materialize(self, expr: ir.Expr) -> tuple[str, list[str]]:
+        """A device pointer to `expr`'s values in its own dtype."""
+        if isinstance(expr, ir.Ref) and not self.buffers[expr.name].is_param:
+            return self.buffers[expr.name].var, []
+        var, local = self.fresh("tmp"), self.fresh("Lt")
+        buf = Buffer(var, expr.type, local)
+        lines = self.temporary(var, local, STORAGE[expr.type.dtype], expr.type)
+        pre, done = self.precompute([expr])
+        space = self.space(expr.type, local)
+        return var, lines + pre + device_store(space, buf, expr, self.resolve(space, done))
+
+    def materialize_as(self, expr: ir.Expr, work: str) -> tuple[str, str, list[str]]:
+        var, local = self.fresh("mm"), self.fresh("Lm")
+        lines = self.temporary(var, local, work, expr.type)
+        pre, done = self.precompute([expr])
+        space = self.space(expr.type, local)
+        storage = STORAGE[expr.type.dtype]
+
+        def body(ctx) -> list[str]:
+            code, _ = cpp_expr(expr, ctx)
+            return [f"{var}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
+        return var, local, lines + pre + device_loop(space, body, self.resolve(space, done))
+
+    def collective(self, stage: ir.CollectiveStage, hierarchical_comm: str | None) -> list[str]:
+        src, lines = self.materialize(stage.operand)
+        target = self.buffers[stage.name]
+        out, storage = target.var, STORAGE[stage.type.dtype]
+        comm = nccl_comm(stage.group)
+        op = REDUCE_OPS.get(stage.reduce_op or "sum", "pf::ReduceOp::sum")
+        count = f"{target.local}.count"
+        s = "streams_.comm"
+        if stage.op == "allreduce":
+            call = (f"pf::allreduce<{storage}>({src}, {out}, {count}, {op}, "
+                    f"{hierarchical_comm or comm}, {s});")
+        elif stage.op == "reducescatter":
+            whole = (self.buffers[stage.operand.name].local if isinstance(stage.operand, ir.Ref)
+                     else f"pf::device_local(pf::local_block(pf::host_local({target.local})"
+                     ".logical, -1, 1, 0))")
+            call = (f"pf::reduce_scatter<{storage}>({src}, {out}, {target.local}.logical[0], "
+                    f"pf::inner_count({whole}, 1), {op}, {comm}, {s}, scratch_);")
+        elif stage.op == "allgather":
+            d = stage.operand.type.layout.dim
+            call = (f"pf::allgather_rows<{storage}>({src}, {out}, {target.local}.logical[0], "
+                    f"pf::inner_count({target.local}, 1), {comm}, {s}, scratch_);" if d == 0 else
+                    f"pf::allgather_dim<{storage}>({src}, {out}, "
+                    f"pf::outer_count({target.local}, {d}), {target.local}.logical[{d}], "
+                    f"pf::inner_count({target.local}, {d + 1}), {comm}, {s}, scratch_);")
+        elif stage.op == "broadcast":
+            call = f"pf::broadcast<{storage}>({src}, {out}, {count}, {stage.root}, {comm}, {s});"
+        else:
+            call = (f"pf::send_shift<{storage}>({src}, {out}, {count}, blocks_{stage.group}_, "
+                    f"{stage.shift}, nccl_, {s});")
+        return ([f"// {stage.name} = {stage.op}(...) on the communication stream"] + lines
+                + ["streams_.to_comm();", call, "streams_.to_compute();"])
+
+    def matmul(self, stage: ir.MatmulStage) -> list[str]:
+        work = "double" if stage.type.dtype == "f64" or "f64" in (
+            stage.a.type.dtype, stage.b.type.dtype) else "float"
+        lines = [f"// {stage.name} = matmul(...) with cuBLAS"]
+        operands = []
+        for expr in (stage.a, stage.b):
+            var, local, code = self.materialize_as(expr, work)
+            lines += code
+            operands.append((var, local))
+        (a, la), (b, lb) = operands
+        rank_a = len(stage.a.type.shape)
+        target = self.buffers[stage.name]
+        rows = f"pf::outer_count({la}, {rank_a - 1})"
+        lines += [f"pf::StreamBuffer<{work}> {a}_out_buf({rows} * {lb}.shape[1], "
+                  "streams_.compute);",
+                  f"{work}* const {a}_out = {a}_out_buf.data();",
+                  f"pf::matmul(cublas_, streams_.compute, {a}, {b}, {a}_out, {rows}, "
+                  f"{la}.shape[{rank_a - 1}], {lb}.shape[1]);",
+                  f"pf::launch(0, {target.local}.count, streams_.compute, "
+                  "[=] __device__(int64_t i) {",
+                  f"  {target.var}[i] = pf::store_as<{STORAGE[stage.type.dtype]}>({a}_out[i]);",
+                  "});"]
+        return lines
