@@ -1,8 +1,8 @@
 """What `auto` picks from the measured properties, and why, in one sentence.
 
 Rules, first match wins (docs/fsm.md explains the thresholds):
-1. the fused DFA fits its bound                        -> fused
-2. lookback speculation is right almost always (>=99%) -> spec
+1. lookback speculation is right almost always (>=99%) -> spec
+2. the fused DFA fits its bound                        -> fused
 3. the vector shrinks to <=2 states quickly (p90 <= 256 bytes) -> enum
 4. speculation is right at least half the time         -> hspec
 5. the vector shrinks to <=4 states eventually (median known) -> enum
@@ -30,12 +30,13 @@ def choose_scheme(
     fused: FusedStates, convergence: list[Convergence], accuracy: float | None, lookback: int
 ) -> tuple[str, str]:
     """(scheme, one-sentence reason) that `auto` would pick."""
+    if accuracy is not None and accuracy >= SPEC_ACCURACY:
+        return "spec", (f"speculation from {lookback} bytes of lookback predicts the state at "
+                        f"{_percent(accuracy)} of positions, so chunks walk the small table "
+                        "and validation is nearly free")
     if not fused.exceeded:
         return "fused", (f"the fused DFA has {fused.count} states (bound {fused.bound}), so each "
                          "chunk costs one table lookup per byte")
-    if accuracy is not None and accuracy >= SPEC_ACCURACY:
-        return "spec", (f"the fused DFA exceeds its bound but speculation from {lookback} bytes "
-                        f"of lookback predicts the state at {_percent(accuracy)} of positions")
     two = _by_threshold(convergence, 2)
     if two is not None and two.p90 is not None and two.p90 <= QUICK_CONVERGENCE_BYTES:
         return "enum", (f"the fused DFA exceeds its bound but at 90% of positions at most 2 paths "

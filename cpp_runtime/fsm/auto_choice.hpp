@@ -1,7 +1,8 @@
 // parafuse boostfsm runtime: `auto` (compile-time analysis + a cheap look at the
 // input), and run_machine, the entry point every generated library calls.
 // The rules mirror fsm_compiler/scheme_choice.py, with lookback accuracy measured
-// on this input (its first 256 KiB) instead of the training sample.
+// on this input (its first 256 KiB) instead of the training sample, and a partial
+// fused DFA accepted when walks over samples of this input stay inside it.
 #pragma once
 
 #include "schemes.hpp"
@@ -69,6 +70,14 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     reason = why.str();
     return "seq";
   }
+  const double accuracy = sampled_accuracy();
+  const std::string measured = accuracy < 0 ? std::string("unmeasured") : percent(accuracy);
+  if (accuracy >= 0.99) {
+    why << "speculation from " << t_.lookback << " bytes of lookback was right at " << measured
+        << " of sampled positions, so chunks walk the small table and validation is nearly free";
+    reason = why.str();
+    return "spec";
+  }
   if (t_.fused_complete) {
     why << "the fused DFA has " << t_.fused_count << " states (bound " << t_.fused_bound
         << "), so each chunk costs one table lookup per byte";
@@ -80,14 +89,6 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
         << " samples of this input stayed inside its " << t_.fused_count << " stored states";
     reason = why.str();
     return "fused";
-  }
-  const double accuracy = sampled_accuracy();
-  const std::string measured = accuracy < 0 ? std::string("unmeasured") : percent(accuracy);
-  if (accuracy >= 0.99) {
-    why << "speculation from " << t_.lookback << " bytes of lookback was right at " << measured
-        << " of sampled positions";
-    reason = why.str();
-    return "spec";
   }
   if (t_.converge2_p90 <= 256) {
     why << "speculation was right at " << measured << " of sampled positions, but at 90% of "
