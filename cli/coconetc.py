@@ -13,6 +13,7 @@ from parafuse.ccn_compiler.printer import format_program
 from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
 from parafuse.emitters.autotune import autotune as autotune_program
 from parafuse.emitters.ccn_cpu_project import build_cpu_project
+from parafuse.emitters.ccn_cuda_project import DEFAULT_CUDA_ARCH, build_cuda_project
 from parafuse.emitters.ccn_launch import run_ranks
 
 from .errors import UsageError, read_source, reports_errors
@@ -73,10 +74,8 @@ def run(file: str, program_name: str | None, schedule: str, backend: str, ranks:
     program = module.scheduled_program(module.program(program_name).name, schedule)
     options = RunOptions(ranks, sizes, params, seed, inputs, outputs, iters, warmup,
                          random_inputs)
-    if backend == "cuda":
-        raise UsageError("the cuda backend is not implemented yet; use --backend cpu")
-    if backend == "cpu":
-        sys.exit(_run_cpu(module, program.name, schedule, options, as_json))
+    if backend in ("cpu", "cuda"):
+        sys.exit(_run_compiled(module, program.name, schedule, options, as_json, backend))
     summary = run_reference(program, schedule, options)
     if as_json:
         click.echo(json.dumps(summary))
@@ -97,12 +96,19 @@ def _schedules(module: CheckedModule, program: str, schedule: str) -> list[str]:
     return [schedule]
 
 
-def _run_cpu(module: CheckedModule, program: str, schedule: str, options: RunOptions,
-             as_json: bool) -> int:
+def _run_compiled(module: CheckedModule, program: str, schedule: str, options: RunOptions,
+                  as_json: bool, backend: str) -> int:
     """Build every schedule of the program (cached by content) and launch R ranks."""
     # The same project `coconetc build FILE` makes, so that both share the cache.
-    project = build_cpu_project(module, program, module.schedule_names(program),
-                                f"coconetc build {module.filename}")
+    if backend == "cuda":  # run needs a GPU: compile for the one present
+        project, built = build_cuda_project(module, program, module.schedule_names(program),
+                                            f"coconetc build {module.filename} --backend cuda",
+                                            cuda_arch="native")
+        if not built:
+            raise UsageError(f"no nvcc found: the CUDA sources are in {project}, not built")
+    else:
+        project = build_cpu_project(module, program, module.schedule_names(program),
+                                    f"coconetc build {module.filename}")
     args = ["--schedule", schedule, "--seed", str(options.seed), "--iters", str(options.iters),
             "--warmup", str(options.warmup)]
     args += [a for size in options.sizes for a in ("--size", size)]
@@ -129,14 +135,18 @@ def _run_cpu(module: CheckedModule, program: str, schedule: str, options: RunOpt
               "the fastest (needs -n and --size).")
 @click.option("-n", "ranks", type=int, help="Ranks to autotune for.")
 @click.option("--size", "sizes", multiple=True, metavar="NAME=N")
+@click.option("--cuda-arch", default=DEFAULT_CUDA_ARCH, show_default=True,
+              help="CUDA architectures (CMAKE_CUDA_ARCHITECTURES) for --backend cuda.")
 @reports_errors("coconetc")
 def build(file: str, program_name: str | None, schedule: str, backend: str,
           out_dir: str | None, python_module: bool, autotune: bool, ranks: int | None,
-          sizes: tuple[str, ...]) -> None:
+          sizes: tuple[str, ...], cuda_arch: str) -> None:
     module = _load(file)
     program = module.program(program_name)
-    if backend != "cpu":
-        raise UsageError("the cuda backend is not implemented yet; use --backend cpu")
+    if backend == "cuda":
+        _build_cuda(module, program.name, schedule, out_dir, python_module or autotune,
+                    cuda_arch)
+        return
     if autotune:
         if not ranks or not sizes:
             raise UsageError("--autotune needs -n R and --size NAME=N for the measurements")
@@ -153,6 +163,23 @@ def build(file: str, program_name: str | None, schedule: str, backend: str,
     build_cpu_project(module, program.name, schedules, command, out_dir=folder,
                       python=python_module)
     click.echo(f"built {folder}/build/{program.name}_run with schedules: {', '.join(schedules)}")
+
+
+def _build_cuda(module: CheckedModule, program: str, schedule: str, out_dir: str | None,
+                unsupported: bool, cuda_arch: str) -> None:
+    if unsupported:
+        raise UsageError("--python and --autotune are not implemented for --backend cuda yet")
+    schedules = _schedules(module, program, schedule)
+    folder = Path(out_dir or f"{program}_cuda")
+    command = "coconetc build " + " ".join(sys.argv[2:])
+    _, built = build_cuda_project(module, program, schedules, command, out_dir=folder,
+                                  cuda_arch=cuda_arch)
+    if built:
+        click.echo(f"built {folder}/build/{program}_run (CUDA {cuda_arch}) with schedules: "
+                   f"{', '.join(schedules)}")
+    else:
+        click.echo(f"no nvcc found: wrote the CUDA sources to {folder}/ without building them "
+                   f"(schedules: {', '.join(schedules)})")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,92 @@
+"""CUDA backend without a GPU: every sample with all its schedules is generated for CUDA
+and compiled and linked with nvcc (one architecture, one cached project per program)
+against the NCCL and cuBLAS of the `cuda` extra's wheels; the fused step of one schedule
+is kept as a golden file. Running the projects needs a GPU: bench/gpu_check.sh."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+
+from parafuse.ccn_compiler.frontend import check_source
+from parafuse.cli.coconetc import main
+from parafuse.emitters.ccn_cuda_program import lower_schedule
+from parafuse.emitters.ccn_cuda_project import (
+    cmake_arguments,
+    cublas_library,
+    find_nvcc,
+    nccl_library,
+    project_files,
+)
+from parafuse.emitters.cmake_build import cached_build
+from tests.conftest import SAMPLES
+
+TEST_ARCH = "90"  # CI compiles one architecture; users get 90;80 by default
+CASES = sorted(SAMPLES.glob("*.ccn"))
+needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="no nvcc on this machine")
+
+
+def _programs():
+    for sample in CASES:
+        module = check_source(sample.read_text(), f"samples/{sample.name}")
+        for program in module.programs:
+            yield pytest.param(sample, program, id=f"{sample.stem}.{program}")
+
+
+def test_wheels_provide_nccl_and_cublas() -> None:
+    assert nccl_library().library.endswith("libnccl.so.2"), "install the `cuda` extra"
+    assert cublas_library().library.endswith("libcublas.so.13"), "install the `cuda` extra"
+
+
+@needs_nvcc
+@pytest.mark.parametrize(("sample", "program"), list(_programs()))
+def test_every_schedule_compiles_and_links(sample, program) -> None:
+    module = check_source(sample.read_text(), f"samples/{sample.name}")
+    schedules = module.schedule_names(program)
+    files = project_files(module, program, schedules,
+                          f"coconetc build samples/{sample.name} --backend cuda", TEST_ARCH)
+    project = cached_build(f"{program}-cuda", files, cmake_arguments(find_nvcc()))
+    runner = project / "build" / f"{program}_run"
+    assert runner.exists()
+    linked = subprocess.run(["ldd", str(runner)], capture_output=True, text=True).stdout
+    assert "libnccl.so.2" in linked and "libcublas.so.13" in linked
+    assert "not found" not in linked, linked
+    for schedule in schedules:
+        assert f'schedule == "{schedule}"' in files[f"src/{program}.cu"]
+
+
+def test_fused_step_golden(golden) -> None:
+    module = check_source((SAMPLES / "adam.ccn").read_text(), "samples/adam.ccn")
+    cls, _ = lower_schedule(module.scheduled_program("adam", "fused"), "fused")
+    golden.check("golden/cuda/adam.fused.step.cu",
+                 "coconetc build samples/adam.ccn --backend cuda --schedule fused "
+                 "(the step of src/adam.cu)", "\n".join(cls.step))
+
+
+def test_fused_group_is_one_kernel() -> None:
+    module = check_source((SAMPLES / "adam.ccn").read_text(), "samples/adam.ccn")
+    cls, _ = lower_schedule(module.scheduled_program("adam", "fused"), "fused")
+    step = "\n".join(cls.step)
+    assert step.count("pf::launch(") == 1, step
+    assert "pf::reduce_scatter<" in step and "pf::allgather_rows<" in step
+
+
+@needs_nvcc
+def test_cli_build_cuda(tmp_path) -> None:
+    out = tmp_path / "sgd_cuda"
+    args = ["build", str(SAMPLES / "sgd.ccn"), "--backend", "cuda", "--schedule", "default",
+            "--cuda-arch", TEST_ARCH, "-o", str(out)]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert (out / "build" / "sgd_run").exists()
+    assert '"cuda"' in (out / "CMakeLists.txt").read_text()
+
+
+def test_cli_cuda_python_is_reported_missing(tmp_path) -> None:
+    args = ["build", str(SAMPLES / "sgd.ccn"), "--backend", "cuda", "--python",
+            "-o", str(tmp_path / "x")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1
+    assert "not implemented for --backend cuda" in result.output
