@@ -1,0 +1,116 @@
+"""The GPU check of the CUDA backend (run by bench/gpu_check.sh on a machine with an
+NVIDIA GPU, offline): every sample and schedule built for this GPU and run at one rank
+on random inputs against the reference interpreter, then the fused optimizer steps'
+achieved bandwidth against a device-to-device copy of the same bytes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO), str(REPO / "tests" / "e2e")]  # for tests.*
+
+from parafuse.ccn_compiler.types import ITEM_SIZE  # noqa: E402
+from parafuse.emitters.ccn_cuda_project import build_cuda_project, find_nvcc  # noqa: E402
+from parafuse.emitters.ccn_launch import run_ranks  # noqa: E402
+from tests.backend_compare import assert_backend_matches_reference, sample_module  # noqa: E402
+from tests.e2e.sample_cases import CASES  # noqa: E402
+
+BIG_N = 1 << 25  # elements of the optimizer benchmarks
+COPY_SOURCE = r"""
+#include <cuda_runtime.h>
+#include <cstdio>
+#include <cstdlib>
+int main(int argc, char** argv) {
+  size_t bytes = std::strtoull(argv[1], nullptr, 10);
+  void *a, *b; cudaMalloc(&a, bytes); cudaMalloc(&b, bytes);
+  cudaEvent_t s, e; cudaEventCreate(&s); cudaEventCreate(&e);
+  for (int i = 0; i < 3; ++i) cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+  cudaEventRecord(s);
+  for (int i = 0; i < 20; ++i) cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice);
+  cudaEventRecord(e); cudaEventSynchronize(e);
+  float ms = 0; cudaEventElapsedTime(&ms, s, e);
+  std::printf("%f\n", ms / 20);
+  return cudaGetLastError() != cudaSuccess;
+}
+"""
+
+
+def build(sample: str) -> Path:
+    module = sample_module(sample)
+    project, built = build_cuda_project(module, sample, module.schedule_names(sample),
+                                        f"coconetc build samples/{sample}.ccn --backend cuda",
+                                        cuda_arch="native")
+    assert built, "no nvcc"
+    return project
+
+
+def correctness(rows: list[list[str]]) -> None:
+    for sample, case in CASES.items():
+        project = build(sample)
+        module = sample_module(sample)
+        default = module.scheduled_program(sample, "default")
+        for schedule in module.schedule_names(sample):
+            scheduled = module.scheduled_program(sample, schedule)
+            with tempfile.TemporaryDirectory() as out:
+                try:
+                    assert_backend_matches_reference(project, default, scheduled, schedule, 1,
+                                                     case.sizes, Path(out))
+                    rows.append([sample, schedule, "equal to reference", ""])
+                except AssertionError as error:
+                    rows.append([sample, schedule, "DIFFERS", str(error).splitlines()[0][:60]])
+
+
+def step_bytes(sample: str) -> int:
+    """Bytes a fused optimizer step must move: every input and state read, states written."""
+    program = sample_module(sample).scheduled_program(sample, "fused")
+    read = sum(ITEM_SIZE[t.type.dtype] * BIG_N for t in program.tensors if t.type.shape)
+    written = sum(ITEM_SIZE[program.tensor(s).type.dtype] * BIG_N
+                  for s, _ in program.state_updates)
+    return read + written
+
+
+def copy_ms(nbytes: int, folder: Path) -> float:
+    source = folder / "copy.cu"
+    source.write_text(COPY_SOURCE)
+    subprocess.run([find_nvcc(), "-O2", "-o", str(folder / "copy"), str(source)], check=True)
+    done = subprocess.run([str(folder / "copy"), str(nbytes)], capture_output=True, text=True,
+                          check=True)
+    return float(done.stdout)
+
+
+def bandwidth(rows: list[list[str]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        for sample in ("sgd", "adam", "lamb"):
+            project = build(sample)
+            size_args = [a for name in CASES[sample].sizes for a in ("--size", f"{name}={BIG_N}")]
+            done = run_ranks(project, sample, 1, ["--schedule", "fused", "--random", "--json",
+                                                  "--iters", "20", "--warmup", "3"] + size_args)
+            if done.returncode != 0:
+                rows.append([sample, "fused", "bandwidth run FAILED", done.stderr[-60:]])
+                continue
+            step_ms = json.loads(done.stdout.strip().splitlines()[-1])["median_ms"]
+            nbytes = step_bytes(sample)
+            copy = copy_ms(nbytes // 2, Path(tmp))  # a copy reads and writes nbytes/2 each
+            rows.append([sample, "fused", f"{nbytes / step_ms / 1e6:.0f} GB/s",
+                         f"copy {nbytes / copy / 1e6:.0f} GB/s, ratio {copy / step_ms:.2f}"])
+
+
+def main() -> None:
+    start = time.time()
+    rows: list[list[str]] = []
+    correctness(rows)
+    bandwidth(rows)
+    print(f"\nCUDA backend GPU check ({time.time() - start:.0f} s)")
+    print(f"{'sample':10} {'schedule':12} {'result':22} note")
+    for sample, schedule, result, note in rows:
+        print(f"{sample:10} {schedule:12} {result:22} {note}")
+
+
+if __name__ == "__main__":
+    main()
