@@ -152,8 +152,10 @@ def machine_description() -> str:
             break
     memory = int(Path("/proc/meminfo").read_text().split()[1]) // (1 << 20)
     cxx = subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout
+    load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
     return (f"{cpu}, {os.cpu_count()} logical cores, {memory} GiB RAM, {platform.system()} "
-            f"{platform.release()}, {cxx.splitlines()[0]}, Python {platform.python_version()}")
+            f"{platform.release()}, {cxx.splitlines()[0]}, Python {platform.python_version()}; "
+            f"load average when it finished: {load}")
 
 
 def main() -> None:
