@@ -138,10 +138,8 @@ def lower_stage(stage: ir.Stage, writer: CudaStageWriter) -> list[str]:
         from .ccn_cuda_fused import lower_fused
         return lower_fused(stage, writer)
     if isinstance(stage, ir.OverlapStage):
-        names = ", ".join(p.name for p in stage.parts)
-        return ([f"// {stage.name} = overlap({names}): runs its members in order (chunked "
-                 "overlap on two streams is not implemented in the CUDA backend yet)"]
-                + [line for p in stage.parts for line in lower_simple(p, writer)])
+        from .ccn_cuda_overlap import lower_overlap
+        return lower_overlap(stage, writer)
     return lower_simple(stage, writer)
 
 
@@ -156,12 +154,14 @@ def lower_simple(stage: ir.SimpleStage, writer: CudaStageWriter) -> list[str]:
     return ["{"] + ["  " + line for line in body] + ["}"]
 
 
-def fused_kernel(stages: list[ir.SimpleStage], writer: CudaStageWriter) -> list[str]:
+def fused_kernel(stages: list[ir.SimpleStage], writer: CudaStageWriter):
     """One kernel computing every stage per element; later stages read earlier ones from
-    registers, rounded to their dtype as binding rounds them."""
+    registers, rounded to their dtype as binding rounds them. Returns the lines that must
+    run first (its reductions) and a function of the kernel's range [lo, hi)."""
     pre, done = writer.precompute([s.expr for s in stages])
     first = writer.buffers[stages[0].name]
     space = writer.space(stages[0].type, first.local)
+    resolved = writer.resolve(space, done)
 
     def body(ctx) -> list[str]:
         lines = []
@@ -174,4 +174,8 @@ def fused_kernel(stages: list[ir.SimpleStage], writer: CudaStageWriter) -> list[
                       f"{target.var}[i] = pf::store_as<{storage}>({register});"]
             space.registers[stage.name] = register
         return lines
-    return pre + device_loop(space, body, writer.resolve(space, done))
+
+    def kernel(lo: str = "0", hi: str | None = None) -> list[str]:
+        space.registers.clear()
+        return device_loop(space, body, resolved, lo, hi)
+    return pre, kernel

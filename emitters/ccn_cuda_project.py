@@ -15,7 +15,8 @@ from .cmake_build import CPP_RUNTIME, Toolchain, build, cached_build, write_tree
 from .jinja_env import render
 
 DEFAULT_CUDA_ARCH = "90;80"
-CUDA_HEADERS = ["blas.cuh", "cuda_util.cuh", "half.hpp", "math.hpp", "nccl_util.cuh"]
+CUDA_HEADERS = ["blas.cuh", "cuda_util.cuh", "half.hpp", "math.hpp", "nccl_util.cuh",
+                "pipeline.cuh"]
 NVCC_CANDIDATES = ["/usr/local/bin/nvcc", "/usr/local/cuda/bin/nvcc"]
 
 

@@ -65,12 +65,26 @@ def test_fused_step_golden(golden) -> None:
                  "(the step of src/adam.cu)", "\n".join(cls.step))
 
 
-def test_fused_group_is_one_kernel() -> None:
-    module = check_source((SAMPLES / "adam.ccn").read_text(), "samples/adam.ccn")
-    cls, _ = lower_schedule(module.scheduled_program("adam", "fused"), "fused")
-    step = "\n".join(cls.step)
+def _step(sample: str, schedule: str) -> str:
+    module = check_source((SAMPLES / f"{sample}.ccn").read_text(), f"samples/{sample}.ccn")
+    cls, _ = lower_schedule(module.scheduled_program(sample, schedule), schedule)
+    return "\n".join(cls.step)
+
+
+def test_fused_collective_is_a_pipeline_with_one_kernel() -> None:
+    step = _step("adam", "fused")
     assert step.count("pf::launch(") == 1, step
-    assert "pf::reduce_scatter<" in step and "pf::allgather_rows<" in step
+    assert "pf::launch(lo, hi, streams_.compute" in step  # the kernel runs on chunk c
+    assert "plan.scatter<" in step and "plan.gather<" in step
+    assert "cudaStreamWaitEvent(streams_.compute, plan.reduced[c], 0)" in step
+    assert "cudaStreamWaitEvent(streams_.comm, plan.computed[c], 0)" in step
+
+
+def test_overlap_runs_cublas_chunks_against_nccl() -> None:
+    step = _step("megatron", "overlapped")
+    assert "pf::matmul(cublas_, streams_.compute" in step
+    assert "cudaStreamWaitEvent(streams_.comm, produced.done[k], 0)" in step
+    assert "pf::allreduce<pf::f16>(v_partial + lo, v_y + lo, hi - lo" in step
 
 
 @needs_nvcc

@@ -24,28 +24,41 @@ const float p_lr = pf::round_to<float>(params_->lr); (void)p_lr;
 const float p_beta1 = pf::round_to<float>(params_->beta1); (void)p_beta1;
 const float p_beta2 = pf::round_to<float>(params_->beta2); (void)p_beta2;
 const float p_eps = pf::round_to<float>(params_->eps); (void)p_eps;
-// fuse1 = fuse(rs, m1, v1, w1, agw): one kernel per phase, collectives whole
+// fuse1 = fuse(rs, m1, v1, w1, agw): chunked pipeline on two streams
 {
-  // rs = reducescatter(...) on the communication stream
+  // rs, m1, v1, w1, agw: chunk c reduced, computed, gathered
+  const int chunks = pf::auto_chunks(L_rs.count * 2);
+  const pf::DeviceChunks plan(L_rs.logical[0], pf::inner_count(L_rs, 1), parts_world_, chunks);
+  pf::StreamBuffer<pf::f16> rs_packed_buf(plan.total, streams_.compute);
+  pf::StreamBuffer<pf::f16> rs_received_buf(plan.total, streams_.compute);
+  pf::f16* const rs_packed = rs_packed_buf.data();
+  pf::f16* const rs_received = rs_received_buf.data();
+  auto scatter = [&](int c) {
+    plan.scatter<pf::f16>(v_g, v_rs, rs_packed, rs_received, c, index_world_, pf::ReduceOp::sum, nccl_, streams_.comm);
+  };
+  pf::StreamBuffer<float> ag0_packed_buf(plan.total, streams_.compute);
+  pf::StreamBuffer<float> ag0_received_buf(plan.total, streams_.compute);
+  float* const ag0_packed = ag0_packed_buf.data();
+  float* const ag0_received = ag0_received_buf.data();
   streams_.to_comm();
-  pf::reduce_scatter<pf::f16>(v_g, v_rs, L_rs.logical[0], pf::inner_count(L_g, 1), pf::ReduceOp::sum, nccl_, streams_.comm, scratch_);
-  streams_.to_compute();
-}
-{
-  // m1, v1, w1: one kernel
-  pf::launch(0, L_m1.count, streams_.compute, [=] __device__(int64_t i) {
-    const float r_m1 = pf::round_to<float>(p_beta1 * static_cast<float>(v_m[i]) + (float(1.0) - p_beta1) * static_cast<float>(v_rs[i]));
-    v_m1[i] = pf::store_as<float>(r_m1);
-    const float r_v1 = pf::round_to<float>(p_beta2 * static_cast<float>(v_v[i]) + (float(1.0) - p_beta2) * static_cast<float>(v_rs[i]) * static_cast<float>(v_rs[i]));
-    v_v1[i] = pf::store_as<float>(r_v1);
-    const float r_w1 = pf::round_to<float>(static_cast<float>(v_w[(i + L_m1.start[0] * pf::inner_count(L_w, 1))]) - p_lr * r_m1 / (std::sqrt(r_v1) + p_eps));
-    v_w1[i] = pf::store_as<float>(r_w1);
-  });
-}
-{
-  // agw = allgather(...) on the communication stream
-  streams_.to_comm();
-  pf::allgather_rows<float>(v_w1, v_agw, L_agw.logical[0], pf::inner_count(L_agw, 1), nccl_, streams_.comm, scratch_);
+  scatter(0);
+  for (int c = 0; c < chunks; ++c) {
+    const auto [lo, hi] = plan.plan.mine(index_world_, c);
+    (void)lo; (void)hi;
+    if (c + 1 < chunks) scatter(c + 1);
+    PF_CUDA(cudaStreamWaitEvent(streams_.compute, plan.reduced[c], 0));
+    pf::launch(lo, hi, streams_.compute, [=] __device__(int64_t i) {
+      const float r_m1 = pf::round_to<float>(p_beta1 * static_cast<float>(v_m[i]) + (float(1.0) - p_beta1) * static_cast<float>(v_rs[i]));
+      v_m1[i] = pf::store_as<float>(r_m1);
+      const float r_v1 = pf::round_to<float>(p_beta2 * static_cast<float>(v_v[i]) + (float(1.0) - p_beta2) * static_cast<float>(v_rs[i]) * static_cast<float>(v_rs[i]));
+      v_v1[i] = pf::store_as<float>(r_v1);
+      const float r_w1 = pf::round_to<float>(static_cast<float>(v_w[(i + L_m1.start[0] * pf::inner_count(L_w, 1))]) - p_lr * r_m1 / (std::sqrt(r_v1) + p_eps));
+      v_w1[i] = pf::store_as<float>(r_w1);
+    });
+    PF_CUDA(cudaEventRecord(plan.computed[c], streams_.compute));
+    PF_CUDA(cudaStreamWaitEvent(streams_.comm, plan.computed[c], 0));
+    plan.gather<float>(v_w1, v_agw, ag0_packed, ag0_received, c, index_world_, nccl_, streams_.comm);
+  }
   streams_.to_compute();
 }
 // states take their next values at the end of the step

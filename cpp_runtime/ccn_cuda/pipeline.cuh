@@ -1,0 +1,97 @@
+// Chunked pipelines of the CUDA backend's fused collectives: chunk c of every rank's
+// block is reduce-scattered on the communication stream, transformed by the fused
+// kernel on the compute stream once an event says it is reduced, and gathered on the
+// communication stream once an event says it is computed, while chunk c+1 is reduced.
+// NCCL wants equal counts: each chunk's pieces are padded to the largest piece.
+#pragma once
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "cuda_util.cuh"
+#include "nccl_util.cuh"
+#include "pipeline.hpp"
+
+namespace pf {
+
+// The pieces of a ChunkPlan padded for NCCL, and the events that order the chunks.
+struct DeviceChunks {
+  ChunkPlan plan;
+  std::vector<int64_t> piece;   // [chunk]: the largest piece of chunk c, in elements
+  std::vector<int64_t> offset;  // [chunk]: start of chunk c in a padded buffer
+  int64_t total = 0;            // elements of a padded buffer (every chunk, every rank)
+  std::vector<cudaEvent_t> reduced, computed;
+
+  DeviceChunks(int64_t rows, int64_t row_elems, int parts, int chunks)
+      : plan(rows, row_elems, parts, chunks) {
+    for (int c = 0; c < chunks; ++c) {
+      int largest = *std::max_element(plan.counts[c].begin(), plan.counts[c].end());
+      piece.push_back(std::max(largest, 1));
+      offset.push_back(total);
+      total += piece.back() * parts;
+    }
+    reduced.resize(chunks);
+    computed.resize(chunks);
+    for (int c = 0; c < chunks; ++c) {
+      PF_CUDA(cudaEventCreateWithFlags(&reduced[c], cudaEventDisableTiming));
+      PF_CUDA(cudaEventCreateWithFlags(&computed[c], cudaEventDisableTiming));
+    }
+  }
+  ~DeviceChunks() {
+    for (cudaEvent_t e : reduced) cudaEventDestroy(e);
+    for (cudaEvent_t e : computed) cudaEventDestroy(e);
+  }
+  DeviceChunks(const DeviceChunks&) = delete;
+  DeviceChunks& operator=(const DeviceChunks&) = delete;
+
+  // Reduce-scatter chunk c of `whole` (the rank's local tensor) into `block` (its block).
+  template <typename T>
+  void scatter(const T* whole, T* block, T* packed, T* received, int c, int rank, ReduceOp op,
+               ncclComm_t comm, cudaStream_t stream) const {
+    T* pack = packed + offset[c];
+    PF_CUDA(cudaMemsetAsync(pack, 0, sizeof(T) * piece[c] * plan.parts, stream));
+    for (int r = 0; r < plan.parts; ++r) {
+      copy(whole + plan.whole_displs[c][r], pack + r * piece[c], plan.counts[c][r], stream);
+    }
+    T* mine = received + offset[c];
+    PF_NCCL(ncclReduceScatter(pack, mine, piece[c], nccl_type<T>(), nccl_op(op), comm, stream));
+    auto [lo, hi] = plan.mine(rank, c);
+    copy(mine, block + lo, hi - lo, stream);
+    PF_CUDA(cudaEventRecord(reduced[c], stream));
+  }
+
+  // Gather chunk c of every rank's `block` into `whole`.
+  template <typename T>
+  void gather(const T* block, T* whole, T* sent, T* received, int c, int rank, ncclComm_t comm,
+              cudaStream_t stream) const {
+    auto [lo, hi] = plan.mine(rank, c);
+    T* send = sent + offset[c];  // this rank's piece, in chunk c's slot
+    copy(block + lo, send, hi - lo, stream);
+    T* all = received + offset[c];
+    PF_NCCL(ncclAllGather(send, all, piece[c], nccl_type<T>(), comm, stream));
+    for (int r = 0; r < plan.parts; ++r) {
+      copy(all + r * piece[c], whole + plan.whole_displs[c][r], plan.counts[c][r], stream);
+    }
+  }
+};
+
+}  // namespace pf
+
+namespace pf {
+
+// One event per chunk: chunk c of a producer done on its stream (overlap).
+struct ChunkEvents {
+  std::vector<cudaEvent_t> done;
+  explicit ChunkEvents(int chunks) : done(chunks) {
+    for (cudaEvent_t& e : done) PF_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
+  ~ChunkEvents() {
+    for (cudaEvent_t e : done) cudaEventDestroy(e);
+  }
+  ChunkEvents(const ChunkEvents&) = delete;
+  ChunkEvents& operator=(const ChunkEvents&) = delete;
+};
+
+}  // namespace pf

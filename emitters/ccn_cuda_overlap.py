@@ -1,0 +1,84 @@
+"""`overlap(P, C)` on the GPU: P produces chunk c (rows along dim 0) on its stream, an
+event marks it done, and C works on chunk c on its own stream once it is; a matmul is
+cuBLAS on the chunk's rows on the compute stream, a collective an NCCL call on the
+communication stream, so C's chunk c overlaps P's chunk c+1."""
+
+from __future__ import annotations
+
+from parafuse.ccn_compiler import ir
+
+from .ccn_cpp_expr import STORAGE
+from .ccn_cpu_overlap import _pipelinable
+from .ccn_cpu_program import _hierarchical
+from .ccn_cuda_stages import REDUCE_OPS, CudaStageWriter, nccl_comm
+
+
+class _Chunked:
+    """Setup lines, the stream, and the lines of chunk [lo, hi) (elements) of one stage."""
+
+    def __init__(self, stage: ir.SimpleStage, writer: CudaStageWriter) -> None:
+        self.stage, self.writer = stage, writer
+        self.setup: list[str] = []
+        collective = isinstance(stage, ir.CollectiveStage)
+        self.stream = "streams_.comm" if collective else "streams_.compute"
+        if isinstance(stage, ir.MatmulStage):
+            work = "double" if "f64" in (stage.a.type.dtype, stage.b.type.dtype) else "float"
+            self.a, self.la, code_a = writer.materialize_as(stage.a, work)
+            self.b, self.lb, code_b = writer.materialize_as(stage.b, work)
+            out = writer.buffers[stage.name].local
+            self.setup += code_a + code_b + [
+                f"pf::StreamBuffer<{work}> {self.a}_out_buf({out}.count, streams_.compute);",
+                f"{work}* const {self.a}_out = {self.a}_out_buf.data();"]
+
+    def chunk(self) -> list[str]:
+        stage, target = self.stage, self.writer.buffers[self.stage.name]
+        if isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage)):
+            return self.writer.elementwise(stage, "lo", "hi")
+        if isinstance(stage, ir.MatmulStage):
+            n, k = f"{self.lb}.shape[1]", f"{self.la}.shape[{self.la}.rank - 1]"
+            return [f"pf::matmul(cublas_, streams_.compute, {self.a} + (lo / {n}) * {k}, "
+                    f"{self.b}, {self.a}_out + lo, (hi - lo) / {n}, {k}, {n});",
+                    "pf::launch(lo, hi, streams_.compute, [=] __device__(int64_t i) {",
+                    f"  {target.var}[i] = pf::store_as<{STORAGE[stage.type.dtype]}>"
+                    f"({self.a}_out[i]);", "});"]
+        return [self._collective(stage, target.var)]
+
+    def _collective(self, stage: ir.CollectiveStage, out: str) -> str:
+        storage = STORAGE[stage.type.dtype]
+        src = f"{self.writer.buffers[stage.operand.name].var} + lo"
+        comm = f"ncross_{stage.name}_" if _hierarchical(stage) else nccl_comm(stage.group)
+        if stage.op == "allreduce":
+            return (f"pf::allreduce<{storage}>({src}, {out} + lo, hi - lo, "
+                    f"{REDUCE_OPS[stage.reduce_op]}, {comm}, streams_.comm);")
+        if stage.op == "broadcast":
+            return (f"pf::broadcast<{storage}>({src}, {out} + lo, hi - lo, {stage.root}, "
+                    f"{comm}, streams_.comm);")
+        return (f"pf::send_shift<{storage}>({src}, {out} + lo, hi - lo, blocks_{stage.group}_, "
+                f"{stage.shift}, nccl_, streams_.comm);")
+
+
+def lower_overlap(stage: ir.OverlapStage, writer: CudaStageWriter) -> list[str]:
+    from .ccn_cuda_program import lower_simple
+    p, c = stage.parts
+    head = f"// {stage.name} = overlap({p.name}, {c.name})"
+    reason = _pipelinable(stage)
+    if reason:
+        return [f"{head}: not chunked ({reason})"] + lower_simple(p, writer) + \
+            lower_simple(c, writer)
+    producer, consumer = _Chunked(p, writer), _Chunked(c, writer)
+    local = writer.buffers[p.name].local
+    chunks = str(stage.chunks) if stage.chunks is not None else "4"
+    body = [f"const auto [r0, r1] = pf::chunk_rows({local}.shape[0], chunks, k);",
+            f"const int64_t lo = r0 * pf::inner_count({local}, 1), "
+            f"hi = r1 * pf::inner_count({local}, 1);"]
+    body += producer.chunk() + [
+        f"PF_CUDA(cudaEventRecord(produced.done[k], {producer.stream}));",
+        f"PF_CUDA(cudaStreamWaitEvent({consumer.stream}, produced.done[k], 0));"]
+    body += consumer.chunk()
+    lines = [f"{head}: chunks along dim 0 on two streams", "{",
+             f"  const int chunks = {chunks};", "  pf::ChunkEvents produced(chunks);"]
+    lines += ["  " + s for s in producer.setup + consumer.setup]
+    lines += ["  streams_.to_comm();", "  for (int k = 0; k < chunks; ++k) {"]
+    lines += ["    " + s for s in body] + ["  }", "  streams_.to_comm();",
+                                           "  streams_.to_compute();", "}"]
+    return lines
