@@ -19,6 +19,7 @@ from .ccn_cpu_loops import Buffer
 from .ccn_cpu_program import ScheduleClass, _buffers, _hierarchical, _sizes, _volume
 from .ccn_cpu_stages import local_expr
 from .ccn_cuda_stages import CudaStageWriter, device_loop, device_store
+from .ccn_cuda_vector import vector_loop
 
 
 def _communicators(program: ir.Program) -> tuple[list[str], list[str], list[str]]:
@@ -176,6 +177,7 @@ def fused_kernel(stages: list[ir.SimpleStage], writer: CudaStageWriter):
         return lines
 
     def kernel(lo: str = "0", hi: str | None = None) -> list[str]:
+        vectorised = vector_loop(space, body, resolved, lo, hi or f"{space.local}.count")
         space.registers.clear()
-        return device_loop(space, body, resolved, lo, hi)
+        return vectorised or device_loop(space, body, resolved, lo, hi)
     return pre, kernel

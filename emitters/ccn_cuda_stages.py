@@ -20,6 +20,7 @@ from parafuse.ccn_compiler.types import Layout, ValueType, is_int
 from .ccn_cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
 from .ccn_cpu_loops import Buffer, LoopSpace, expr_context
 from .ccn_cpu_stages import REDUCE_OPS, StageWriter, local_expr
+from .ccn_cuda_vector import vector_loop
 
 
 def device_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
@@ -34,11 +35,13 @@ def device_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
 
 def device_store(space: LoopSpace, target: Buffer, expr: ir.Expr, precomputed: dict[int, str],
                  lo: str = "0", hi: str | None = None) -> list[str]:
-    """target[i] = expr rounded to the target's dtype, for i in [lo, hi), on the device."""
+    """target[i] = expr rounded to the target's dtype, for i in [lo, hi), on the device,
+    with 16-byte loads and stores where they apply (ccn_cuda_vector)."""
     def body(ctx: ExprContext) -> list[str]:
         code, _ = cpp_expr(expr, ctx)
         return [f"{target.var}[i] = pf::store_as<{STORAGE[target.type.dtype]}>({code});"]
-    return device_loop(space, body, precomputed, lo, hi)
+    vectorised = vector_loop(space, body, precomputed, lo, hi or f"{space.local}.count")
+    return vectorised or device_loop(space, body, precomputed, lo, hi)
 
 
 def nccl_comm(layout_group: str | None) -> str:
