@@ -73,8 +73,9 @@ def _step(sample: str, schedule: str) -> str:
 
 def test_fused_collective_is_a_pipeline_with_one_kernel() -> None:
     step = _step("adam", "fused")
-    assert step.count("pf::launch(") == 1, step
-    assert "pf::launch(lo, hi, streams_.compute" in step  # the kernel runs on chunk c
+    assert step.count("pf::launch_vectorized<") == 1 and "pf::launch(" not in step, step
+    assert "pf::launch_vectorized<8>(lo, hi, pf::aligned16(lo, " in step  # on chunk c
+    assert "pf::load_vec<8>(v_rs + i0)" in step  # the f16 gradient: 8 per 16 bytes
     assert "plan.scatter<" in step and "plan.gather<" in step
     assert "cudaStreamWaitEvent(streams_.compute, plan.reduced[c], 0)" in step
     assert "cudaStreamWaitEvent(streams_.comm, plan.computed[c], 0)" in step
