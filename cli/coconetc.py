@@ -144,7 +144,7 @@ def build(file: str, program_name: str | None, schedule: str, backend: str,
     module = _load(file)
     program = module.program(program_name)
     if backend == "cuda":
-        _build_cuda(module, program.name, schedule, out_dir, python_module or autotune,
+        _build_cuda(module, program.name, schedule, out_dir, python_module, autotune,
                     cuda_arch)
         return
     if autotune:
@@ -166,14 +166,14 @@ def build(file: str, program_name: str | None, schedule: str, backend: str,
 
 
 def _build_cuda(module: CheckedModule, program: str, schedule: str, out_dir: str | None,
-                unsupported: bool, cuda_arch: str) -> None:
-    if unsupported:
-        raise UsageError("--python and --autotune are not implemented for --backend cuda yet")
+                python: bool, autotune: bool, cuda_arch: str) -> None:
+    if autotune:
+        raise UsageError("--autotune is not implemented for --backend cuda yet")
     schedules = _schedules(module, program, schedule)
     folder = Path(out_dir or f"{program}_cuda")
     command = "coconetc build " + " ".join(sys.argv[2:])
     _, built = build_cuda_project(module, program, schedules, command, out_dir=folder,
-                                  cuda_arch=cuda_arch)
+                                  cuda_arch=cuda_arch, python=python)
     if built:
         click.echo(f"built {folder}/build/{program}_run (CUDA {cuda_arch}) with schedules: "
                    f"{', '.join(schedules)}")

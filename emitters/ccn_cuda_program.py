@@ -70,10 +70,12 @@ def _storage(program: ir.Program, buffers: dict[str, Buffer],
     return members, ctor, prologue
 
 
-def _slot(name: str, value: str, buf: Buffer, ordinal: int, mirror: str) -> str:
+def _slot(name: str, value: str, buf: Buffer, ordinal: int, mirror: str | None) -> str:
+    """A pf::Slot on the host mirror `h_<mirror>_`, or on the device buffer (None)."""
     per_rank = "true" if buf.type.layout.kind == "local" else "false"
+    data = f"h_{mirror}_.data()" if mirror else f"{buf.var}_.data()"
     return (f'{{"{name}", "{value}", {DTYPE_ENUM[buf.type.dtype]}, "{buf.type.layout}", '
-            f"pf::host_local({buf.local}_), {per_rank}, {ordinal}, h_{mirror}_.data()}}")
+            f"pf::host_local({buf.local}_), {per_rank}, {ordinal}, {data}}}")
 
 
 def _state_updates(program: ir.Program, writer: CudaStageWriter) -> list[str]:
@@ -127,11 +129,17 @@ def lower_schedule(program: ir.Program, schedule: str) -> tuple[ScheduleClass, d
     results += [_slot(s, v, buffers[s], -1, s) for s, v in program.state_updates]
     states = [_slot(t.name, t.name, buffers[t.name], t.ordinal, t.name)
               for t in program.tensors if t.role == "state"]
+    copies = _transfers(program, buffers)
+    copies["device_inputs"] = [_slot(t.name, t.name, buffers[t.name], t.ordinal, None)
+                               for t in program.tensors]
+    copies["device_results"] = [_slot(n, v, buffers[v], -1, None) for n, v in program.outputs]
+    copies["device_results"] += [_slot(s, v, buffers[s], -1, None)
+                                 for s, v in program.state_updates]
     class_name = "Schedule_" + re.sub(r"\W", "_", schedule)
     cls = ScheduleClass(schedule, class_name, comm_members + storage_members,
                         comm_ctor + storage_ctor, step, inputs, results, states,
                         _volume(program), dtor)
-    return cls, _transfers(program, buffers)
+    return cls, copies
 
 
 def lower_stage(stage: ir.Stage, writer: CudaStageWriter) -> list[str]:

@@ -4,6 +4,7 @@ all of its chosen schedules, and build it with nvcc where one is found."""
 from __future__ import annotations
 
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from .jinja_env import render
 
 DEFAULT_CUDA_ARCH = "90;80"
 CUDA_HEADERS = ["blas.cuh", "cuda_util.cuh", "half.hpp", "math.hpp", "nccl_util.cuh",
-                "pipeline.cuh"]
+                "pipeline.cuh", "dlpack.hpp"]
 NVCC_CANDIDATES = ["/usr/local/bin/nvcc", "/usr/local/cuda/bin/nvcc"]
 
 
@@ -57,7 +58,8 @@ def find_nvcc() -> str | None:
 
 
 def project_files(module: CheckedModule, program_name: str, schedules: list[str],
-                  command: str, cuda_arch: str = DEFAULT_CUDA_ARCH) -> dict[str, str | bytes]:
+                  command: str, cuda_arch: str = DEFAULT_CUDA_ARCH,
+                  python: bool = False) -> dict[str, str | bytes]:
     """Every file of the generated CUDA project, by path."""
     program = module.programs[program_name]
     classes = [lower_schedule(module.scheduled_program(program_name, s), s) for s in schedules]
@@ -66,15 +68,17 @@ def project_files(module: CheckedModule, program_name: str, schedules: list[str]
     context = {"name": program_name, "banner": banner, "sizes": list(program.size_vars),
                "params": _params(program), "schedules": classes,
                "default_schedule": default, "groups": program.groups,
-               "roots": _broadcast_roots(program), "python": False, "cuda_arch": cuda_arch,
+               "roots": _broadcast_roots(program), "python": python, "cuda_arch": cuda_arch,
                "nccl": nccl_library(), "cublas": cublas_library()}
     header_context = dict(context, schedules=[c for c, _ in classes])
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": render("ccn_cuda/CMakeLists.txt.j2", **context),
-        f"include/{program_name}.hpp": render("ccn_cpu/header.hpp.j2", **header_context),
+        f"include/{program_name}.hpp": render("ccn_cuda/header.hpp.j2", **header_context),
         f"src/{program_name}.cu": render("ccn_cuda/library.cu.j2", **context),
         f"src/{program_name}_run.cpp": render("ccn_cpu/runner.cpp.j2", **header_context),
     }
+    if python:
+        files[f"src/{program_name}_python.cpp"] = render("ccn_cuda/python.cpp.j2", **context)
     for header in RUNTIME_HEADERS:
         files[f"include/parafuse/ccn/{header}"] = (CPP_RUNTIME / "ccn" / header).read_bytes()
     files["include/parafuse/ccn/half_cpu.hpp"] = files.pop("include/parafuse/ccn/half.hpp")
@@ -84,21 +88,27 @@ def project_files(module: CheckedModule, program_name: str, schedules: list[str]
     return files
 
 
-def cmake_arguments(nvcc: str) -> list[str]:
-    return Toolchain.current().cmake_args(mpi=True) + [f"-DCMAKE_CUDA_COMPILER={nvcc}"]
+def cmake_arguments(nvcc: str, python: bool = False) -> list[str]:
+    args = Toolchain.current().cmake_args(mpi=True) + [f"-DCMAKE_CUDA_COMPILER={nvcc}"]
+    if python:
+        import pybind11
+        args += [f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
+                 f"-DPython3_EXECUTABLE={sys.executable}"]
+    return args
 
 
 def build_cuda_project(module: CheckedModule, program_name: str, schedules: list[str],
                        command: str, out_dir: Path | None = None,
-                       cuda_arch: str = DEFAULT_CUDA_ARCH) -> tuple[Path, bool]:
+                       cuda_arch: str = DEFAULT_CUDA_ARCH,
+                       python: bool = False) -> tuple[Path, bool]:
     """(the project folder, whether it was built): without nvcc only the sources are written."""
-    files = project_files(module, program_name, schedules, command, cuda_arch)
+    files = project_files(module, program_name, schedules, command, cuda_arch, python)
     nvcc = find_nvcc()
     if nvcc is None:
         target = out_dir or Path(f"{program_name}-cuda")
         write_tree(target, files)
         return target, False
-    args = cmake_arguments(nvcc)
+    args = cmake_arguments(nvcc, python)
     if out_dir is None:
         return cached_build(f"{program_name}-cuda", files, args), True
     write_tree(out_dir, files)

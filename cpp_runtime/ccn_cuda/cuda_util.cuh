@@ -366,3 +366,14 @@ void launch_vectorized(int64_t lo, int64_t hi, bool aligned, cudaStream_t stream
 }
 
 }  // namespace pf
+
+namespace pf {
+
+// What every CUDA schedule adds to pf::ScheduleImpl: its tensors as device slots (data
+// is device memory; the caller reads and writes it directly, between steps).
+class DeviceSchedule : public ScheduleImpl {
+ public:
+  virtual std::vector<Slot> device_tensors() = 0;
+};
+
+}  // namespace pf

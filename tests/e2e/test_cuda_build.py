@@ -6,6 +6,7 @@ is kept as a golden file. Running the projects needs a GPU: bench/gpu_check.sh."
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -89,18 +90,23 @@ def test_overlap_runs_cublas_chunks_against_nccl() -> None:
 
 
 @needs_nvcc
-def test_cli_build_cuda(tmp_path) -> None:
+def test_cli_build_cuda_with_python_module(tmp_path) -> None:
     out = tmp_path / "sgd_cuda"
     args = ["build", str(SAMPLES / "sgd.ccn"), "--backend", "cuda", "--schedule", "default",
-            "--cuda-arch", TEST_ARCH, "-o", str(out)]
+            "--cuda-arch", TEST_ARCH, "--python", "-o", str(out)]
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert (out / "build" / "sgd_run").exists()
     assert '"cuda"' in (out / "CMakeLists.txt").read_text()
+    # the module imports without a GPU (constructing a Program needs one)
+    probe = "import sgd; print(sgd.schedules, 'step' in dir(sgd.Program))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=out / "build", capture_output=True,
+                          text=True)
+    assert done.stdout.strip() == "['default'] True", done.stderr
 
 
-def test_cli_cuda_python_is_reported_missing(tmp_path) -> None:
-    args = ["build", str(SAMPLES / "sgd.ccn"), "--backend", "cuda", "--python",
+def test_cli_cuda_autotune_is_reported_missing(tmp_path) -> None:
+    args = ["build", str(SAMPLES / "sgd.ccn"), "--backend", "cuda", "--autotune",
             "-o", str(tmp_path / "x")]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 1
