@@ -76,12 +76,7 @@ def _pipeline(group: ir.FusedStage, stages: list[ir.SimpleStage],
              f"pf::inner_count({block.local}, 1), {parts}, chunks);"]
     chunk = ["const auto [lo, hi] = plan.plan.mine(" + index + ", c);", "(void)lo; (void)hi;"]
     if scatter is not None:
-        src, code = writer.materialize(scatter.operand)
-        storage = STORAGE[scatter.type.dtype]
-        lines += code + _buffers("rs", storage) + [
-            "auto scatter = [&](int c) {",
-            f"  plan.scatter<{storage}>({src}, {block.var}, rs_packed, rs_received, c, {index}, "
-            f"{REDUCE_OPS[scatter.reduce_op]}, {comm}, streams_.comm);", "};"]
+        lines += _scatter_setup(scatter, writer, block.var, index, comm)
         chunk += ["if (c + 1 < chunks) scatter(c + 1);",
                   "PF_CUDA(cudaStreamWaitEvent(streams_.compute, plan.reduced[c], 0));"]
     if computed:
@@ -101,6 +96,17 @@ def _pipeline(group: ir.FusedStage, stages: list[ir.SimpleStage],
         lines.append("scatter(0);")
     loop = ["for (int c = 0; c < chunks; ++c) {"] + _indent(chunk) + ["}"]
     return lines + loop + ["streams_.to_compute();"]
+
+
+def _scatter_setup(scatter: ir.CollectiveStage, writer: CudaStageWriter, block: str,
+                   index: str, comm: str) -> list[str]:
+    """The padded buffers and `scatter(c)`, which reduce-scatters chunk c into `block`."""
+    src, code = writer.materialize(scatter.operand)
+    storage = STORAGE[scatter.type.dtype]
+    return code + _buffers("rs", storage) + [
+        "auto scatter = [&](int c) {",
+        f"  plan.scatter<{storage}>({src}, {block}, rs_packed, rs_received, c, {index}, "
+        f"{REDUCE_OPS[scatter.reduce_op]}, {comm}, streams_.comm);", "};"]
 
 
 def _buffers(prefix: str, storage: str) -> list[str]:
