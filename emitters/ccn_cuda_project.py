@@ -17,7 +17,7 @@ from .jinja_env import render
 
 DEFAULT_CUDA_ARCH = "90;80"
 CUDA_HEADERS = ["blas.cuh", "cuda_util.cuh", "half.hpp", "math.hpp", "nccl_util.cuh",
-                "pipeline.cuh", "dlpack.hpp"]
+                "pipeline.cuh", "padded_chunks.hpp", "dlpack.hpp"]
 NVCC_CANDIDATES = ["/usr/local/bin/nvcc", "/usr/local/cuda/bin/nvcc"]
 
 

@@ -12,28 +12,16 @@
 
 #include "cuda_util.cuh"
 #include "nccl_util.cuh"
-#include "pipeline.hpp"
+#include "padded_chunks.hpp"
 
 namespace pf {
 
-// The pieces of a ChunkPlan padded for NCCL, and the events that order the chunks.
-struct DeviceChunks {
-  ChunkPlan plan;
-  std::vector<int64_t> piece;   // [chunk]: the largest piece of chunk c, in elements
-  std::vector<int64_t> offset;  // [chunk]: start of chunk c in a padded buffer
-  int64_t total = 0;            // elements of a padded buffer (every chunk, every rank)
+// The pieces and events of a pipelined fused collective on the device.
+struct DeviceChunks : PaddedChunks {
   std::vector<cudaEvent_t> reduced, computed;
 
   DeviceChunks(int64_t rows, int64_t row_elems, int parts, int chunks)
-      : plan(rows, row_elems, parts, chunks) {
-    for (int c = 0; c < chunks; ++c) {
-      int largest = *std::max_element(plan.counts[c].begin(), plan.counts[c].end());
-      piece.push_back(std::max(largest, 1));
-      offset.push_back(total);
-      total += piece.back() * parts;
-    }
-    reduced.resize(chunks);
-    computed.resize(chunks);
+      : PaddedChunks(rows, row_elems, parts, chunks), reduced(chunks), computed(chunks) {
     for (int c = 0; c < chunks; ++c) {
       PF_CUDA(cudaEventCreateWithFlags(&reduced[c], cudaEventDisableTiming));
       PF_CUDA(cudaEventCreateWithFlags(&computed[c], cudaEventDisableTiming));
@@ -44,6 +32,10 @@ struct DeviceChunks {
     for (cudaEvent_t e : computed) cudaEventDestroy(e);
   }
   DeviceChunks(const DeviceChunks&) = delete;
+  // A device-to-device copy on `stream`, as pack/unpack take it.
+  static auto on(cudaStream_t stream) {
+    return [stream](const auto* from, auto* to, int64_t n) { copy(from, to, n, stream); };
+  }
   DeviceChunks& operator=(const DeviceChunks&) = delete;
 
   // Reduce-scatter chunk c of `whole` (the rank's local tensor) into `block` (its block).
@@ -52,9 +44,7 @@ struct DeviceChunks {
                ncclComm_t comm, cudaStream_t stream) const {
     T* pack = packed + offset[c];
     PF_CUDA(cudaMemsetAsync(pack, 0, sizeof(T) * piece[c] * plan.parts, stream));
-    for (int r = 0; r < plan.parts; ++r) {
-      copy(whole + plan.whole_displs[c][r], pack + r * piece[c], plan.counts[c][r], stream);
-    }
+    PaddedChunks::pack(whole, packed, c, on(stream));
     T* mine = received + offset[c];
     PF_NCCL(ncclReduceScatter(pack, mine, piece[c], nccl_type<T>(), nccl_op(op), comm, stream));
     auto [lo, hi] = plan.mine(rank, c);
@@ -71,9 +61,7 @@ struct DeviceChunks {
     copy(block + lo, send, hi - lo, stream);
     T* all = received + offset[c];
     PF_NCCL(ncclAllGather(send, all, piece[c], nccl_type<T>(), comm, stream));
-    for (int r = 0; r < plan.parts; ++r) {
-      copy(all + r * piece[c], whole + plan.whole_displs[c][r], plan.counts[c][r], stream);
-    }
+    unpack(received, whole, c, on(stream));
   }
 };
 

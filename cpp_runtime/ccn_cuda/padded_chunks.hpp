@@ -1,0 +1,49 @@
+// Host-side layout of the CUDA backend's pipelined fused collectives (no CUDA here, so
+// that it is tested on machines without a GPU): the CPU backend's ChunkPlan, with each
+// chunk's pieces padded to the largest one, since NCCL reduces and gathers equal counts.
+// In a padded buffer, chunk c starts at offset[c] and rank r's piece of it at
+// offset[c] + r * piece[c].
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "pipeline.hpp"
+
+namespace pf {
+
+struct PaddedChunks {
+  ChunkPlan plan;
+  std::vector<int64_t> piece;   // [chunk]: the largest piece of chunk c, in elements (>= 1)
+  std::vector<int64_t> offset;  // [chunk]: start of chunk c in a padded buffer
+  int64_t total = 0;            // elements of a padded buffer (every chunk, every rank)
+
+  PaddedChunks(int64_t rows, int64_t row_elems, int parts, int chunks)
+      : plan(rows, row_elems, parts, chunks) {
+    for (int c = 0; c < chunks; ++c) {
+      int largest = *std::max_element(plan.counts[c].begin(), plan.counts[c].end());
+      piece.push_back(std::max(largest, 1));
+      offset.push_back(total);
+      total += piece.back() * parts;
+    }
+  }
+
+  // Rank r's piece c of `whole` (a rank's whole tensor) into its padded slot of chunk c
+  // of `packed` (the reduce-scatter input; the padding is the caller's, zeros).
+  template <typename T, typename Copy>
+  void pack(const T* whole, T* packed, int c, Copy copy) const {
+    for (int r = 0; r < plan.parts; ++r) {
+      copy(whole + plan.whole_displs[c][r], packed + offset[c] + r * piece[c], plan.counts[c][r]);
+    }
+  }
+
+  // The inverse: rank r's padded slot of chunk c of `gathered` into its place in `whole`.
+  template <typename T, typename Copy>
+  void unpack(const T* gathered, T* whole, int c, Copy copy) const {
+    for (int r = 0; r < plan.parts; ++r) {
+      copy(gathered + offset[c] + r * piece[c], whole + plan.whole_displs[c][r], plan.counts[c][r]);
+    }
+  }
+};
+
+}  // namespace pf
