@@ -3,6 +3,7 @@
 # works offline). Builds every sample and schedule for this GPU, runs each at one rank
 # (mpirun -np 1) on random inputs against the reference interpreter, and measures the
 # fused optimizer steps' bandwidth against a device-to-device copy; prints a table last.
+# PARAFUSE_CUDA_ARCH=90 (say) compiles for that architecture instead of the GPU present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
