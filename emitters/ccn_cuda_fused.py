@@ -44,11 +44,12 @@ def lower_fused(stage: ir.FusedStage, writer: CudaStageWriter) -> list[str]:
         if kind == "whole":
             lines += lower_simple(stages[0], writer)
         elif any(isinstance(s, ir.CollectiveStage) for s in stages):
-            lines += ["{"] + _indent(_pipeline(stage, stages, writer)) + ["}"]
+            lines += ["{", "  PF_HERE();"] + _indent(_pipeline(stage, stages, writer)) + ["}"]
         else:
             pre, kernel = fused_kernel(stages, writer)
             names = ", ".join(s.name for s in stages)
-            lines += ["{", f"  // {names}: one kernel"] + _indent(pre + kernel()) + ["}"]
+            lines += ["{", f"  // {names}: one kernel", "  PF_HERE();"]
+            lines += _indent(pre + kernel()) + ["}"]
     return lines
 
 

@@ -75,7 +75,7 @@ def lower_overlap(stage: ir.OverlapStage, writer: CudaStageWriter) -> list[str]:
         f"PF_CUDA(cudaEventRecord(produced.done[k], {producer.stream}));",
         f"PF_CUDA(cudaStreamWaitEvent({consumer.stream}, produced.done[k], 0));"]
     body += consumer.chunk()
-    lines = [f"{head}: chunks along dim 0 on two streams", "{",
+    lines = [f"{head}: chunks along dim 0 on two streams", "{", "  PF_HERE();",
              f"  const int chunks = {chunks};", "  pf::ChunkEvents produced(chunks);"]
     lines += ["  " + s for s in producer.setup + consumer.setup]
     lines += ["  streams_.to_comm();", "  for (int k = 0; k < chunks; ++k) {"]

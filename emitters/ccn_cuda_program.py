@@ -123,7 +123,7 @@ def lower_schedule(program: ir.Program, schedule: str) -> tuple[ScheduleClass, d
                     f"(void)p_{param.name};")
     for stage in program.stages:
         step += lower_stage(stage, writer)
-    step += _state_updates(program, writer)
+    step += ["PF_HERE();"] + _state_updates(program, writer)
     inputs = [_slot(t.name, t.name, buffers[t.name], t.ordinal, t.name) for t in program.tensors]
     results = [_slot(n, v, buffers[v], -1, v) for n, v in program.outputs]
     results += [_slot(s, v, buffers[s], -1, s) for s, v in program.state_updates]
@@ -160,7 +160,7 @@ def lower_simple(stage: ir.SimpleStage, writer: CudaStageWriter) -> list[str]:
         body = writer.matmul(stage)
     else:
         body = [f"// {stage.name}: one kernel"] + writer.elementwise(stage)
-    return ["{"] + ["  " + line for line in body] + ["}"]
+    return ["{", "  PF_HERE();"] + ["  " + line for line in body] + ["}"]
 
 
 def fused_kernel(stages: list[ir.SimpleStage], writer: CudaStageWriter):

@@ -26,6 +26,7 @@ const float p_beta2 = pf::round_to<float>(params_->beta2); (void)p_beta2;
 const float p_eps = pf::round_to<float>(params_->eps); (void)p_eps;
 // fuse1 = fuse(rs, m1, v1, w1, agw): chunked pipeline on two streams
 {
+  PF_HERE();
   // rs, m1, v1, w1, agw: chunk c reduced, computed, gathered
   const int chunks = pf::auto_chunks(L_rs.count * 2);
   const pf::DeviceChunks plan(L_rs.logical[0], pf::inner_count(L_rs, 1), parts_world_, chunks);
@@ -83,6 +84,7 @@ const float p_eps = pf::round_to<float>(params_->eps); (void)p_eps;
   }
   streams_.to_compute();
 }
+PF_HERE();
 // states take their next values at the end of the step
 v_m_.swap(v_m1_);
 v_v_.swap(v_v1_);
