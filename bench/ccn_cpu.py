@@ -129,7 +129,9 @@ def torch_peer(n: int) -> float | None:
 def machine() -> str:
     cpu = next((line.split(":", 1)[1].strip() for line in
                 Path("/proc/cpuinfo").read_text().splitlines() if "model name" in line), "?")
-    return (f"{cpu}, {os.cpu_count()} cores, Linux {platform.release()}, "
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (f"{cpu}, {os.cpu_count()} cores (load average {load} when the report was "
+            f"written), Linux {platform.release()}, "
             f"Open MPI (wheel), {RANKS} ranks with OMP_NUM_THREADS="
             f"{launch_environment(RANKS)['OMP_NUM_THREADS']}")
 
