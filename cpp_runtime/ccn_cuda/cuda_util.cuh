@@ -106,6 +106,9 @@ template <typename T> class DeviceBuffer {
     count_ = count;
     PF_CUDA(cudaMalloc(&data_, sizeof(T) * std::max<int64_t>(count, 1)));
     PF_CUDA(cudaMemset(data_, 0, sizeof(T) * std::max<int64_t>(count, 1)));
+    // cudaMemset runs on the legacy stream, which the schedule's non-blocking streams do
+    // not wait for: finish it before any of them may touch the buffer
+    PF_CUDA(cudaDeviceSynchronize());
   }
   T* data() const { return data_; }
   int64_t size() const { return count_; }
