@@ -161,10 +161,16 @@ def _scatter_setup(scatter: ir.CollectiveStage, writer: StageWriter, comm: str) 
     storage = STORAGE[scatter.type.dtype]
     target = writer.buffers[scatter.name]
     op = REDUCE_OPS[scatter.reduce_op]
-    lines += [f"std::vector<{storage}> packed(plan.packed_offset.empty() ? 0 : "
+    lines += [f"std::vector<{storage}> packed(chunks == 1 ? 0 : "
               f"{target.local}.logical[0] * pf::inner_count({target.local}, 1));",
               "std::vector<MPI_Request> scatters(chunks, MPI_REQUEST_NULL);",
               "auto post_scatter = [&](int c) {",
+              "  if (chunks == 1) {  // no pipeline: Open MPI's blocking collective is faster",
+              f"    PF_MPI(MPI_Reduce_scatter({src}, v_{scatter.name}.data(), "
+              f"plan.counts[0].data(), pf::mpi_type<{storage}>(), pf::mpi_op<{storage}>({op}), "
+              f"{comm}));",
+              "    return;",
+              "  }",
               f"  plan.pack({src}, packed.data(), c);",
               f"  const auto [lo, hi] = plan.mine(pf::comm_rank({comm}), c);",
               f"  PF_MPI(MPI_Ireduce_scatter(packed.data() + plan.packed_offset[c], "
@@ -178,7 +184,8 @@ def _scatter_setup(scatter: ir.CollectiveStage, writer: StageWriter, comm: str) 
 def _post_gather(gather: ir.CollectiveStage, writer: StageWriter, index: str, comm: str) -> str:
     storage = STORAGE[gather.type.dtype]
     source = writer.buffers[gather.operand.name].var
-    return (f"gathers.emplace_back(); PF_MPI(MPI_Iallgatherv({source}.data() + lo, "
-            f"static_cast<int>(hi - lo), pf::mpi_type<{storage}>(), v_{gather.name}.data(), "
-            f"plan.counts[c].data(), plan.whole_displs[c].data(), pf::mpi_type<{storage}>(), "
-            f"{comm}, &gathers.back()));")
+    args = (f"{source}.data() + lo, static_cast<int>(hi - lo), pf::mpi_type<{storage}>(), "
+            f"v_{gather.name}.data(), plan.counts[c].data(), plan.whole_displs[c].data(), "
+            f"pf::mpi_type<{storage}>(), {comm}")
+    return (f"if (chunks == 1) PF_MPI(MPI_Allgatherv({args})); else {{ gathers.emplace_back(); "
+            f"PF_MPI(MPI_Iallgatherv({args}, &gathers.back())); }}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from parafuse.emitters.autotune import with_chunks
+from parafuse.emitters.ccn_cpu_project import build_cpu_project
 from tests.backend_compare import assert_backend_matches_reference, sample_module, sample_project
 from tests.conftest import SAMPLES
 
@@ -27,3 +29,19 @@ def test_every_schedule_matches_the_reference(sample: str, tmp_path) -> None:
             out = tmp_path / f"{schedule}-{ranks}"
             assert_backend_matches_reference(project, default, scheduled, schedule, ranks,
                                              sizes, out)
+
+
+@pytest.mark.parametrize("sample", ["adam", "lamb", "megatron", "sgd"])
+def test_pipelined_fused_groups_match_the_reference(sample: str, tmp_path) -> None:
+    """The fused collective as a real pipeline (3 and 7 chunks, uneven), not one chunk."""
+    module = sample_module(sample)
+    default = module.programs[sample]
+    fused = module.scheduled_program(sample, "fused")
+    variants = {f"fused.c{k}": with_chunks(fused, k) for k in (3, 7)}
+    project = build_cpu_project(module, sample, ["default"], f"pipelines of {sample}",
+                                variants=variants)
+    sizes = {n: SIZES[n] for n in default.size_vars}
+    for name, program in variants.items():
+        for ranks in (2, 3):
+            assert_backend_matches_reference(project, default, program, name, ranks, sizes,
+                                             tmp_path / f"{name}-{ranks}")
