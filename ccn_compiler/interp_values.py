@@ -6,7 +6,7 @@ exactly what the layout says that rank holds (its block for `sliced`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,7 +24,6 @@ class World:
     sizes: dict[str, int]
     seed: int = 0
     step: int = 0
-    scratch: dict = field(default_factory=dict)
 
     @property
     def ranks(self) -> int:

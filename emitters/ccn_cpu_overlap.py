@@ -89,13 +89,21 @@ class _ChunkSteps:
                 "}"]
 
     def complete(self) -> list[str]:
+        """Wait for chunk c (elements [lo, hi)); an avg divides it once it is summed."""
+        return self._wait(f"2, &{self.requests}[2 * c]", "lo", "hi - lo")
+
+    def complete_all(self, local: str) -> list[str]:
+        """Wait for every chunk at once."""
+        return self._wait(f"2 * chunks, {self.requests}.data()", "0", f"{local}.count")
+
+    def _wait(self, requests: str, start: str, count: str) -> list[str]:
         stage = self.stage
         if not isinstance(stage, ir.CollectiveStage):
             return []
-        lines = [f"PF_MPI(MPI_Waitall(2, &{self.requests}[2 * c], MPI_STATUSES_IGNORE));"]
+        lines = [f"PF_MPI(MPI_Waitall({requests}, MPI_STATUSES_IGNORE));"]
         if stage.reduce_op == "avg":
             target = self.writer.buffers[stage.name]
-            lines.append(f"pf::divide_by({target.var}.data() + lo, hi - lo, "
+            lines.append(f"pf::divide_by({target.var}.data() + {start}, {count}, "
                          f"pf::comm_size({_comm(stage)}));")
         return lines
 
@@ -125,18 +133,6 @@ def lower_overlap(stage: ir.OverlapStage, writer: StageWriter) -> list[str]:
     lines += ["  " + s for s in producer.setup + consumer.setup]
     lines += ["  for (int k = 0; k < chunks; ++k) {"] + ["    " + s for s in body] + ["  }"]
     lines += ["  " + s for s in at("chunks - 1", producer.complete() + consumer.start())]
-    lines += ["  " + s for s in _complete_consumer(consumer, local)]
+    lines += ["  " + s for s in consumer.complete_all(local)]
     return lines + ["}"]
 
-
-def _complete_consumer(consumer: _ChunkSteps, local: str) -> list[str]:
-    """Wait for every chunk of the consumer; an avg divides each chunk once done."""
-    stage = consumer.stage
-    if not isinstance(stage, ir.CollectiveStage):
-        return []
-    lines = [f"PF_MPI(MPI_Waitall(2 * chunks, {consumer.requests}.data(), MPI_STATUSES_IGNORE));"]
-    if stage.reduce_op == "avg":
-        target = consumer.writer.buffers[stage.name]
-        lines.append(f"pf::divide_by({target.var}.data(), {local}.count, "
-                     f"pf::comm_size({_comm(stage)}));")
-    return lines
