@@ -38,6 +38,12 @@ class LoopSpace:
     buffers: Callable[[str], Buffer]
     needs_coords: bool = False
     registers: dict[str, str] = field(default_factory=dict)  # values computed in this loop
+    invariants: dict[str, str] = field(default_factory=dict)  # offset code -> its constant
+
+    def hoist(self, code: str) -> str:
+        """A constant declared before the loop, so that the loop body has no calls or
+        inner loops (GCC vectorises only such loops)."""
+        return self.invariants.setdefault(code, f"o{len(self.invariants)}")
 
     @property
     def rank(self) -> int:
@@ -60,9 +66,10 @@ class LoopSpace:
         if k == d and not offsets:
             return "i"
         if k == d and offsets == [0]:
-            return f"(i + {self.local}.start[0] * pf::inner_count({buf.local}, 1))"
+            offset = self.hoist(f"{self.local}.start[0] * pf::inner_count({buf.local}, 1)")
+            return f"(i + {offset})"
         if k < d and not offsets:
-            return f"(i % pf::inner_count({self.local}, {d - k}))"
+            return f"(i % {self.hoist(f'pf::inner_count({self.local}, {d - k})')})"
         self.needs_coords = True
         terms = []
         for j in range(k):
@@ -81,7 +88,7 @@ class LoopSpace:
             return "uint64_t(0)"
         lay = self.type.layout
         if k == d and (lay.kind != "sliced" or lay.dim == 0):
-            start = f"{self.local}.start[0] * pf::inner_count({self.local}, 1)" \
+            start = self.hoist(f"{self.local}.start[0] * pf::inner_count({self.local}, 1)") \
                 if lay.kind == "sliced" else "0"
             return f"uint64_t(i + {start})"
         self.needs_coords = True
@@ -125,11 +132,18 @@ def element_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
     """`#pragma omp parallel for` over [lo, hi) of the space's local block."""
     hi = hi or f"{space.local}.count"
     inner = body(expr_context(space, precomputed))
-    clause = f" reduction({reduction})" if reduction else ""
-    pragma = [f"#pragma omp parallel for schedule(static){clause}"] if space.rank else []
+    # `simd` asserts that iterations are independent (they are: every loop writes its own
+    # buffer), so GCC vectorises without run-time alias checks; reductions keep their
+    # element order within a thread.
+    clause = f" reduction({reduction})" if reduction else " simd"
+    pragma = [f"#pragma omp parallel for{clause} schedule(static)"] if space.rank else []
     lines = pragma + [f"for (int64_t i = {lo}; i < {hi}; ++i) {{"]
     lines += ["  " + line for line in space.coordinate_lines() + inner]
-    return lines + ["}"]
+    lines.append("}")
+    if not space.invariants:
+        return lines
+    constants = [f"const int64_t {name} = {code};" for code, name in space.invariants.items()]
+    return ["{"] + ["  " + line for line in constants + lines] + ["}"]
 
 
 def store_loop(space: LoopSpace, target: Buffer, expr: ir.Expr, precomputed: dict[int, str],

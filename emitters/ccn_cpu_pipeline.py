@@ -1,13 +1,15 @@
-"""Fused collectives and overlapped stages on the CPU: chunked pipelines of MPI's
-nonblocking collectives and OpenMP loops.
+"""Fused collectives and overlapped stages on the CPU: chunked pipelines of
+collectives and OpenMP loops.
 
 A fused group `fuse(rs, S..., ag...)` runs, for chunk c of each rank's block:
-reduce-scatter of chunk c+1 posted, wait for chunk c, the element-wise members
-on chunk c, its gathers posted; `MPI_Testall` between steps lets Open MPI make
-progress. A member that needs a scalar reduction of earlier members starts a new
-phase (spec section 4: the work before the reduction chunk by chunk, the
-cross-rank reduction, then the rest). `overlap(P, C)` computes or reduces chunk
-c of P while C works on chunk c-1.
+the reduction of chunk c, the element-wise members on chunk c (one loop,
+intermediates in registers), then the gather of chunk c. The collectives are
+`pf::ChunkedReduceScatter` and `pf::ChunkedAllgather` (cpp_runtime/ccn/
+chunked_collectives.hpp): loads and stores in node-shared memory when the ranks
+share a node, MPI's nonblocking collectives otherwise. A member that needs a
+scalar reduction of earlier members starts a new phase (spec section 4: the work
+before the reduction chunk by chunk, the cross-rank reduction, then the rest).
+`overlap(P, C)` computes or reduces chunk c of P while C works on chunk c-1.
 """
 
 from __future__ import annotations
@@ -81,21 +83,20 @@ def lower_grouped(stage: ir.GroupedStage, writer: StageWriter) -> list[str]:
         lines = [f"// {stage.name} = fuse({members}): members are held differently, so the "
                  "group runs as one unit without chunks"]
         return lines + [line for p in stage.parts for line in lower_simple(p, writer)]
-    lines = [f"// {stage.name} = fuse({members}): chunked pipeline", "{",
-             "  std::vector<MPI_Request> gathers;"]
+    lines = [f"// {stage.name} = fuse({members}): chunked pipeline", "{"]
     for kind, stages in _phases(stage.parts):
         if kind == "whole":
             from .ccn_cpu_program import lower_simple
             lines += _indent(lower_simple(stages[0], writer))
         else:
             lines += _indent(["{"] + _indent(_chunk_loop(stage, stages, writer)) + ["}"])
-    return lines + ["  pf::wait_all(gathers);", "}"]
+    return lines + ["}"]
 
 
-def _chunk_count(group: ir.GroupedStage, local: str, dtype: str) -> str:
+def _chunk_count(group: ir.GroupedStage, local: str, dtype: str, shared: str) -> str:
     if group.chunks is not None:
         return str(group.chunks)
-    return f"pf::auto_chunks({local}.count * {ITEM_SIZE[dtype]})"
+    return f"pf::fused_auto_chunks({shared}, {local}.count * {ITEM_SIZE[dtype]})"
 
 
 def _chunk_loop(group: ir.FusedStage, stages: list[ir.SimpleStage],
@@ -110,23 +111,26 @@ def _chunk_loop(group: ir.FusedStage, stages: list[ir.SimpleStage],
     parts = f"parts_{lay.group or 'world'}_" if lay.kind == "sliced" else "1"
     index = f"index_{lay.group or 'world'}_" if lay.kind == "sliced" else "0"
     comm = f"comm_{lay.group}_" if lay.group else "comm_"
-    lines = [f"const int chunks = {_chunk_count(group, local, space_of.type.dtype)};",
+    transport = scatter or (gathers[0] if gathers else None)
+    shared = f"x_{transport.name}_.shared()" if transport else "false"
+    lines = [f"const int chunks = {_chunk_count(group, local, space_of.type.dtype, shared)};",
              f"const pf::ChunkPlan plan({local}.logical[0], pf::inner_count({local}, 1), "
              f"{parts}, chunks);"]
     loop = [f"const auto [lo, hi] = plan.mine({index}, c);"]
+    after = []
     if scatter is not None:
         lines += _scatter_setup(scatter, writer, comm)
-        loop += ["if (c + 1 < chunks) post_scatter(c + 1);",
-                 "PF_MPI(MPI_Wait(&scatters[c], MPI_STATUS_IGNORE));"]
-        if scatter.reduce_op == "avg":
-            loop.append(f"pf::divide_by(v_{scatter.name}.data() + lo, hi - lo, {parts});")
+        loop.append(f"x_{scatter.name}_.finish(c);")
+        after.append(f"x_{scatter.name}_.done();")
     if computed:
         pre, fused_loop = fused_elementwise(computed, writer)
         lines += pre
-        loop += fused_loop("lo", "hi") + ["pf::progress(gathers);"]
+        loop += fused_loop("lo", "hi")
     for gather in gathers:
-        loop.append(_post_gather(gather, writer, index, comm))
-    return lines + ["for (int c = 0; c < chunks; ++c) {"] + _indent(loop) + ["}"]
+        lines.append(_gather_setup(gather, writer, comm, parts))
+        loop.append(f"x_{gather.name}_.chunk(c, {writer.buffers[gather.operand.name].var}.data());")
+        after.append(f"x_{gather.name}_.finish();")
+    return lines + ["for (int c = 0; c < chunks; ++c) {"] + _indent(loop) + ["}"] + after
 
 
 def fused_elementwise(stages: list[ir.SimpleStage], writer: StageWriter):
@@ -157,35 +161,25 @@ def fused_elementwise(stages: list[ir.SimpleStage], writer: StageWriter):
 
 
 def _scatter_setup(scatter: ir.CollectiveStage, writer: StageWriter, comm: str) -> list[str]:
+    """Declare the group's reduce-scatter (a member) and start it on this step's input."""
     src, lines = writer.materialize(scatter.operand)
     storage = STORAGE[scatter.type.dtype]
     target = writer.buffers[scatter.name]
-    op = REDUCE_OPS[scatter.reduce_op]
-    lines += [f"std::vector<{storage}> packed(chunks == 1 ? 0 : "
-              f"{target.local}.logical[0] * pf::inner_count({target.local}, 1));",
-              "std::vector<MPI_Request> scatters(chunks, MPI_REQUEST_NULL);",
-              "auto post_scatter = [&](int c) {",
-              "  if (chunks == 1) {  // no pipeline: Open MPI's blocking collective is faster",
-              f"    PF_MPI(MPI_Reduce_scatter({src}, v_{scatter.name}.data(), "
-              f"plan.counts[0].data(), pf::mpi_type<{storage}>(), pf::mpi_op<{storage}>({op}), "
-              f"{comm}));",
-              "    return;",
-              "  }",
-              f"  plan.pack({src}, packed.data(), c);",
-              f"  const auto [lo, hi] = plan.mine(pf::comm_rank({comm}), c);",
-              f"  PF_MPI(MPI_Ireduce_scatter(packed.data() + plan.packed_offset[c], "
-              f"v_{scatter.name}.data() + lo, plan.counts[c].data(), pf::mpi_type<{storage}>(), "
-              f"pf::mpi_op<{storage}>({op}), {comm}, &scatters[c]));",
-              "};",
-              "post_scatter(0);"]
-    return lines
+    whole = f"{target.local}.logical[0] * pf::inner_count({target.local}, 1)"
+    writer.members.append(f"pf::ChunkedReduceScatter<{storage}> x_{scatter.name}_;")
+    writer.constructor.append(f"x_{scatter.name}_.setup({comm}, {whole}, "
+                              f"{REDUCE_OPS[scatter.reduce_op]});")
+    writer.place(scatter.operand, f"x_{scatter.name}_.segment()")
+    return lines + [f"x_{scatter.name}_.start({src}, {target.var}.data(), plan);"]
 
 
-def _post_gather(gather: ir.CollectiveStage, writer: StageWriter, index: str, comm: str) -> str:
+def _gather_setup(gather: ir.CollectiveStage, writer: StageWriter, comm: str, parts: str) -> str:
+    """Declare the group's gather of `gather` (a member) and start it for this step."""
     storage = STORAGE[gather.type.dtype]
-    source = writer.buffers[gather.operand.name].var
-    args = (f"{source}.data() + lo, static_cast<int>(hi - lo), pf::mpi_type<{storage}>(), "
-            f"v_{gather.name}.data(), plan.counts[c].data(), plan.whole_displs[c].data(), "
-            f"pf::mpi_type<{storage}>(), {comm}")
-    return (f"if (chunks == 1) PF_MPI(MPI_Allgatherv({args})); else {{ gathers.emplace_back(); "
-            f"PF_MPI(MPI_Iallgatherv({args}, &gathers.back())); }}")
+    target = writer.buffers[gather.name]
+    rows, row = f"{target.local}.logical[0]", f"pf::inner_count({target.local}, 1)"
+    writer.members.append(f"pf::ChunkedAllgather<{storage}> x_{gather.name}_;")
+    writer.constructor.append(f"x_{gather.name}_.setup({comm}, ({rows} + {parts} - 1) / {parts}"
+                              f" * {row});")
+    writer.place(gather.operand, f"x_{gather.name}_.segment()")
+    return f"x_{gather.name}_.start({target.var}.data(), plan);"

@@ -80,13 +80,15 @@ def _communicators(program: ir.Program) -> tuple[list[str], list[str], list[str]
     return members, ctor, dtor
 
 
-def _storage_lines(program: ir.Program, buffers: dict[str, Buffer]) -> tuple[list, list]:
+def _storage_lines(program: ir.Program, buffers: dict[str, Buffer],
+                   placed: set[str]) -> tuple[list, list]:
     sizes = _sizes(program)
     members, ctor = [], []
-    for buf in buffers.values():
+    for name, buf in buffers.items():
         if buf.is_param:
             continue
-        members += [f"pf::Local {buf.local};", f"std::vector<{STORAGE[buf.type.dtype]}> {buf.var};"]
+        holder = "pf::PlacedBuffer" if name in placed else "std::vector"
+        members += [f"pf::Local {buf.local};", f"{holder}<{STORAGE[buf.type.dtype]}> {buf.var};"]
         ctor += [f"{buf.local} = {local_expr(buf.type, sizes)};",
                  f"{buf.var}.resize({buf.local}.count);"]
     return members, ctor
@@ -149,8 +151,9 @@ def _volume(program: ir.Program) -> list[str]:
 def lower_schedule(program: ir.Program, schedule: str) -> ScheduleClass:
     buffers = _buffers(program)
     writer = StageWriter(buffers, _sizes(program))
+    writer.pinned = {t.name for t in program.tensors if t.role == "state"} | \
+        {value for _, value in program.state_updates}
     comm_members, comm_ctor, dtor = _communicators(program)
-    storage_members, storage_ctor = _storage_lines(program, buffers)
     step = ["const uint64_t seed_step = seed + step_index;", "(void)seed_step;"]
     for param in program.params:
         ctype = COMPUTE[param.dtype]
@@ -159,15 +162,17 @@ def lower_schedule(program: ir.Program, schedule: str) -> ScheduleClass:
     for stage in program.stages:
         step += lower_stage(stage, writer)
     step += _state_updates(program, writer)
+    storage_members, storage_ctor = _storage_lines(program, buffers, writer.placed)
     inputs = [_slot(t.name, t.name, buffers[t.name], t.ordinal) for t in program.tensors]
     results = [_slot(n, v, buffers[v], -1) for n, v in program.outputs]
     results += [_slot(s, v, buffers[s], -1) for s, v in program.state_updates]
     states = [_slot(t.name, t.name, buffers[t.name], t.ordinal) for t in program.tensors
               if t.role == "state"]
     class_name = "Schedule_" + re.sub(r"\W", "_", schedule)
-    return ScheduleClass(schedule, class_name, comm_members + storage_members,
-                         comm_ctor + storage_ctor, step, inputs, results, states,
-                         _volume(program), dtor)
+    members = comm_members + storage_members + writer.members
+    constructor = comm_ctor + storage_ctor + writer.constructor
+    return ScheduleClass(schedule, class_name, members, constructor, step, inputs, results,
+                         states, _volume(program), dtor)
 
 
 def lower_stage(stage: ir.Stage, writer: StageWriter) -> list[str]:

@@ -14,8 +14,9 @@ from .ccn_cpu_program import lower_schedule
 from .cmake_build import CPP_RUNTIME, Toolchain, build, cached_build, write_tree
 from .jinja_env import render
 
-RUNTIME_HEADERS = ["half.hpp", "math.hpp", "matmul.hpp", "mpi_util.hpp", "norms.hpp", "npy.hpp",
-                   "philox.hpp", "pipeline.hpp", "program.hpp", "runner.hpp"]
+RUNTIME_HEADERS = ["chunked_collectives.hpp", "half.hpp", "math.hpp", "matmul.hpp", "mpi_util.hpp",
+                   "node_shared.hpp", "norms.hpp", "npy.hpp", "philox.hpp", "pipeline.hpp",
+                   "program.hpp", "runner.hpp"]
 
 
 def _params(program: ir.Program) -> list[dict]:

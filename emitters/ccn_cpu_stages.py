@@ -43,6 +43,19 @@ class StageWriter:
     buffers: dict[str, Buffer]
     sizes: dict[str, str]  # size variable -> C++ expression
     counter: itertools.count = field(default_factory=itertools.count)
+    members: list[str] = field(default_factory=list)  # class members the stages need
+    constructor: list[str] = field(default_factory=list)  # and their set-up
+    pinned: set[str] = field(default_factory=set)  # swapped at the step's end: std::vector
+    placed: set[str] = field(default_factory=set)  # held in a fused collective's segment
+
+    def place(self, expr: ir.Expr, segment: str) -> None:
+        """Hold `expr`'s buffer in `segment` (a pointer, or null to stay), if it is a
+        value of its own that no state swap moves."""
+        if not isinstance(expr, ir.Ref) or expr.name in self.pinned | self.placed or \
+                self.buffers[expr.name].is_param:
+            return
+        self.placed.add(expr.name)
+        self.constructor.append(f"{self.buffers[expr.name].var}.place({segment});")
 
     def space(self, vt: ValueType, local: str) -> LoopSpace:
         return LoopSpace(vt, local, self.buffers.__getitem__)

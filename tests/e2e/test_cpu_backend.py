@@ -31,9 +31,14 @@ def test_every_schedule_matches_the_reference(sample: str, tmp_path) -> None:
                                              sizes, out)
 
 
+@pytest.mark.parametrize("transport", ["shared", "mpi"])
 @pytest.mark.parametrize("sample", ["adam", "lamb", "megatron", "sgd"])
-def test_pipelined_fused_groups_match_the_reference(sample: str, tmp_path) -> None:
-    """The fused collective as a real pipeline (3 and 7 chunks, uneven), not one chunk."""
+def test_pipelined_fused_groups_match_the_reference(sample: str, transport: str, tmp_path,
+                                                     monkeypatch) -> None:
+    """The fused collective as a real pipeline (3 and 7 chunks, uneven), not one chunk, over
+    node-shared memory (the default on one node) and over MPI's nonblocking collectives."""
+    if transport == "mpi":
+        monkeypatch.setenv("PARAFUSE_FUSED_TRANSPORT", "mpi")
     module = sample_module(sample)
     default = module.programs[sample]
     fused = module.scheduled_program(sample, "fused")

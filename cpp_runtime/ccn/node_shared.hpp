@@ -1,0 +1,119 @@
+// Memory that every rank of a communicator can read, when all of them run on one node:
+// an MPI-3 shared-memory window with one segment per rank. The fused collectives of the
+// CPU backend use it to reduce and gather with plain loads and stores instead of
+// messages (what NCCL does between GPUs of one node). Across nodes, or with
+// PARAFUSE_FUSED_TRANSPORT=mpi, it stays empty and callers use MPI's collectives.
+#pragma once
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "mpi_util.hpp"
+
+namespace pf {
+
+// Does the environment ask for MPI's collectives in fused stages?
+inline bool fused_transport_is_mpi() {
+  const char* choice = std::getenv("PARAFUSE_FUSED_TRANSPORT");
+  return choice != nullptr && std::strcmp(choice, "mpi") == 0;
+}
+
+class NodeShared {
+ public:
+  NodeShared() = default;
+  NodeShared(const NodeShared&) = delete;
+  NodeShared& operator=(const NodeShared&) = delete;
+  ~NodeShared() { release(); }
+
+  // Collective over `comm`: a segment of `bytes` per rank, or nothing (usable() is false)
+  // when the ranks span nodes or the environment asks for MPI.
+  void create(MPI_Comm comm, int64_t bytes) {
+    release();
+    PF_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_));
+    int local = comm_size(node_) == comm_size(comm) && !fused_transport_is_mpi(), all = 0;
+    PF_MPI(MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, comm));
+    if (!all) {
+      MPI_Comm_free(&node_);
+      return;
+    }
+    MPI_Info info;
+    PF_MPI(MPI_Info_create(&info));
+    PF_MPI(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
+    void* base = nullptr;
+    // Ranks keep comm's order (equal keys), so a segment's owner is its rank in comm.
+    PF_MPI(MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes > 0 ? bytes : 1), 1, info, node_,
+                                   &base, &win_));
+    PF_MPI(MPI_Info_free(&info));
+    int ranks = comm_size(node_);
+    segments_.assign(ranks, nullptr);
+    for (int r = 0; r < ranks; ++r) {
+      MPI_Aint size = 0;
+      int unit = 1;
+      PF_MPI(MPI_Win_shared_query(win_, r, &size, &unit, &segments_[r]));
+    }
+    rank_ = comm_rank(node_);
+    PF_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_));
+  }
+
+  bool usable() const { return win_ != MPI_WIN_NULL; }
+  template <typename T> T* mine() const { return static_cast<T*>(segments_[rank_]); }
+  template <typename T> const T* of(int rank) const { return static_cast<const T*>(segments_[rank]); }
+
+  // Every rank's stores before the fence are visible to every rank's loads after it.
+  void fence() const {
+    PF_MPI(MPI_Win_sync(win_));
+    PF_MPI(MPI_Barrier(node_));
+    PF_MPI(MPI_Win_sync(win_));
+  }
+
+ private:
+  void release() {
+    if (win_ != MPI_WIN_NULL) {
+      MPI_Win_unlock_all(win_);
+      MPI_Win_free(&win_);
+    }
+    if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
+    segments_.clear();
+  }
+
+  MPI_Comm node_ = MPI_COMM_NULL;
+  MPI_Win win_ = MPI_WIN_NULL;
+  std::vector<void*> segments_;
+  int rank_ = 0;
+};
+
+// A value's block, in this rank's own memory or, once placed, in its shared segment
+// of a fused collective (then the collective reads or writes it without a copy).
+template <typename T> class PlacedBuffer {
+ public:
+  void resize(int64_t count) {
+    own_.assign(count, T());
+    data_ = own_.data();
+    size_ = count;
+  }
+  // Use `shared` (room for size() elements, or null for "stay in own memory").
+  void place(T* shared) {
+    if (shared == nullptr) return;
+    std::fill(shared, shared + size_, T());
+    std::vector<T>().swap(own_);
+    data_ = shared;
+  }
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  T& operator[](int64_t i) { return data_[i]; }
+  const T& operator[](int64_t i) const { return data_[i]; }
+  T* begin() { return data_; }
+  T* end() { return data_ + size_; }
+  int64_t size() const { return size_; }
+
+ private:
+  std::vector<T> own_;
+  T* data_ = nullptr;
+  int64_t size_ = 0;
+};
+
+}  // namespace pf
