@@ -25,8 +25,9 @@ from .cmake_build import CPP_RUNTIME, Toolchain, build, cached_build, runtime_fi
 from .fsm_tables import UNKNOWN, TrainingHints, machine_blob
 from .jinja_env import render
 
-RUNTIME_HEADERS = ["fsm/tables.hpp", "fsm/walk.hpp", "fsm/schemes.hpp", "fsm/schemes_parallel.hpp",
-                   "fsm/auto_choice.hpp", "fsm/input.hpp", "fsm/json_output.hpp",
+RUNTIME_HEADERS = ["fsm/tables.hpp", "fsm/walk.hpp", "fsm/count.hpp", "fsm/schemes.hpp",
+                   "fsm/schemes_parallel.hpp", "fsm/auto_choice.hpp", "fsm/input.hpp",
+                   "fsm/json_output.hpp",
                    "fsm/runner_args.hpp"]
 CXX_KEYWORDS = frozenset(
     "alignas alignof and asm auto bitand bitor bool break case catch char class compl concept "

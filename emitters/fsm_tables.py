@@ -7,9 +7,11 @@ Layout: a header of 64 little-endian u64 slots, then sections aligned to 64 byte
 Internally the states are renumbered so that reporting states come last (a state
 reports when its pre-multiplied offset is >= `report_floor << shift`), and the
 fused states likewise (a fused state whose vector holds a reporting state is last).
-Rows are `1 << shift` entries long (the class count rounded up to a power of two):
-the entry for (state, class) is at `(state << shift) + class` and holds the next
-state's offset `next << shift`, in the narrowest unsigned type that fits.
+Rows are `1 << shift` entries long (the class count rounded up to a power of two, at
+least MIN_ROW entries, so that the runtime's dense visit counters can use a row's
+offset plus a slot 0..7 as their index): the entry for (state, class) is at
+`(state << shift) + class` and holds the next state's offset `next << shift`, in the
+narrowest unsigned type that fits.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ SECTIONS = ("byte_class", "table", "external", "tag_begin", "tag_list", "fused_n
             "fused_vectors")
 FUSED_BLOB_BUDGET = 16 << 20  # bytes of fused tables a generated project embeds
 UNKNOWN = (1 << 64) - 1
+MIN_ROW = 8  # kSlots in cpp_runtime/fsm/walk.hpp
 FUSED_MISSING = 0xFFFFFFFF
 
 
@@ -68,12 +71,13 @@ def entry_dtype(largest: int) -> np.dtype:
 def emitted_fused_bound(machine: CompiledMachine) -> int:
     """max_fused_states, lowered by the analysis budgets and by the blob budget."""
     bound, _ = fused_bound(machine, machine.options.max_fused_states, 4)
-    row_bytes = 4 * (machine.state_count + _stride(machine.class_count))
+    row_bytes = 4 * (machine.state_count + (1 << table_shift(machine.class_count)))
     return max(1, min(bound, FUSED_BLOB_BUDGET // row_bytes))
 
 
-def _stride(classes: int) -> int:
-    return 1 << max(0, (classes - 1).bit_length())
+def table_shift(classes: int) -> int:
+    """log2 of the row length: classes rounded up to a power of two, at least MIN_ROW."""
+    return max(MIN_ROW.bit_length() - 1, (classes - 1).bit_length())
 
 
 def internal_fused(machine: CompiledMachine, order: InternalOrder) -> FusedDfa:
@@ -103,7 +107,7 @@ def machine_blob(machine: CompiledMachine, hints: TrainingHints) -> bytes:
     """The blob for `machine` (fused DFA explored up to the emitted bound)."""
     order = internal_order(machine)
     classes = machine.class_count
-    shift = max(0, (classes - 1).bit_length())
+    shift = table_shift(classes)
     dtype = entry_dtype((machine.state_count - 1) << shift)
     table = np.zeros((machine.state_count, 1 << shift), dtype=dtype)
     internal_next = order.internal[machine.transitions[order.external]].astype(np.int64)

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "count.hpp"
 #include "tables.hpp"
 #include "walk.hpp"
 
@@ -71,6 +72,8 @@ struct Chunk {
   std::vector<uint32_t> fused_hist;  // empty when the chunk is too short to be worth one
   bool fused_walked = false;
   size_t miss_at = kNoMiss;
+  size_t met_at = kNoMiss;  // enum: paths from every state met after met_at bytes, at met_state
+  uint32_t met_state = 0;
   size_t length() const { return end - begin; }
 };
 
@@ -79,7 +82,14 @@ class Engine {
  public:
   Engine(const Tables& t, const uint8_t* data, size_t n, int threads)
       : t_(t), m_(t), data_(data), n_(n), threads_(threads),
-        totals_(size_t(threads), std::vector<uint64_t>(t.reporting_states(), 0)) {}
+        totals_(size_t(threads), std::vector<uint64_t>(t.reporting_states(), 0)),
+        dense_(size_t(threads)), all_states_(t.states) {
+    for (uint32_t s = 0; s < t.states; ++s) all_states_[s] = s << t.shift;
+    if (t.reporting_states() <= kPackedStates) {
+      inc_.assign(t.states, 0);
+      for (uint32_t s = t.report_floor; s < t.states; ++s) inc_[s] = uint64_t(1) << (8 * (s - t.report_floor));
+    }
+  }
 
   std::string run_scheme(const std::string& scheme, size_t chunks, bool matches);
   std::string choose(size_t chunks, std::string& reason);  // auto
@@ -97,7 +107,11 @@ class Engine {
   // Visits of reporting states, per thread: runs from known starts add theirs, and so
   // do speculative runs, whose misspeculated prefixes are corrected by differences.
   std::vector<std::vector<uint64_t>> totals_;
+  std::vector<std::vector<uint32_t>> dense_;  // per thread, allocated on first use
+  std::vector<uint64_t> inc_;                 // packed counting's increments (count.hpp)
+  std::vector<uint32_t> all_states_;          // every state's offset
   uint64_t* totals() { return totals_[size_t(omp_get_thread_num())].data(); }
+  Counters counters();
 
   void split(size_t count);
   std::vector<size_t> all_from(size_t first) const;
@@ -121,7 +135,7 @@ class Engine {
   uint64_t fix(Chunk& chunk, uint32_t true_start);
   void recount_fused(Chunk& chunk);
   void enumerate(Chunk& chunk, Enumerator& paths, const uint32_t* starts, size_t skip);
-  double sampled_accuracy();
+  double sampled_accuracy(size_t& slow_misses);
   bool fused_stays_on_sample();
   uint32_t compose_known_starts();
 };
@@ -169,6 +183,20 @@ void Engine<Entry>::sequential(const char* phase, Body&& body) {
   if (profile_) phases_.push_back(PhaseTiming{phase, false, omp_get_wtime() - began, {}});
 }
 
+// Dense counters (walk.hpp) for tables of at most kDenseRows entries with at most
+// kDenseReporting reporting states, so that flushing them stays cheap.
+constexpr uint32_t kDenseRows = 1u << 15, kDenseReporting = 256;
+
+template <class Entry>
+Counters Engine<Entry>::counters() {
+  const uint32_t rows = t_.states << t_.shift;
+  std::vector<uint32_t>& dense = dense_[size_t(omp_get_thread_num())];
+  const bool small = rows <= kDenseRows && t_.reporting_states() <= kDenseReporting;
+  if (small && dense.empty()) dense.assign(rows, 0);
+  return Counters{totals(), small ? dense.data() : nullptr, inc_.empty() ? nullptr : inc_.data(),
+                  t_.report_floor_offset(), t_.shift, rows};
+}
+
 template <class Entry>
 void Engine<Entry>::walk_group(const size_t* ids, int count, bool with_matches) {
   Lane lanes[kLanes];
@@ -181,8 +209,12 @@ void Engine<Entry>::walk_group(const size_t* ids, int count, bool with_matches) 
     counts[k] = CountVisit{totals(), t_.report_floor_offset(), t_.shift};
     matches[k] = MatchVisit{counts[k], &t_, &chunk.matches};
   }
-  if (with_matches) walk_lane_group(m_, lanes, matches, count);
-  else walk_lane_group(m_, lanes, counts, count);
+  if (with_matches) {
+    walk_lane_group(m_, lanes, matches, count);
+  } else {
+    Counters counting = counters();
+    count_lane_group(m_, lanes, counting, count);
+  }
   for (int k = 0; k < count; ++k) chunks_[ids[k]].finish = lanes[k].state;
 }
 
@@ -215,7 +247,9 @@ uint32_t Engine<Entry>::compose_known_starts() {
   for (size_t i = 1; i < chunks_.size(); ++i) {
     Chunk& chunk = chunks_[i];
     chunk.start = state;
-    if (chunk.fused_walked && chunk.miss_at == kNoMiss)
+    if (chunk.met_at != kNoMiss)
+      state = chunk.finish;  // the same from every start
+    else if (chunk.fused_walked && chunk.miss_at == kNoMiss)
       state = t_.fused_vectors[size_t(chunk.fused >> t_.shift) * t_.states +
                                (state >> t_.shift)] << t_.shift;
     else
@@ -224,36 +258,81 @@ uint32_t Engine<Entry>::compose_known_starts() {
   return state;
 }
 
+// enum: each chunk after the first runs from every state until its paths meet (or to
+// its end); from there on the chunk's walk is the same from any start, so it is walked
+// once, interleaved with other chunks, and counted. Once the starts are composed, only
+// the prefixes before the meeting points (whole chunks whose paths never met) are
+// walked again from the true starts.
 template <class Entry>
 std::string Engine<Entry>::run_enum() {
-  std::vector<uint32_t> all(t_.states);
-  for (uint32_t s = 0; s < t_.states; ++s) all[s] = s << t_.shift;
-  uint64_t steps = 0;
+  uint64_t steps = 0, enumerated = 0;
   const long count = long(chunks_.size());
   std::vector<double> units(profile_ ? chunks_.size() : 0);
   const double began = omp_get_wtime();
-#pragma omp parallel num_threads(threads_) reduction(+ : steps)
+#pragma omp parallel num_threads(threads_) reduction(+ : steps, enumerated)
   {
     Enumerator paths;
 #pragma omp for schedule(dynamic, 1)
-    for (long i = 0; i < count; ++i) {
+    for (long i = 1; i < count; ++i) {
       const double unit_began = omp_get_wtime();
-      const size_t id = size_t(i);
-      if (id == 0) walk_group(&id, 1, matches_);
-      else enumerate(chunks_[id], paths, all.data(), 0);
-      if (profile_) units[id] = omp_get_wtime() - unit_began;
+      Chunk& chunk = chunks_[size_t(i)];
+      chunk.map.resize(t_.states);
+      paths.run(m_, t_.states, data_ + chunk.begin, chunk.length(), all_states_.data(),
+                t_.states, chunk.map.data(), true);
+      chunk.met_at = paths.met;
+      if (paths.met != kNoMiss) chunk.met_state = paths.live[0];
+      enumerated += paths.met != kNoMiss ? paths.met : chunk.length();
+      if (profile_) units[size_t(i)] = omp_get_wtime() - unit_began;
     }
     steps += paths.steps;
   }
   if (profile_) phases_.push_back(PhaseTiming{"enumerate", true, omp_get_wtime() - began, units});
+  // From the meeting points (chunk 0: from its start) to the chunks' ends.
+  each_group(all_from(0), [&](const size_t* group, int count) {
+    Lane lanes[kLanes] = {};
+    size_t ids[kLanes] = {};
+    int used = 0;
+    for (int k = 0; k < count; ++k) {
+      Chunk& chunk = chunks_[group[k]];
+      if (group[k] == 0 && matches_) walk_group(group + k, 1, true);
+      else if (group[k] == 0) lanes[used] = Lane{data_, chunk.length(), 0, chunk.start}, ids[used++] = 0;
+      else if (chunk.met_at != kNoMiss)
+        lanes[used] = Lane{data_ + chunk.begin + chunk.met_at, chunk.length() - chunk.met_at,
+                           chunk.begin + chunk.met_at, chunk.met_state}, ids[used++] = group[k];
+    }
+    if (used == 0) return;
+    if (matches_) {  // counted by the match pass, from the true starts
+      const NoVisit none[kLanes] = {};
+      walk_lane_group(m_, lanes, none, used);
+    } else {
+      Counters counting = counters();
+      count_lane_group(m_, lanes, counting, used);
+    }
+    for (int k = 0; k < used; ++k) chunks_[ids[k]].finish = lanes[k].state;
+  }, "walk");
   sequential("compose", [&] { final_ = compose_known_starts(); });
-  walk_known(all_from(1));
+  if (matches_) {
+    walk_known(all_from(1));
+  } else {
+    each_group(all_from(1), [&](const size_t* group, int count) {
+      Lane lanes[kLanes];
+      for (int k = 0; k < count; ++k) {
+        const Chunk& chunk = chunks_[group[k]];
+        lanes[k] = Lane{data_ + chunk.begin, std::min(chunk.met_at, chunk.length()),
+                        chunk.begin, chunk.start};
+      }
+      Counters counting = counters();
+      count_lane_group(m_, lanes, counting, count);
+    }, "recount prefixes");
+  }
+  size_t met = 0;
+  for (const Chunk& chunk : chunks_) met += chunk.met_at != kNoMiss;
   std::ostringstream reason;
-  const double per_byte = n_ > chunks_[0].length()
-                              ? double(steps) / double(n_ - chunks_[0].length()) : 0.0;
   reason << "enumerated " << chunks_.size() - 1 << " chunks from all " << t_.states
-         << " states (" << per_byte << " lookups per byte as paths merged), then recounted "
-         << "them from their true start states";
+         << " states (" << (enumerated ? double(steps) / double(enumerated) : 0.0)
+         << " lookups per byte as paths merged); in " << met << " the paths met (after "
+         << enumerated << " bytes in all) and the rest was walked once; then recounted the "
+         << "parts before from their true start states";
   return reason.str();
 }
 

@@ -91,19 +91,8 @@ uint32_t Engine<Entry>::predict(const Chunk& chunk, Enumerator& paths) {
   const uint8_t* from = data_ + chunk.begin - window;
   if (window == chunk.begin)
     return walk_one(m_, from, window, 0, t_.start << t_.shift, [](uint32_t, uint64_t) {});
-  std::vector<uint32_t> starts(t_.states), ends(t_.states);
-  for (uint32_t s = 0; s < t_.states; ++s) starts[s] = s << t_.shift;
-  paths.run(m_, t_.states, from, window, starts.data(), t_.states, ends.data());
-  std::sort(ends.begin(), ends.end());
-  uint32_t best = ends[0];
-  size_t best_run = 0;
-  for (size_t i = 0; i < ends.size();) {
-    size_t j = i;
-    while (j < ends.size() && ends[j] == ends[i]) ++j;
-    if (j - i > best_run) best_run = j - i, best = ends[i];
-    i = j;
-  }
-  return best;
+  paths.run(m_, t_.states, from, window, all_states_.data(), t_.states, nullptr);
+  return paths.most_frequent();
 }
 
 template <class Entry>

@@ -17,7 +17,7 @@ constexpr uint32_t kFusedMissing = 0xFFFFFFFFu;
 constexpr uint64_t kUnknown = ~0ull;
 
 struct Tables {
-  uint32_t states = 0, classes = 0, shift = 0, entry_bytes = 1;
+  uint32_t states = 0, classes = 0, shift = 0, entry_bytes = 1;  // rows: 1 << shift >= 8 entries
   uint32_t start = 0;         // internal number of the start state
   uint32_t report_floor = 0;  // internal states >= this report
   uint32_t tag_count = 0;
@@ -88,7 +88,7 @@ inline Tables parse_tables(const uint8_t* blob, size_t size) {
   t.fused_vectors = static_cast<const uint32_t*>(
       detail::section(blob, size, 6, 4 * size_t(t.fused_count) * t.states));
   if (t.states == 0 || t.start >= t.states || t.report_floor > t.states || t.fused_count == 0 ||
-      t.fused_start >= t.fused_count || t.fused_floor > t.fused_count ||
+      t.fused_start >= t.fused_count || t.fused_floor > t.fused_count || t.shift < 3 ||
       (t.entry_bytes != 1 && t.entry_bytes != 2 && t.entry_bytes != 4))
     throw std::runtime_error("machine tables: inconsistent header");
   return t;

@@ -23,6 +23,17 @@ struct Match {
   uint32_t tag;     // index into the machine's tags, in order of first appearance
 };
 
+// `column[offset]` as one load: the column base (row 0's entry for the byte's class)
+// depends only on the input, so the dependency chain from state to state is the load
+// alone. The empty asm keeps the compiler from folding it back into `offset + class`.
+template <class Entry>
+inline uint32_t step_column(const Entry* table, const uint8_t* byte_class, uint32_t offset,
+                            uint8_t byte) {
+  const Entry* column = table + byte_class[byte];
+  __asm__("" : "+r"(column));
+  return column[offset];
+}
+
 // The machine's table with its entry type.
 template <class Entry>
 struct TypedTable {
@@ -33,7 +44,9 @@ struct TypedTable {
   explicit TypedTable(const Tables& t)
       : table(static_cast<const Entry*>(t.table)), byte_class(t.byte_class), shift(t.shift),
         floor_offset(t.report_floor_offset()) {}
-  uint32_t step(uint32_t offset, uint8_t byte) const { return table[offset + byte_class[byte]]; }
+  uint32_t step(uint32_t offset, uint8_t byte) const {
+    return step_column(table, byte_class, offset, byte);
+  }
 };
 
 struct Lane {
@@ -41,6 +54,10 @@ struct Lane {
   size_t length;
   uint64_t base;   // input offset of data[0]
   uint32_t state;  // offset; the state after the lane when the walk returns
+};
+
+struct NoVisit {
+  void operator()(uint32_t, uint64_t) const {}
 };
 
 // Counts visits of reporting states: hist[(offset - floor) >> shift].
@@ -131,7 +148,7 @@ inline void walk_fused_lanes(const Tables& t, FusedLane* lanes) {
   size_t common = longest;
   for (int k = 0; k < Count; ++k) common = std::min(common, lanes[k].length);
   auto step = [&](int k, size_t i) {
-    uint32_t following = next[fused[k] + byte_class[lanes[k].data[i]]];
+    uint32_t following = step_column(next, byte_class, fused[k], lanes[k].data[i]);
     if (Partial && following == kFusedMissing) {
       if (lanes[k].miss_at == kNoMiss) lanes[k].miss_at = i, lanes[k].miss_from = fused[k];
       following = restart;  // the rest of this lane is redone as enum; keep walking validly
@@ -164,18 +181,25 @@ struct Enumerator {
   std::vector<uint32_t> live, remap, slot_of, mark, index;
   uint32_t epoch = 0;
   uint64_t steps = 0;  // lookups done, for reports
+  size_t met = kNoMiss;  // with stop_when_met: bytes after which one path remained
 
   template <class Entry>
   void run(const TypedTable<Entry>& m, uint32_t states, const uint8_t* data, size_t length,
-           const uint32_t* starts, size_t count, uint32_t* ends) {
+           const uint32_t* starts, size_t count, uint32_t* ends, bool stop_when_met = false) {
+    met = kNoMiss;
     if (mark.size() != states) mark.assign(states, 0), index.assign(states, 0), epoch = 0;
     live.assign(starts, starts + count);
     slot_of.resize(count);
     for (size_t i = 0; i < count; ++i) slot_of[i] = uint32_t(i);
     merge(m.shift);
-    constexpr size_t kBlock = 16;
-    for (size_t begin = 0; begin < length; begin += kBlock) {
-      const size_t end = std::min(length, begin + kBlock);
+    // Merge after bytes 1, 2, 4, 8, 16, then every 16: most paths meet at once.
+    constexpr size_t kMergeEvery = 16;
+    for (size_t begin = 0; begin < length;) {
+      const size_t end = std::min(length, begin + std::clamp<size_t>(begin, 1, kMergeEvery));
+      if (live.size() == 1 && stop_when_met) {
+        met = begin;  // every path is at live[0] after `begin` bytes
+        break;
+      }
       if (live.size() == 1) {
         live[0] = walk_one(m, data + begin, length - begin, 0, live[0], [](uint32_t, uint64_t) {});
         steps += length - begin;
@@ -189,8 +213,20 @@ struct Enumerator {
       }
       steps += (end - begin) * width;
       merge(m.shift);
+      begin = end;
     }
-    for (size_t i = 0; i < count; ++i) ends[i] = live[slot_of[i]];
+    if (ends)
+      for (size_t i = 0; i < count; ++i) ends[i] = live[slot_of[i]];
+  }
+
+  // After run: the end state most starts reached (ties: the smallest offset).
+  uint32_t most_frequent() {
+    remap.assign(live.size(), 0);
+    for (uint32_t slot : slot_of) ++remap[slot];
+    size_t best = 0;
+    for (size_t j = 1; j < live.size(); ++j)
+      if (remap[j] > remap[best] || (remap[j] == remap[best] && live[j] < live[best])) best = j;
+    return live[best];
   }
 
  private:

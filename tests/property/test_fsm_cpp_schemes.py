@@ -6,6 +6,7 @@ for random pattern sets."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import numpy as np
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.grammar.diagnostics import SourceFile
 from tests.conftest import SAMPLES
-from tests.property.fsm_cpp_driver import assert_all_equal_reference, random_machine
+from tests.property.fsm_cpp_driver import SCHEMES, assert_all_equal_reference, random_machine
 from tests.property.fsm_regex_strategies import HAYSTACK_BYTES, compile_patterns, pattern_sets
 
 sys.path.insert(0, str(SAMPLES))
@@ -39,11 +40,12 @@ def sample_inputs(name: str) -> dict[str, bytes]:
     return {"empty": b"", "one byte": real[:1], "random": noise, "real": real}
 
 
+@pytest.mark.parametrize("matches", [True, False])
 @pytest.mark.parametrize("name", SAMPLE_NAMES)
-def test_sample_every_scheme_equals_reference(name: str, tmp_path) -> None:
+def test_sample_every_scheme_equals_reference(name: str, matches: bool, tmp_path) -> None:
     machine = sample_machine(name)
     for data in sample_inputs(name).values():
-        assert_all_equal_reference(machine, data, tmp_path)
+        assert_all_equal_reference(machine, data, tmp_path, matches=matches)
 
 
 @pytest.mark.parametrize("kind", ["converging", "permutation"])
@@ -55,6 +57,29 @@ def test_random_machines_every_scheme_equals_reference(kind: str, states: int, t
         data = rng.integers(0, 256, int(rng.integers(200, 5000)), dtype=np.uint8).tobytes()
         for piece in (b"", data[:1], data):
             assert_all_equal_reference(machine, piece, tmp_path)
+            assert_all_equal_reference(machine, piece, tmp_path, matches=False)
+
+
+# (states, reporting states, bytes): counts-only runs long enough (> 16 KiB per lane) for
+# the counting kernels to switch modes: packed (<= 8 reporting states, frequent reports),
+# dense (more reporting states, small table), sparse; table entries of 1, 2 and 4 bytes;
+# more than 65535 states.
+@pytest.mark.parametrize("states, reporting, length", [
+    (5, 1, 200_000), (12, 8, 200_000), (40, 30, 200_000), (300, 120, 150_000),
+    (9000, 3000, 60_000), (70_000, 20, 3000)])
+def test_counting_modes_and_entry_widths(states: int, reporting: int, length: int,
+                                         tmp_path) -> None:
+    rng = np.random.default_rng(states + reporting)
+    machine = random_machine(rng, states, 3, "converging")
+    tags = tuple((int(rng.integers(0, len(machine.tag_names))),) if s < reporting else ()
+                 for s in range(states))
+    machine = dataclasses.replace(machine, state_tags=tags)
+    noise = rng.integers(0, 256, length // 2, dtype=np.uint8).tobytes()
+    data = noise + bytes([int(machine.byte_class.argmax())]) * (length // 4) + noise[:length // 4]
+    configs = [f"{scheme}:{threads}:{chunks}" for scheme in SCHEMES
+               for threads, chunks in ((1, 1), (1, 4), (2, 7), (3, 64))]
+    assert_all_equal_reference(machine, data, tmp_path, configs, matches=False)
+    assert_all_equal_reference(machine, data[:5000], tmp_path, configs)
 
 
 @SETTINGS
