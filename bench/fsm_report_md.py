@@ -52,12 +52,16 @@ def projected_speedups(row: dict) -> dict[str, dict[int, float]]:
 
 
 def _projection_table(rows: list[dict]) -> list[str]:
-    lines = ["| machine | " + " | ".join(f"{s} 16c | {s} 64c" for s in SCHEMES[1:]) + " |",
-             "|" + "---|" * (1 + 2 * (len(SCHEMES) - 1))]
+    lines = ["| machine | " + " | ".join(f"{s} 16c | {s} 64c" for s in SCHEMES[1:])
+             + " | auto 64c input rate | auto picked (64c) |",
+             "|" + "---|" * (3 + 2 * (len(SCHEMES) - 1))]
     for row in rows:
         speedups = projected_speedups(row)
         cells = [f"{speedups.get(s, {}).get(c, 0):.1f}x" for s in SCHEMES[1:] for c in (16, 64)]
-        lines.append(f"| {row['label']} | " + " | ".join(cells) + " |")
+        auto = row["projection"].get("auto/64", {})
+        rate = f"{row['bytes'] / auto['seconds'] / 1e9:.0f} GB/s" if auto.get("seconds") else "-"
+        lines.append(f"| {row['label']} | " + " | ".join(cells)
+                     + f" | {rate} | {auto.get('scheme', '-')} |")
     return lines
 
 
@@ -114,10 +118,18 @@ def write_report(rows: list[dict], machine: str, results: Path) -> None:
         "", *_reasons(rows), "",
         "## Projected speedup over `seq` on 16 and 64 cores",
         "",
-        "From per-chunk phase times (the driver's `--profile`, 4 chunks per core, work "
-        "units of 4 interleaved chunks): each parallel phase is scheduled onto P cores "
-        "(longest first), sequential phases (compose, validate, choose) add as measured. "
-        "Memory bandwidth and thread start-up at P cores are not modelled.",
+        "From per-chunk phase times: the driver's `--profile` runs each scheme with 4P "
+        "chunks on one thread, 3 times; every work unit (4 chunks walked interleaved by one "
+        "thread) and every sequential phase (compose, validate, choose) takes its median. A "
+        "parallel phase on P cores costs the longest-first schedule of its units onto P "
+        "cores plus 20 us for the fork and barrier; sequential phases add as measured, the "
+        "final sum of per-thread counts P times (measured for one thread); the "
+        "speedup divides `seq` at 1 thread (runner, above) by that sum. Not modelled: memory "
+        "bandwidth (the input rate column says what the 64-core projection would need: "
+        "one socket of a current server streams roughly 100-200 GB/s from DRAM), caches "
+        "and the memory controller shared by the cores, and clock speeds falling as more "
+        "cores run. The units are measured on this 2-core machine, where the other core "
+        "was busy with other work for part of the run.",
         "", *_projection_table(rows), "",
         "![projected scaling](fsm_scaling.png)",
         "",

@@ -6,9 +6,13 @@ and from them the projected speedup on 16 and 64 cores.
 
 Writes bench/results/fsm.md and bench/results/fsm_scaling.png. Machines: every sample,
 and a dozen real regexes of rebar (those the language accepts) over rebar's haystacks.
-Projection: a parallel phase on P cores takes the longest-processing-time schedule of
-its measured work units (each a group of 4 interleaved chunks, measured with 4P chunks)
-onto P cores; sequential phases add as measured. Memory bandwidth is not modelled.
+Projection: the driver runs the scheme with 4P chunks on one thread, PROFILE_RUNS times;
+each work unit (a group of 4 interleaved chunks) and each sequential phase takes its median
+over the runs. A parallel phase on P cores takes the longest-processing-time schedule of
+its units onto P cores plus FORK_JOIN seconds; sequential phases add as measured, and the
+final reduction of per-thread counts (measured for one thread) P times over. Not
+modelled: memory bandwidth (the report gives the input rate each projection implies),
+caches shared between cores, and turbo frequencies falling as more cores run.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -41,6 +46,8 @@ from parafuse.grammar.diagnostics import SourceFile  # noqa: E402
 
 SCHEMES = ("seq", "enum", "fused", "spec", "hspec", "auto")
 RESULTS = REPO / "bench" / "results"
+PROFILE_RUNS = 3
+FORK_JOIN = 20e-6  # seconds per parallel phase: an OpenMP fork and barrier on 64 cores
 REBAR = fsm_dozen_regexes.DATA
 
 
@@ -81,22 +88,35 @@ def run_scheme(runner: Path, data: Path, scheme: str, threads: int, repeat: int)
 
 
 def profile(driver: Path, blob: Path, data: Path, scheme: str, cores: int) -> dict:
+    """The scheme's phases with 4 * cores chunks on one thread, medians of PROFILE_RUNS."""
     done = subprocess.run([str(driver), str(blob), str(data), "--profile",
-                           f"{scheme}:2:{4 * cores}"], capture_output=True, text=True,
-                          timeout=900)
-    return json.loads(done.stdout) if done.returncode == 0 else {"error": done.stderr}
+                           *[f"{scheme}:1:{4 * cores}"] * PROFILE_RUNS], capture_output=True,
+                          text=True, timeout=900)
+    if done.returncode != 0:
+        return {"error": done.stderr}
+    runs = [json.loads(line) for line in done.stdout.splitlines()]
+    shape = [(p["name"], len(p["units"])) for p in runs[0]["phases"]]
+    runs = [run for run in runs if [(p["name"], len(p["units"])) for p in run["phases"]] == shape]
+    phases = []
+    for index, phase in enumerate(runs[0]["phases"]):
+        same = [run["phases"][index] for run in runs]
+        phases.append({"name": phase["name"], "parallel": phase["parallel"],
+                       "seconds": statistics.median(p["seconds"] for p in same),
+                       "units": [statistics.median(units) for units in
+                                 zip(*(p["units"] for p in same))]})
+    return {**runs[0], "phases": phases}
 
 
 def projected_seconds(phases: list[dict], cores: int) -> float:
     total = 0.0
     for phase in phases:
-        if not phase["parallel"]:
-            total += phase["seconds"]
+        if not phase["parallel"]:  # "reduce" sums one partial result per core
+            total += phase["seconds"] * (cores if phase["name"] == "reduce" else 1)
             continue
         loads = [0.0] * cores
         for unit in sorted(phase["units"], reverse=True):
             loads[loads.index(min(loads))] += unit
-        total += max(loads)
+        total += max(loads) + FORK_JOIN
     return total
 
 
@@ -161,7 +181,7 @@ def machine_description() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=64 << 20)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--work", type=Path, default=REPO / "build" / "bench-fsm")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)

@@ -15,12 +15,13 @@ constexpr size_t kAccuracyPrefix = size_t(64) << 10;  // walked sequentially: ke
 constexpr size_t kAccuracyPositions = 64;  // fewer for big machines: see sampled_accuracy
 constexpr size_t kAccuracyLookups = size_t(1) << 22;
 constexpr size_t kFusedWindows = 16, kFusedWindowBytes = 4096;
-constexpr size_t kMeetBytes = 1024;  // a misspeculated path that meets the true one by then is cheap
+constexpr size_t kMeetBytes = 1024;  // hspec: a wrong guess that meets the true path by then
+constexpr size_t kEnumMeetBytes = size_t(16) << 10, kMeetPositions = 16;  // enum: all paths
 
 // Lookback accuracy at evenly spaced positions of the input's prefix (truth: one
-// sequential run over the prefix); negative when the prefix is too short. At a wrong
-// prediction, also how far the two paths run before they meet (at most kMeetBytes):
-// `slow_misses` counts those that did not meet by then.
+// sequential run over the prefix; the predictions run in parallel); negative when the
+// prefix is too short. At a wrong prediction, also how far the two paths run before
+// they meet: `slow_misses` counts those that did not meet within kMeetBytes.
 template <class Entry>
 double Engine<Entry>::sampled_accuracy(size_t& slow_misses) {
   slow_misses = 0;
@@ -29,23 +30,68 @@ double Engine<Entry>::sampled_accuracy(size_t& slow_misses) {
   // Each prediction runs the lookback from every state: bound the total lookups.
   const size_t positions = std::clamp<size_t>(
       kAccuracyLookups / (size_t(t_.states) * t_.lookback), 8, kAccuracyPositions);
-  Enumerator paths;
+  std::vector<size_t> at(positions);
+  std::vector<uint32_t> truth(positions);
   uint32_t state = t_.start << t_.shift;
-  size_t done = 0, right = 0;
-  for (size_t i = 1; i <= positions; ++i) {
-    const size_t position = t_.lookback + (prefix - t_.lookback) * i / (positions + 1);
-    state = walk_one(m_, data_ + done, position - done, 0, state, [](uint32_t, uint64_t) {});
-    done = position;
-    Chunk probe;
-    probe.begin = position;
-    uint32_t guess = predict(probe, paths), truth = state;
-    right += guess == truth;
-    const size_t horizon = std::min(kMeetBytes, n_ - position);
-    for (size_t j = 0; j < horizon && guess != truth; ++j)
-      guess = m_.step(guess, data_[position + j]), truth = m_.step(truth, data_[position + j]);
-    slow_misses += guess != truth;
+  size_t done = 0;
+  for (size_t i = 0; i < positions; ++i) {
+    at[i] = t_.lookback + (prefix - t_.lookback) * (i + 1) / (positions + 1);
+    state = walk_one(m_, data_ + done, at[i] - done, 0, state, NoVisit{});
+    done = at[i], truth[i] = state;
   }
+  size_t right = 0, slow = 0;
+  std::vector<double> units(profile_ ? positions : 0);
+  const double began = omp_get_wtime();
+#pragma omp parallel num_threads(threads_) reduction(+ : right, slow)
+  {
+    Enumerator paths;
+#pragma omp for schedule(dynamic, 1)
+    for (long i = 0; i < long(positions); ++i) {
+      const double unit_began = omp_get_wtime();
+      Chunk probe;
+      probe.begin = at[size_t(i)];
+      uint32_t guess = predict(probe, paths), real = truth[size_t(i)];
+      right += guess == real;
+      const size_t horizon = std::min(kMeetBytes, n_ - probe.begin);
+      for (size_t j = 0; j < horizon && guess != real; ++j)
+        guess = m_.step(guess, data_[probe.begin + j]), real = m_.step(real, data_[probe.begin + j]);
+      slow += guess != real;
+      if (profile_) units[size_t(i)] = omp_get_wtime() - unit_began;
+    }
+  }
+  const double seconds = omp_get_wtime() - began;
+  parallel_choose_seconds_ += seconds;
+  if (profile_) phases_.push_back(PhaseTiming{"choose: predict", true, seconds, units});
+  slow_misses = slow;
   return double(right) / double(positions);
+}
+
+// Whether the paths from every state meet within kEnumMeetBytes (fewer for big machines:
+// a budget of lookups) at evenly spaced positions of the input; the runs are parallel.
+template <class Entry>
+bool Engine<Entry>::paths_meet_on_sample() {
+  const size_t horizon =
+      std::min(kEnumMeetBytes, kAccuracyLookups / kMeetPositions / size_t(t_.states));
+  size_t missed = 0;
+  std::vector<double> units(profile_ ? kMeetPositions : 0);
+  const double began = omp_get_wtime();
+#pragma omp parallel num_threads(threads_) reduction(+ : missed)
+  {
+    Enumerator paths;
+#pragma omp for schedule(dynamic, 1)
+    for (long i = 0; i < long(kMeetPositions); ++i) {
+      const double unit_began = omp_get_wtime();
+      const size_t begin = (n_ - std::min(n_, horizon)) * size_t(i) / (kMeetPositions - 1);
+      paths.run(m_, t_.states, data_ + begin, std::min(horizon, n_ - begin), all_states_.data(),
+                t_.states, nullptr, true);
+      missed += paths.met == kNoMiss;
+      if (profile_) units[size_t(i)] = omp_get_wtime() - unit_began;
+    }
+  }
+  const double seconds = omp_get_wtime() - began;
+  parallel_choose_seconds_ += seconds;
+  if (profile_) phases_.push_back(PhaseTiming{"choose: meet", true, seconds, units});
+  return missed == 0;
 }
 
 // Whether walks of the partial fused DFA from its start stay inside the stored part.
@@ -88,9 +134,17 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     reason = why.str();
     return "spec";
   }
-  // Measured (bench/results/fsm.md): where a wrong guess meets the true path within a
-  // few KiB, re-running misspeculated chunks costs little, and hspec (the table, kLanes
-  // chunks per thread) beats fused (wider table, fused-state histograms).
+  // Measured (bench/results/fsm.md): where paths meet within 16 KiB, enum enumerates a
+  // chunk only that far and walks the rest once (kLanes chunks per thread); where wrong
+  // guesses recover within 1 KiB, hspec re-runs little; both beat fused (wider table,
+  // fused-state histograms).
+  if (paths_meet_on_sample()) {
+    why << "from every state, the paths met within " << kEnumMeetBytes << " bytes at all "
+        << kMeetPositions << " sampled positions (speculation was right at " << measured
+        << "), so each chunk is enumerated only until its paths meet, then walked once";
+    reason = why.str();
+    return "enum";
+  }
   if (accuracy >= 0.5 && slow_misses == 0) {
     why << "speculation from " << t_.lookback << " bytes of lookback was right at " << measured
         << " of sampled positions and every wrong guess met the true path within " << kMeetBytes
@@ -144,8 +198,9 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
   std::string scheme = options.scheme, choice;
   const double began = omp_get_wtime();
   if (scheme == "auto") scheme = engine.choose(chunks, choice);
-  if (options.profile && options.scheme == "auto")
-    engine.phases().push_back(PhaseTiming{"choose", false, omp_get_wtime() - began, {}});
+  if (options.profile && options.scheme == "auto")  // the predictions are a phase of their own
+    engine.phases().push_back(
+        PhaseTiming{"choose", false, omp_get_wtime() - began - engine.parallel_choose_seconds_, {}});
   const std::string done = engine.run_scheme(scheme, chunks, options.matches);
   result.scheme = scheme;
   result.reason = choice.empty() ? done : choice + "; " + done;

@@ -122,6 +122,7 @@ class Engine {
   std::vector<PhaseTiming> phases_;
  public:
   bool profile_ = false;
+  double parallel_choose_seconds_ = 0;  // auto: the parallel parts of choosing
   std::vector<PhaseTiming>& phases() { return phases_; }
  private:
   void walk_known(const std::vector<size_t>& ids);  // count (or match) from chunk.start
@@ -137,6 +138,7 @@ class Engine {
   void enumerate(Chunk& chunk, Enumerator& paths, const uint32_t* starts, size_t skip);
   double sampled_accuracy(size_t& slow_misses);
   bool fused_stays_on_sample();
+  bool paths_meet_on_sample();
   uint32_t compose_known_starts();
 };
 

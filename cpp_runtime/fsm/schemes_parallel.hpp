@@ -85,12 +85,16 @@ std::string Engine<Entry>::run_fused() {
 
 // The start state predicted by running the `lookback` bytes before the chunk from
 // every state: the most frequent end state (exact when the window reaches offset 0).
+// Where that would cost over kPredictLookups (big machines, e.g. pattern sets of
+// thousands of states: more than walking the chunk itself), from the start state only.
+constexpr size_t kPredictLookups = size_t(1) << 16;
+
 template <class Entry>
 uint32_t Engine<Entry>::predict(const Chunk& chunk, Enumerator& paths) {
   const size_t window = std::min<size_t>(t_.lookback, chunk.begin);
   const uint8_t* from = data_ + chunk.begin - window;
-  if (window == chunk.begin)
-    return walk_one(m_, from, window, 0, t_.start << t_.shift, [](uint32_t, uint64_t) {});
+  if (window == chunk.begin || size_t(t_.states) * window > kPredictLookups)
+    return walk_one(m_, from, window, 0, t_.start << t_.shift, NoVisit{});
   paths.run(m_, t_.states, from, window, all_states_.data(), t_.states, nullptr);
   return paths.most_frequent();
 }
