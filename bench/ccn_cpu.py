@@ -7,7 +7,12 @@ rounds that alternate the schedules so that noise hits them alike. Beside them:
 - the peer a user would otherwise pick: torch.distributed (gloo) all_reduce of
   the f16 gradients, then torch.optim.Adam (foreach) on f32 master weights;
 - a bound per schedule: the bytes its element-wise work moves at the measured
-  copy bandwidth, plus its collectives timed alone (a program of just them).
+  copy bandwidth, plus its collectives timed alone (a program of just them); for
+  a fused group over node-shared memory, the bytes its reduction reads and its
+  gather copies instead of the collectives' times;
+- the fused schedule once more with PARAFUSE_FUSED_TRANSPORT=mpi (`fused/mpi`):
+  the same generated pipeline over Open MPI's nonblocking collectives, so that
+  the gain of fusion and the gain of the shared-memory transport are told apart.
 
 Writes bench/results/ccn_cpu.md and bench/results/ccn_cpu.png.
 """
@@ -35,13 +40,23 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
 RANKS = 2
 SIZES = [2**20, 2**24]
-ROUNDS = 3
+ROUNDS = 5
+MPI_TRANSPORT = "/mpi"  # suffix of a schedule run with PARAFUSE_FUSED_TRANSPORT=mpi
 
 
 def runner_time(project: Path, program: str, schedule: str, n: int, iters: int) -> float:
-    args = ["--schedule", schedule, "--size", f"N={n}", "--random", "--warmup", "2",
+    name, _, transport = schedule.partition("/")
+    args = ["--schedule", name, "--size", f"N={n}", "--random", "--warmup", "2",
             "--iters", str(iters), "--json"]
-    done = run_ranks(project, program, RANKS, args)
+    saved = os.environ.pop("PARAFUSE_FUSED_TRANSPORT", None)
+    if transport:
+        os.environ["PARAFUSE_FUSED_TRANSPORT"] = transport
+    try:
+        done = run_ranks(project, program, RANKS, args)
+    finally:
+        os.environ.pop("PARAFUSE_FUSED_TRANSPORT", None)
+        if saved is not None:
+            os.environ["PARAFUSE_FUSED_TRANSPORT"] = saved
     if done.returncode != 0:
         raise SystemExit(done.stderr)
     return json.loads(done.stdout)["median_ms"]
@@ -81,9 +96,29 @@ def _itemsize(dtype: str) -> int:
     return {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i32": 4, "i64": 8}[dtype]
 
 
-def collective_bound_ms(times: dict[str, float], program: ir.Program) -> float:
-    """Time of the schedule's collectives measured alone (allreduce, or rs + gathers)."""
-    ops = [s for s in program.flat_stages() if isinstance(s, ir.CollectiveStage)]
+def shared_collective_bytes(program: ir.Program, n: int) -> float:
+    """Bytes a rank's fused collectives move over node-shared memory: the reduction reads
+    every rank's copy of its block; a gather writes its block twice (its segment and its
+    own whole copy: the bound assumes the block is produced in place) and copies the
+    other ranks' blocks."""
+    total = 0.0
+    for group in program.stages:
+        if not isinstance(group, ir.FusedStage):
+            continue
+        for stage in group.parts:
+            if isinstance(stage, ir.CollectiveStage) and stage.op == "reducescatter":
+                total += n * _itemsize(stage.type.dtype)
+            elif isinstance(stage, ir.CollectiveStage) and stage.op == "allgather":
+                total += (2 * n - n / RANKS) * _itemsize(stage.type.dtype)
+    return total
+
+
+def collective_bound_ms(times: dict[str, float], program: ir.Program, shared: bool) -> float:
+    """Time of the schedule's collectives measured alone (allreduce, or rs + gathers); the
+    collectives of fused groups are left out when they go over shared memory."""
+    fused = {p.name for s in program.stages if isinstance(s, ir.FusedStage) for p in s.parts}
+    ops = [s for s in program.flat_stages() if isinstance(s, ir.CollectiveStage)
+           and not (shared and s.name in fused)]
     total = 0.0
     for stage in ops:
         if stage.op == "allreduce":
@@ -138,8 +173,9 @@ def machine() -> str:
 
 def bench_program(name: str, n: int, bandwidth: float, alone: dict[str, float]) -> list[dict]:
     module = check_source((REPO / "samples" / f"{name}.ccn").read_text(), f"samples/{name}.ccn")
-    schedules = module.schedule_names(name)
-    project = build_cpu_project(module, name, schedules, f"bench {name}")
+    built = module.schedule_names(name)
+    project = build_cpu_project(module, name, built, f"bench {name}")
+    schedules = built + ["fused" + MPI_TRANSPORT]
     iters = 20 if n <= 2**20 else 5
     samples: dict[str, list[float]] = {s: [] for s in schedules}
     for _ in range(ROUNDS):
@@ -147,9 +183,11 @@ def bench_program(name: str, n: int, bandwidth: float, alone: dict[str, float]) 
             samples[schedule].append(runner_time(project, name, schedule, n, iters))
     rows = []
     for schedule in schedules:
-        program = module.scheduled_program(name, schedule)
-        bound = elementwise_bytes(program, n) / bandwidth * 1e3 + collective_bound_ms(alone,
-                                                                                     program)
+        program = module.scheduled_program(name, schedule.partition("/")[0])
+        shared = not schedule.endswith(MPI_TRANSPORT)
+        moved = elementwise_bytes(program, n) + (shared_collective_bytes(program, n)
+                                                 if shared else 0.0)
+        bound = moved / bandwidth * 1e3 + collective_bound_ms(alone, program, shared)
         rows.append({"program": name, "n": n, "schedule": schedule,
                      "ms": statistics.median(samples[schedule]), "bound_ms": bound})
     return rows

@@ -39,10 +39,13 @@ class LoopSpace:
     needs_coords: bool = False
     registers: dict[str, str] = field(default_factory=dict)  # values computed in this loop
     invariants: dict[str, str] = field(default_factory=dict)  # offset code -> its constant
+    hoists: bool = True  # element_loop declares invariants; other loop writers keep them inline
 
     def hoist(self, code: str) -> str:
         """A constant declared before the loop, so that the loop body has no calls or
         inner loops (GCC vectorises only such loops)."""
+        if not self.hoists:
+            return code
         return self.invariants.setdefault(code, f"o{len(self.invariants)}")
 
     @property

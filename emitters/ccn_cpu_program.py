@@ -18,6 +18,7 @@ from .ccn_cpp_expr import COMPUTE, DTYPE_ENUM, STORAGE
 from .ccn_cpu_loops import Buffer, LoopSpace, store_loop
 from .ccn_cpu_pipeline import lower_grouped
 from .ccn_cpu_stages import StageWriter, local_expr
+from .ccn_inplace import in_place_values
 
 
 @dataclass(frozen=True)
@@ -40,13 +41,17 @@ def _sizes(program: ir.Program) -> dict[str, str]:
     return {name: f"sizes_.{name}" for name in program.size_vars}
 
 
-def _buffers(program: ir.Program) -> dict[str, Buffer]:
+def _buffers(program: ir.Program, in_place: dict[str, str] | None = None) -> dict[str, Buffer]:
+    """Every value's buffer; a value written in place is its state's buffer."""
+    in_place = in_place or {}
     buffers = {p.name: Buffer(f"p_{p.name}", ValueType(p.dtype, (), Layout("replicated")), "",
                               is_param=True) for p in program.params}
     for tensor in program.tensors:
         buffers[tensor.name] = Buffer(f"v_{tensor.name}", tensor.type, f"L_{tensor.name}")
     for stage in program.flat_stages():
-        buffers[stage.name] = Buffer(f"v_{stage.name}", stage.type, f"L_{stage.name}")
+        state = in_place.get(stage.name)
+        buffers[stage.name] = buffers[state] if state else \
+            Buffer(f"v_{stage.name}", stage.type, f"L_{stage.name}")
     return buffers
 
 
@@ -83,10 +88,11 @@ def _communicators(program: ir.Program) -> tuple[list[str], list[str], list[str]
 def _storage_lines(program: ir.Program, buffers: dict[str, Buffer],
                    placed: set[str]) -> tuple[list, list]:
     sizes = _sizes(program)
-    members, ctor = [], []
+    members, ctor, declared = [], [], set()
     for name, buf in buffers.items():
-        if buf.is_param:
+        if buf.is_param or buf.var in declared:
             continue
+        declared.add(buf.var)
         holder = "pf::PlacedBuffer" if name in placed else "std::vector"
         members += [f"pf::Local {buf.local};", f"{holder}<{STORAGE[buf.type.dtype]}> {buf.var};"]
         ctor += [f"{buf.local} = {local_expr(buf.type, sizes)};",
@@ -106,7 +112,9 @@ def _state_updates(program: ir.Program, writer: StageWriter) -> list[str]:
     outputs = {value for _, value in program.outputs}
     for state, value in program.state_updates:
         target, source = writer.buffers[state], writer.buffers[value]
-        if source.type.layout == target.type.layout and value not in outputs:
+        if source.var == target.var:
+            lines.append(f"// {state} took {value} in place")
+        elif source.type.layout == target.type.layout and value not in outputs:
             lines.append(f"std::swap({target.var}, {source.var});")
         elif source.type.layout == target.type.layout:
             lines.append(f"std::copy({source.var}.begin(), {source.var}.end(), "
@@ -149,7 +157,7 @@ def _volume(program: ir.Program) -> list[str]:
 
 
 def lower_schedule(program: ir.Program, schedule: str) -> ScheduleClass:
-    buffers = _buffers(program)
+    buffers = _buffers(program, in_place_values(program))
     writer = StageWriter(buffers, _sizes(program))
     writer.pinned = {t.name for t in program.tensors if t.role == "state"} | \
         {value for _, value in program.state_updates}

@@ -57,8 +57,10 @@ class StageWriter:
         self.placed.add(expr.name)
         self.constructor.append(f"{self.buffers[expr.name].var}.place({segment});")
 
+    hoists_offsets = True  # see LoopSpace.hoists
+
     def space(self, vt: ValueType, local: str) -> LoopSpace:
-        return LoopSpace(vt, local, self.buffers.__getitem__)
+        return LoopSpace(vt, local, self.buffers.__getitem__, hoists=self.hoists_offsets)
 
     def fresh(self, prefix: str) -> str:
         return f"{prefix}{next(self.counter)}"

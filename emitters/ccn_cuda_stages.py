@@ -55,6 +55,8 @@ def device_local_expr(vt: ValueType, sizes: dict[str, str]) -> str:
 class CudaStageWriter(StageWriter):
     """StageWriter whose loops are kernels and whose collectives are NCCL calls."""
 
+    hoists_offsets = False  # kernels compute their offsets inline
+
     def temporary(self, var: str, local: str, ctype: str, vt: ValueType) -> list[str]:
         """A step-local device buffer `var` (pointer) of `vt`'s block, shape `local`."""
         return [f"const pf::DevLocal {local} = {device_local_expr(vt, self.sizes)};",

@@ -27,7 +27,8 @@ class VectorSpace(LoopSpace):
     """A LoopSpace whose reads at the thread's own element come from loaded registers."""
 
     def __init__(self, space: LoopSpace) -> None:
-        super().__init__(space.type, space.local, space.buffers, registers=space.registers)
+        super().__init__(space.type, space.local, space.buffers, registers=space.registers,
+                         hoists=space.hoists)
         self.loads: dict[str, str] = {}  # pointer -> storage type
 
     def read(self, ref: ir.Ref) -> str:

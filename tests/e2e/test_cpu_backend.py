@@ -50,3 +50,31 @@ def test_pipelined_fused_groups_match_the_reference(sample: str, transport: str,
         for ranks in (2, 3):
             assert_backend_matches_reference(project, default, program, name, ranks, sizes,
                                              tmp_path / f"{name}-{ranks}")
+
+
+IN_PLACE = """
+program swaps(N) {
+    input g: f32[N] replicated
+    state a: f32[N] replicated
+    state b: f32[N] replicated
+    state c: f32[N] replicated
+    a1 = update(a, a + g)
+    b1 = update(b, b * 0.5 + a)
+    c1 = update(c, c + sum(b1) + amax(c))
+}
+"""
+
+
+def test_states_updated_in_place_only_where_nothing_reads_the_old_value(tmp_path) -> None:
+    """`b1` reads the old `a` after `a1` exists, so `a` keeps two buffers; `b` and `c`
+    (whose own reduction reads `c` before its loop) are updated in place."""
+    from parafuse.ccn_compiler.frontend import check_source
+    from parafuse.emitters.ccn_inplace import in_place_values
+
+    module = check_source(IN_PLACE, "swaps.ccn")
+    program = module.programs["swaps"]
+    assert in_place_values(program) == {"b1": "b", "c1": "c"}
+    project = build_cpu_project(module, "swaps", ["default"], "in-place test")
+    for ranks in (1, 3):
+        assert_backend_matches_reference(project, program, program, "default", ranks,
+                                         {"N": 1021}, tmp_path / f"r{ranks}")
