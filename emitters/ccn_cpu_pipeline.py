@@ -17,7 +17,7 @@ from __future__ import annotations
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import ITEM_SIZE
 
-from .ccn_cpp_expr import STORAGE, compute_type, cpp_expr
+from .ccn_cpp_expr import STORAGE
 from .ccn_cpu_loops import element_loop
 from .ccn_cpu_stages import REDUCE_OPS, StageWriter
 
@@ -134,25 +134,10 @@ def _chunk_loop(group: ir.FusedStage, stages: list[ir.SimpleStage],
 
 
 def fused_elementwise(stages: list[ir.SimpleStage], writer: StageWriter):
-    """One loop computing every stage per element; later stages read earlier ones from
-    registers (rounded to their dtype, as binding rounds them). Returns the lines that
-    must run before the loop (its reductions) and a function of the loop's range."""
-    pre, done = writer.precompute([s.expr for s in stages])
-    first = writer.buffers[stages[0].name]
-    space = writer.space(stages[0].type, first.local)
-    resolved = writer.resolve(space, done)
-
-    def body(ctx) -> list[str]:
-        lines = []
-        for stage in stages:
-            target, storage = writer.buffers[stage.name], STORAGE[stage.type.dtype]
-            code, _ = cpp_expr(stage.expr, ctx)
-            register = f"r_{stage.name}"
-            lines += [f"const {compute_type(stage.type.dtype)} {register} = "
-                      f"pf::round_to<{storage}>({code});",
-                      f"{target.var}[i] = pf::store_as<{storage}>({register});"]
-            space.registers[stage.name] = register
-        return lines
+    """One OpenMP loop computing every stage per element (StageWriter.fused_body).
+    Returns the lines that must run before the loop (its reductions) and a function of
+    the loop's range."""
+    pre, space, resolved, body = writer.fused_body(stages)
 
     def loop(lo: str, hi: str) -> list[str]:
         space.registers.clear()

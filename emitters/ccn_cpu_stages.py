@@ -62,6 +62,25 @@ class StageWriter:
     def space(self, vt: ValueType, local: str) -> LoopSpace:
         return LoopSpace(vt, local, self.buffers.__getitem__, hoists=self.hoists_offsets)
 
+    # -- what a backend changes: temporaries, pointers, loops (the CUDA writer overrides)
+    stream_arg = ""  # appended to runtime calls that run on a stream
+
+    def temporary(self, var: str, local: str, ctype: str, vt: ValueType) -> list[str]:
+        """A step-local buffer `var` of `vt`'s block, shape `local`."""
+        return [f"const pf::Local {local} = {local_expr(vt, self.sizes)};",
+                f"std::vector<{ctype}> {var}({local}.count);"]
+
+    def pointer(self, var: str) -> str:
+        return f"{var}.data()"
+
+    def loop(self, space: LoopSpace, body, resolved: dict[int, str], lo: str = "0",
+             hi: str | None = None) -> list[str]:
+        return element_loop(space, body, resolved, lo, hi)
+
+    def store(self, space: LoopSpace, target: Buffer, expr: ir.Expr, resolved: dict[int, str],
+              lo: str = "0", hi: str | None = None) -> list[str]:
+        return store_loop(space, target, expr, resolved, lo, hi)
+
     def fresh(self, prefix: str) -> str:
         return f"{prefix}{next(self.counter)}"
 
@@ -135,16 +154,15 @@ class StageWriter:
         space = self.space(node.operand.type, local)
         eps, _ = cpp_expr(node.eps, self._scalar_context(done))
         storage = STORAGE[node.operand.type.dtype]
-        lines = [f"const pf::Local {local} = {local_expr(node.type, self.sizes)};",
-                 f"std::vector<{work}> {var}({local}.count);"]
+        lines = self.temporary(var, local, work, node.type)
 
         def body(ctx) -> list[str]:
             code, _ = cpp_expr(node.operand, ctx)
             return [f"{var}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
-        lines += element_loop(space, body, self.resolve(space, done))
+        lines += self.loop(space, body, self.resolve(space, done))
         last = len(node.type.shape) - 1
-        lines.append(f"pf::{node.kind}_rows({var}.data(), {local}.count, {local}.shape[{last}], "
-                     f"static_cast<{work}>({eps}));")
+        lines.append(f"pf::{node.kind}_rows({self.pointer(var)}, {local}.count, "
+                     f"{local}.shape[{last}], static_cast<{work}>({eps}){self.stream_arg});")
         return buf, lines
 
     def _scalar_context(self, done: dict[int, object]):
@@ -153,32 +171,51 @@ class StageWriter:
         from .ccn_cpu_loops import expr_context
         return expr_context(space, self.resolve(space, done))
 
+    def fused_body(self, stages: list[ir.SimpleStage]):
+        """The parts of one loop computing every stage per element, later stages reading
+        earlier ones from registers (rounded to their dtype, as binding rounds them):
+        (lines that run first, the loop's space, its precomputed codes, its body)."""
+        pre, done = self.precompute([s.expr for s in stages])
+        space = self.space(stages[0].type, self.buffers[stages[0].name].local)
+        resolved = self.resolve(space, done)
+
+        def body(ctx) -> list[str]:
+            lines = []
+            for stage in stages:
+                target, storage = self.buffers[stage.name], STORAGE[stage.type.dtype]
+                code, _ = cpp_expr(stage.expr, ctx)
+                register = f"r_{stage.name}"
+                lines += [f"const {compute_type(stage.type.dtype)} {register} = "
+                          f"pf::round_to<{storage}>({code});",
+                          f"{target.var}[i] = pf::store_as<{storage}>({register});"]
+                space.registers[stage.name] = register
+            return lines
+        return pre, space, resolved, body
+
     # -- stages
     def elementwise(self, stage: ir.ElementwiseStage | ir.UpdateStage, lo: str = "0",
                     hi: str | None = None) -> list[str]:
         target = self.buffers[stage.name]
         pre, done = self.precompute([stage.expr])
         space = self.space(stage.type, target.local)
-        return pre + store_loop(space, target, stage.expr, self.resolve(space, done), lo, hi)
+        return pre + self.store(space, target, stage.expr, self.resolve(space, done), lo, hi)
 
     def materialize(self, expr: ir.Expr) -> tuple[str, list[str]]:
         """A pointer to `expr`'s values in its own dtype (a buffer, or a new temporary)."""
         if isinstance(expr, ir.Ref) and not self.buffers[expr.name].is_param:
-            return f"{self.buffers[expr.name].var}.data()", []
+            return self.pointer(self.buffers[expr.name].var), []
         var, local = self.fresh("tmp"), self.fresh("Lt")
         buf = Buffer(var, expr.type, local)
-        lines = [f"const pf::Local {local} = {local_expr(expr.type, self.sizes)};",
-                 f"std::vector<{STORAGE[expr.type.dtype]}> {var}({local}.count);"]
+        lines = self.temporary(var, local, STORAGE[expr.type.dtype], expr.type)
         pre, done = self.precompute([expr])
         space = self.space(expr.type, local)
-        lines += pre + store_loop(space, buf, expr, self.resolve(space, done))
-        return f"{var}.data()", lines
+        lines += pre + self.store(space, buf, expr, self.resolve(space, done))
+        return self.pointer(var), lines
 
     def materialize_as(self, expr: ir.Expr, work: str) -> tuple[str, str, list[str]]:
         """A new `work`-typed buffer of `expr` rounded to its dtype: (var, local, lines)."""
         var, local = self.fresh("mm"), self.fresh("Lm")
-        lines = [f"const pf::Local {local} = {local_expr(expr.type, self.sizes)};",
-                 f"std::vector<{work}> {var}({local}.count);"]
+        lines = self.temporary(var, local, work, expr.type)
         pre, done = self.precompute([expr])
         space = self.space(expr.type, local)
         storage = STORAGE[expr.type.dtype]
@@ -186,7 +223,7 @@ class StageWriter:
         def body(ctx) -> list[str]:
             code, _ = cpp_expr(expr, ctx)
             return [f"{var}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
-        return var, local, lines + pre + element_loop(space, body, self.resolve(space, done))
+        return var, local, lines + pre + self.loop(space, body, self.resolve(space, done))
 
     def collective(self, stage: ir.CollectiveStage, hierarchical_comm: str | None) -> list[str]:
         src, lines = self.materialize(stage.operand)

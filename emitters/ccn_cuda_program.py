@@ -14,7 +14,7 @@ import re
 
 from parafuse.ccn_compiler import ir
 
-from .ccn_cpp_expr import COMPUTE, DTYPE_ENUM, STORAGE, compute_type, cpp_expr
+from .ccn_cpp_expr import COMPUTE, DTYPE_ENUM, STORAGE
 from .ccn_cpu_loops import Buffer
 from .ccn_cpu_program import ScheduleClass, _buffers, _hierarchical, _sizes, _volume
 from .ccn_cpu_stages import local_expr
@@ -164,25 +164,9 @@ def lower_simple(stage: ir.SimpleStage, writer: CudaStageWriter) -> list[str]:
 
 
 def fused_kernel(stages: list[ir.SimpleStage], writer: CudaStageWriter):
-    """One kernel computing every stage per element; later stages read earlier ones from
-    registers, rounded to their dtype as binding rounds them. Returns the lines that must
-    run first (its reductions) and a function of the kernel's range [lo, hi)."""
-    pre, done = writer.precompute([s.expr for s in stages])
-    first = writer.buffers[stages[0].name]
-    space = writer.space(stages[0].type, first.local)
-    resolved = writer.resolve(space, done)
-
-    def body(ctx) -> list[str]:
-        lines = []
-        for stage in stages:
-            target, storage = writer.buffers[stage.name], STORAGE[stage.type.dtype]
-            code, _ = cpp_expr(stage.expr, ctx)
-            register = f"r_{stage.name}"
-            lines += [f"const {compute_type(stage.type.dtype)} {register} = "
-                      f"pf::round_to<{storage}>({code});",
-                      f"{target.var}[i] = pf::store_as<{storage}>({register});"]
-            space.registers[stage.name] = register
-        return lines
+    """One kernel computing every stage per element (StageWriter.fused_body). Returns the
+    lines that must run first (its reductions) and a function of the kernel's range."""
+    pre, space, resolved, body = writer.fused_body(stages)
 
     def kernel(lo: str = "0", hi: str | None = None) -> list[str]:
         vectorised = vector_loop(space, body, resolved, lo, hi or f"{space.local}.count")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from parafuse.ccn_compiler import ir
-from parafuse.ccn_compiler.types import Layout, ValueType, is_int
+from parafuse.ccn_compiler.types import ValueType, is_int
 
 from .ccn_cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
 from .ccn_cpu_loops import Buffer, LoopSpace, expr_context
@@ -56,12 +56,24 @@ class CudaStageWriter(StageWriter):
     """StageWriter whose loops are kernels and whose collectives are NCCL calls."""
 
     hoists_offsets = False  # kernels compute their offsets inline
+    stream_arg = ", streams_.compute"
 
     def temporary(self, var: str, local: str, ctype: str, vt: ValueType) -> list[str]:
         """A step-local device buffer `var` (pointer) of `vt`'s block, shape `local`."""
         return [f"const pf::DevLocal {local} = {device_local_expr(vt, self.sizes)};",
                 f"pf::StreamBuffer<{ctype}> {var}_buf({local}.count, streams_.compute);",
                 f"{ctype}* const {var} = {var}_buf.data();"]
+
+    def pointer(self, var: str) -> str:
+        return var
+
+    def loop(self, space: LoopSpace, body, resolved: dict[int, str], lo: str = "0",
+             hi: str | None = None) -> list[str]:
+        return device_loop(space, body, resolved, lo, hi)
+
+    def store(self, space: LoopSpace, target: Buffer, expr: ir.Expr, resolved: dict[int, str],
+              lo: str = "0", hi: str | None = None) -> list[str]:
+        return device_store(space, target, expr, resolved, lo, hi)
 
     def _reduce(self, node: ir.Reduce, done: dict[int, object]) -> tuple[str, list[str]]:
         operand = node.operand
@@ -103,61 +115,6 @@ class CudaStageWriter(StageWriter):
                   "pf::launch(0, 1, streams_.compute, [=] __device__(int64_t) {",
                   f"  {name}[0] = pf::round_to<{STORAGE[node.type.dtype]}>({total});", "});"]
         return f"{name}[0]", lines
-
-    def _row_norm(self, node: ir.RowNorm, done: dict[int, object]) -> tuple[Buffer, list[str]]:
-        work = "double" if node.operand.type.dtype == "f64" else "float"
-        var, local = self.fresh("rownorm"), self.fresh("Ln")
-        buf = Buffer(var, ValueType("f64" if work == "double" else "f32", node.type.shape,
-                                    node.type.layout), local)
-        space = self.space(node.operand.type, local)
-        eps, _ = cpp_expr(node.eps, self._scalar_context(done))
-        storage = STORAGE[node.operand.type.dtype]
-        lines = self.temporary(var, local, work, node.type)
-
-        def body(ctx) -> list[str]:
-            code, _ = cpp_expr(node.operand, ctx)
-            return [f"{var}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
-        lines += device_loop(space, body, self.resolve(space, done))
-        last = len(node.type.shape) - 1
-        lines.append(f"pf::{node.kind}_rows({var}, {local}.count, {local}.shape[{last}], "
-                     f"static_cast<{work}>({eps}), streams_.compute);")
-        return buf, lines
-
-    def _scalar_context(self, done: dict[int, object]):
-        space = LoopSpace(ValueType("f32", (), Layout("replicated")), "L_scalar_",
-                          self.buffers.__getitem__)
-        return expr_context(space, self.resolve(space, done))
-
-    # -- stages
-    def elementwise(self, stage: ir.ElementwiseStage | ir.UpdateStage, lo: str = "0",
-                    hi: str | None = None) -> list[str]:
-        target = self.buffers[stage.name]
-        pre, done = self.precompute([stage.expr])
-        space = self.space(stage.type, target.local)
-        return pre + device_store(space, target, stage.expr, self.resolve(space, done), lo, hi)
-
-    def materialize(self, expr: ir.Expr) -> tuple[str, list[str]]:
-        """A device pointer to `expr`'s values in its own dtype."""
-        if isinstance(expr, ir.Ref) and not self.buffers[expr.name].is_param:
-            return self.buffers[expr.name].var, []
-        var, local = self.fresh("tmp"), self.fresh("Lt")
-        buf = Buffer(var, expr.type, local)
-        lines = self.temporary(var, local, STORAGE[expr.type.dtype], expr.type)
-        pre, done = self.precompute([expr])
-        space = self.space(expr.type, local)
-        return var, lines + pre + device_store(space, buf, expr, self.resolve(space, done))
-
-    def materialize_as(self, expr: ir.Expr, work: str) -> tuple[str, str, list[str]]:
-        var, local = self.fresh("mm"), self.fresh("Lm")
-        lines = self.temporary(var, local, work, expr.type)
-        pre, done = self.precompute([expr])
-        space = self.space(expr.type, local)
-        storage = STORAGE[expr.type.dtype]
-
-        def body(ctx) -> list[str]:
-            code, _ = cpp_expr(expr, ctx)
-            return [f"{var}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
-        return var, local, lines + pre + device_loop(space, body, self.resolve(space, done))
 
     def collective(self, stage: ir.CollectiveStage, hierarchical_comm: str | None) -> list[str]:
         src, lines = self.materialize(stage.operand)

@@ -44,10 +44,19 @@ class NodeShared {
     PF_MPI(MPI_Info_create(&info));
     PF_MPI(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
     void* base = nullptr;
-    // Ranks keep comm's order (equal keys), so a segment's owner is its rank in comm.
-    PF_MPI(MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes > 0 ? bytes : 1), 1, info, node_,
-                                   &base, &win_));
+    // Ranks keep comm's order (equal keys), so a segment's owner is its rank in comm. If
+    // any rank cannot get its segment (a small /dev/shm), every rank uses MPI instead.
+    PF_MPI(MPI_Comm_set_errhandler(node_, MPI_ERRORS_RETURN));
+    int made = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes > 0 ? bytes : 1), 1, info,
+                                       node_, &base, &win_) == MPI_SUCCESS;
     PF_MPI(MPI_Info_free(&info));
+    PF_MPI(MPI_Allreduce(&made, &all, 1, MPI_INT, MPI_MIN, comm));
+    if (!all) {
+      if (made) MPI_Win_free(&win_);
+      win_ = MPI_WIN_NULL;
+      MPI_Comm_free(&node_);
+      return;
+    }
     int ranks = comm_size(node_);
     segments_.assign(ranks, nullptr);
     for (int r = 0; r < ranks; ++r) {
