@@ -7,11 +7,14 @@ Layout: a header of 64 little-endian u64 slots, then sections aligned to 64 byte
 Internally the states are renumbered so that reporting states come last (a state
 reports when its pre-multiplied offset is >= `report_floor << shift`), and the
 fused states likewise (a fused state whose vector holds a reporting state is last).
-Rows are `1 << shift` entries long (the class count rounded up to a power of two, at
-least MIN_ROW entries, so that the runtime's dense visit counters can use a row's
-offset plus a slot 0..7 as their index): the entry for (state, class) is at
-`(state << shift) + class` and holds the next state's offset `next << shift`, in the
-narrowest unsigned type that fits.
+Rows are `1 << row_shift` entries long (the class count rounded up to a power of two,
+at least MIN_ROW entries, so that the runtime's dense visit counters can use a row's
+offset plus a slot 0..7 as their index). Offsets are in bytes, so that the runtime's
+load needs no scaled index (one cycle less per byte on the machines measured):
+`shift = row_shift + log2(entry bytes)`, the entry for (state, class) is at byte
+`(state << shift) + class * entry bytes` and holds the next state's offset
+`next << shift`, in the narrowest unsigned type that holds every offset. The fused
+table likewise, with 4-byte entries and `fused_shift = row_shift + 2`.
 """
 
 from __future__ import annotations
@@ -61,10 +64,12 @@ def internal_order(machine: CompiledMachine) -> InternalOrder:
     return InternalOrder(internal, external, int((~reporting).sum()))
 
 
-def entry_dtype(largest: int) -> np.dtype:
+def entry_layout(states: int, row_shift: int) -> tuple[np.dtype, int]:
+    """The narrowest entry type holding every byte offset, and the byte shift."""
     for dtype in (np.uint8, np.uint16, np.uint32):
-        if largest <= np.iinfo(dtype).max:
-            return np.dtype(dtype)
+        shift = row_shift + np.dtype(dtype).itemsize.bit_length() - 1
+        if (states - 1) << shift <= np.iinfo(dtype).max:
+            return np.dtype(dtype), shift
     raise ValueError("table offsets exceed 32 bits")
 
 
@@ -85,8 +90,9 @@ def internal_fused(machine: CompiledMachine, order: InternalOrder) -> FusedDfa:
     return build_fused_dfa(internal_transitions, emitted_fused_bound(machine))
 
 
-def _fused_sections(fused: FusedDfa, order: InternalOrder, shift: int) -> tuple[dict, dict]:
+def _fused_sections(fused: FusedDfa, order: InternalOrder, row_shift: int) -> tuple[dict, dict]:
     """Fused tables with reporting fused states last; (sections, header values)."""
+    shift = row_shift + 2  # byte offsets of 4-byte entries
     holds_report = (fused.vectors >= order.report_floor).any(axis=1)
     by_report = np.concatenate([np.flatnonzero(~holds_report), np.flatnonzero(holds_report)])
     renumber = np.empty_like(by_report)
@@ -94,12 +100,12 @@ def _fused_sections(fused: FusedDfa, order: InternalOrder, shift: int) -> tuple[
     next_table = fused.next[by_report]
     offsets = np.where(next_table == MISSING, FUSED_MISSING,
                        renumber[np.maximum(next_table, 0)].astype(np.int64) << shift)
-    rows = np.full((fused.count, 1 << shift), FUSED_MISSING, dtype=np.uint32)
+    rows = np.full((fused.count, 1 << row_shift), FUSED_MISSING, dtype=np.uint32)
     rows[:, :next_table.shape[1]] = offsets
     sections = {"fused_next": rows.tobytes(),
                 "fused_vectors": fused.vectors[by_report].astype(np.uint32).tobytes()}
     header = {9: int(renumber[0]), 10: int((~holds_report).sum()), 11: int(fused.complete),
-              12: fused.bound, 8: fused.count}
+              12: fused.bound, 8: fused.count, 18: shift}
     return sections, header
 
 
@@ -107,9 +113,9 @@ def machine_blob(machine: CompiledMachine, hints: TrainingHints) -> bytes:
     """The blob for `machine` (fused DFA explored up to the emitted bound)."""
     order = internal_order(machine)
     classes = machine.class_count
-    shift = table_shift(classes)
-    dtype = entry_dtype((machine.state_count - 1) << shift)
-    table = np.zeros((machine.state_count, 1 << shift), dtype=dtype)
+    row_shift = table_shift(classes)
+    dtype, shift = entry_layout(machine.state_count, row_shift)
+    table = np.zeros((machine.state_count, 1 << row_shift), dtype=dtype)
     internal_next = order.internal[machine.transitions[order.external]].astype(np.int64)
     table[:, :classes] = internal_next << shift
     tag_lists = [machine.state_tags[state] for state in order.external]
@@ -122,7 +128,7 @@ def machine_blob(machine: CompiledMachine, hints: TrainingHints) -> bytes:
         "tag_begin": tag_begin.tobytes(),
         "tag_list": tag_list.tobytes(),
     }
-    fused_sections, header = _fused_sections(internal_fused(machine, order), order, shift)
+    fused_sections, header = _fused_sections(internal_fused(machine, order), order, row_shift)
     sections.update(fused_sections)
     header.update({0: MAGIC, 1: machine.state_count, 2: classes, 3: shift, 4: dtype.itemsize,
                    5: int(order.internal[machine.start]), 6: order.report_floor,

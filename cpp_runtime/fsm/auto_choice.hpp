@@ -101,7 +101,7 @@ bool Engine<Entry>::fused_stays_on_sample() {
   for (size_t w = 0; w < kFusedWindows; ++w) {
     const size_t begin = (n_ - std::min(n_, kFusedWindowBytes)) * w / kFusedWindows;
     FusedLane lane{data_ + begin, std::min(n_ - begin, kFusedWindowBytes),
-                   t_.fused_start << t_.shift, hist.data(), kNoMiss, 0};
+                   t_.fused_start << t_.fused_shift, hist.data(), kNoMiss, 0};
     walk_fused_group<true>(t_, &lane, 1);
     if (lane.miss_at != kNoMiss) return false;
   }

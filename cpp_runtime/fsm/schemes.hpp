@@ -191,12 +191,12 @@ constexpr uint32_t kDenseRows = 1u << 15, kDenseReporting = 256;
 
 template <class Entry>
 Counters Engine<Entry>::counters() {
-  const uint32_t rows = t_.states << t_.shift;
+  const size_t rows = size_t(t_.states) << t_.shift;
   std::vector<uint32_t>& dense = dense_[size_t(omp_get_thread_num())];
   const bool small = rows <= kDenseRows && t_.reporting_states() <= kDenseReporting;
   if (small && dense.empty()) dense.assign(rows, 0);
   return Counters{totals(), small ? dense.data() : nullptr, inc_.empty() ? nullptr : inc_.data(),
-                  t_.report_floor_offset(), t_.shift, rows};
+                  t_.report_floor_offset(), t_.shift, uint32_t(rows)};
 }
 
 template <class Entry>
@@ -252,7 +252,7 @@ uint32_t Engine<Entry>::compose_known_starts() {
     if (chunk.met_at != kNoMiss)
       state = chunk.finish;  // the same from every start
     else if (chunk.fused_walked && chunk.miss_at == kNoMiss)
-      state = t_.fused_vectors[size_t(chunk.fused >> t_.shift) * t_.states +
+      state = t_.fused_vectors[size_t(chunk.fused >> t_.fused_shift) * t_.states +
                                (state >> t_.shift)] << t_.shift;
     else
       state = chunk.map[state >> t_.shift];

@@ -32,7 +32,7 @@ std::string Engine<Entry>::run_fused() {
       chunk.fused_walked = true;
       if (chunk.length() * 16 >= t_.reporting_fused())
         chunk.fused_hist.assign(std::max<uint32_t>(1, t_.reporting_fused()), 0);
-      lanes[k] = FusedLane{data_ + chunk.begin, chunk.length(), t_.fused_start << t_.shift,
+      lanes[k] = FusedLane{data_ + chunk.begin, chunk.length(), t_.fused_start << t_.fused_shift,
                            chunk.fused_hist.empty() ? ignored.data() : chunk.fused_hist.data(),
                            kNoMiss, 0};
     }
@@ -46,7 +46,8 @@ std::string Engine<Entry>::run_fused() {
       chunk.miss_at = lanes[k].miss_at;
       if (chunk.miss_at == kNoMiss) continue;
       // Continue as enum from the vector just before the missing transition.
-      const uint32_t* before = t_.fused_vectors + size_t(lanes[k].miss_from >> t_.shift) * t_.states;
+      const uint32_t* before =
+          t_.fused_vectors + size_t(lanes[k].miss_from >> t_.fused_shift) * t_.states;
       for (uint32_t s = 0; s < t_.states; ++s) starts[s] = before[s] << t_.shift;
       enumerate(chunk, paths, starts.data(), chunk.miss_at);
     }

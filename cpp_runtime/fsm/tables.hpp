@@ -17,7 +17,8 @@ constexpr uint32_t kFusedMissing = 0xFFFFFFFFu;
 constexpr uint64_t kUnknown = ~0ull;
 
 struct Tables {
-  uint32_t states = 0, classes = 0, shift = 0, entry_bytes = 1;  // rows: 1 << shift >= 8 entries
+  // Offsets are in bytes: state s is at s << shift, a row of >= 8 entries of entry_bytes.
+  uint32_t states = 0, classes = 0, shift = 0, entry_bytes = 1, fused_shift = 0;
   uint32_t start = 0;         // internal number of the start state
   uint32_t report_floor = 0;  // internal states >= this report
   uint32_t tag_count = 0;
@@ -26,15 +27,15 @@ struct Tables {
   uint32_t lookback = 64;
   uint64_t train_accuracy_ppm = kUnknown, converge2_p90 = kUnknown, converge4_median = kUnknown;
   const uint8_t* byte_class = nullptr;  // [256]
-  const void* table = nullptr;          // [states << shift] of entry_bytes each
+  const void* table = nullptr;          // [states << shift] bytes
   const uint32_t* external = nullptr;   // [states] internal -> state number of the machine
   const uint32_t* tag_begin = nullptr;  // [states + 1]
   const uint32_t* tag_list = nullptr;
-  const uint32_t* fused_next = nullptr;     // [fused_count << shift] offsets or kFusedMissing
+  const uint32_t* fused_next = nullptr;     // [fused_count << fused_shift] bytes: offsets or kFusedMissing
   const uint32_t* fused_vectors = nullptr;  // [fused_count * states] internal states
 
   uint32_t report_floor_offset() const { return report_floor << shift; }
-  uint32_t fused_floor_offset() const { return fused_floor << shift; }
+  uint32_t fused_floor_offset() const { return fused_floor << fused_shift; }
   uint32_t reporting_states() const { return states - report_floor; }
   uint32_t reporting_fused() const { return fused_count - fused_floor; }
 };
@@ -77,18 +78,22 @@ inline Tables parse_tables(const uint8_t* blob, size_t size) {
   t.converge2_p90 = slot(blob, 15);
   t.converge4_median = slot(blob, 16);
   const uint64_t tag_entries = slot(blob, 17);
-  const size_t rows = size_t(t.states) << t.shift, fused_rows = size_t(t.fused_count) << t.shift;
+  t.fused_shift = uint32_t(slot(blob, 18));
+  if (t.shift > 24 || t.fused_shift > 24)
+    throw std::runtime_error("machine tables: inconsistent header");
+  const size_t rows = size_t(t.states) << t.shift, fused_rows = size_t(t.fused_count) << t.fused_shift;
   t.byte_class = static_cast<const uint8_t*>(detail::section(blob, size, 0, 256));
-  t.table = detail::section(blob, size, 1, rows * t.entry_bytes);
+  t.table = detail::section(blob, size, 1, rows);
   t.external = static_cast<const uint32_t*>(detail::section(blob, size, 2, 4 * size_t(t.states)));
   t.tag_begin =
       static_cast<const uint32_t*>(detail::section(blob, size, 3, 4 * (size_t(t.states) + 1)));
   t.tag_list = static_cast<const uint32_t*>(detail::section(blob, size, 4, 4 * tag_entries));
-  t.fused_next = static_cast<const uint32_t*>(detail::section(blob, size, 5, 4 * fused_rows));
+  t.fused_next = static_cast<const uint32_t*>(detail::section(blob, size, 5, fused_rows));
   t.fused_vectors = static_cast<const uint32_t*>(
       detail::section(blob, size, 6, 4 * size_t(t.fused_count) * t.states));
   if (t.states == 0 || t.start >= t.states || t.report_floor > t.states || t.fused_count == 0 ||
-      t.fused_start >= t.fused_count || t.fused_floor > t.fused_count || t.shift < 3 ||
+      t.fused_start >= t.fused_count || t.fused_floor > t.fused_count ||
+      (size_t(t.entry_bytes) << 3) > (size_t(1) << t.shift) || t.fused_shift < 5 ||
       (t.entry_bytes != 1 && t.entry_bytes != 2 && t.entry_bytes != 4))
     throw std::runtime_error("machine tables: inconsistent header");
   return t;

@@ -1,7 +1,7 @@
 // parafuse boostfsm runtime: the inner loops. A *lane* is one run of the machine
 // over a byte range; up to kLanes lanes of one thread step in lockstep, so that
 // their independent table lookups overlap (one DFA run is a chain of dependent
-// loads and leaves most of a core idle). States are pre-multiplied row offsets
+// loads and leaves most of a core idle). States are pre-multiplied row offsets in bytes
 // (`state << shift`); a state reports when its offset is >= the report floor.
 #pragma once
 
@@ -23,15 +23,16 @@ struct Match {
   uint32_t tag;     // index into the machine's tags, in order of first appearance
 };
 
-// `column[offset]` as one load: the column base (row 0's entry for the byte's class)
+// The entry at byte `offset` of the column of the byte's class, as one load: the column
 // depends only on the input, so the dependency chain from state to state is the load
-// alone. The empty asm keeps the compiler from folding it back into `offset + class`.
+// alone, and offsets in bytes spare it a scaled index. The empty asm keeps the compiler
+// from folding the column back into `offset + class`.
 template <class Entry>
 inline uint32_t step_column(const Entry* table, const uint8_t* byte_class, uint32_t offset,
                             uint8_t byte) {
-  const Entry* column = table + byte_class[byte];
+  const char* column = reinterpret_cast<const char*>(table) + byte_class[byte] * sizeof(Entry);
   __asm__("" : "+r"(column));
-  return column[offset];
+  return *reinterpret_cast<const Entry*>(column + offset);
 }
 
 // The machine's table with its entry type.
@@ -143,7 +144,7 @@ inline void walk_fused_lanes(const Tables& t, FusedLane* lanes) {
   for (int k = 0; k < Count; ++k) fused[k] = lanes[k].fused;
   const uint32_t* next = t.fused_next;
   const uint8_t* byte_class = t.byte_class;
-  const uint32_t floor_offset = t.fused_floor_offset(), shift = t.shift;
+  const uint32_t floor_offset = t.fused_floor_offset(), shift = t.fused_shift;
   const uint32_t restart = t.fused_start << shift;
   size_t common = longest;
   for (int k = 0; k < Count; ++k) common = std::min(common, lanes[k].length);
@@ -208,8 +209,10 @@ struct Enumerator {
       uint32_t* paths = live.data();
       const size_t width = live.size();
       for (size_t i = begin; i < end; ++i) {
-        const uint32_t klass = m.byte_class[data[i]];
-        for (size_t j = 0; j < width; ++j) paths[j] = m.table[paths[j] + klass];
+        const char* column =
+            reinterpret_cast<const char*>(m.table) + m.byte_class[data[i]] * sizeof(Entry);
+        for (size_t j = 0; j < width; ++j)
+          paths[j] = *reinterpret_cast<const Entry*>(column + paths[j]);
       }
       steps += (end - begin) * width;
       merge(m.shift);
