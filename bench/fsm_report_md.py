@@ -119,11 +119,13 @@ def write_report(rows: list[dict], machine: str, results: Path) -> None:
         "## Projected speedup over `seq` on 16 and 64 cores",
         "",
         "From per-chunk phase times: the driver's `--profile` runs each scheme with 4P "
-        "chunks on one thread, 3 times; every work unit (4 chunks walked interleaved by one "
+        "chunks on one thread, once to fault the input in (discarded), then 5 times; every "
+        "work unit (4 chunks walked interleaved by one "
         "thread) and every sequential phase (compose, validate, choose) takes its median. A "
         "parallel phase on P cores costs the longest-first schedule of its units onto P "
-        "cores plus 20 us for the fork and barrier; sequential phases add as measured, the "
-        "final sum of per-thread counts P times (measured for one thread); the "
+        "cores plus 20 us for the fork and barrier; sequential phases add as measured (the "
+        "final sum of per-thread counts runs in parallel over states: on P cores each core "
+        "adds as many counts as the one thread did, plus a fork); the "
         "speedup divides `seq` at 1 thread (runner, above) by that sum. Not modelled: memory "
         "bandwidth (the input rate column says what the 64-core projection would need: "
         "one socket of a current server streams roughly 100-200 GB/s from DRAM), caches "

@@ -6,13 +6,15 @@ and from them the projected speedup on 16 and 64 cores.
 
 Writes bench/results/fsm.md and bench/results/fsm_scaling.png. Machines: every sample,
 and a dozen real regexes of rebar (those the language accepts) over rebar's haystacks.
-Projection: the driver runs the scheme with 4P chunks on one thread, PROFILE_RUNS times;
-each work unit (a group of 4 interleaved chunks) and each sequential phase takes its median
-over the runs. A parallel phase on P cores takes the longest-processing-time schedule of
-its units onto P cores plus FORK_JOIN seconds; sequential phases add as measured, and the
-final reduction of per-thread counts (measured for one thread) P times over. Not
-modelled: memory bandwidth (the report gives the input rate each projection implies),
-caches shared between cores, and turbo frequencies falling as more cores run.
+Projection: the driver runs the scheme with 4P chunks on one thread, once to fault the
+input's pages in (discarded), then PROFILE_RUNS times; each work unit (a group of 4
+interleaved chunks) and each sequential phase takes its median over the runs. A
+parallel phase on P cores takes the longest-processing-time schedule of its units onto
+P cores plus FORK_JOIN seconds; sequential phases add as measured (the final sum of
+per-thread counts runs in parallel over states, so on P cores each core adds as many
+counts as the one thread measured did). Not modelled:
+memory bandwidth (the report gives the input rate each projection implies), caches
+shared between cores, and turbo frequencies falling as more cores run.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from parafuse.grammar.diagnostics import SourceFile  # noqa: E402
 
 SCHEMES = ("seq", "enum", "fused", "spec", "hspec", "auto")
 RESULTS = REPO / "bench" / "results"
-PROFILE_RUNS = 3
+PROFILE_RUNS = 5
 FORK_JOIN = 20e-6  # seconds per parallel phase: an OpenMP fork and barrier on 64 cores
 REBAR = fsm_dozen_regexes.DATA
 
@@ -88,13 +90,13 @@ def run_scheme(runner: Path, data: Path, scheme: str, threads: int, repeat: int)
 
 
 def profile(driver: Path, blob: Path, data: Path, scheme: str, cores: int) -> dict:
-    """The scheme's phases with 4 * cores chunks on one thread, medians of PROFILE_RUNS."""
+    """The scheme's phases with 4 * cores chunks on one thread: medians of PROFILE_RUNS."""
     done = subprocess.run([str(driver), str(blob), str(data), "--profile",
-                           *[f"{scheme}:1:{4 * cores}"] * PROFILE_RUNS], capture_output=True,
-                          text=True, timeout=900)
+                           *[f"{scheme}:1:{4 * cores}"] * (1 + PROFILE_RUNS)],
+                          capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         return {"error": done.stderr}
-    runs = [json.loads(line) for line in done.stdout.splitlines()]
+    runs = [json.loads(line) for line in done.stdout.splitlines()][1:]
     shape = [(p["name"], len(p["units"])) for p in runs[0]["phases"]]
     runs = [run for run in runs if [(p["name"], len(p["units"])) for p in run["phases"]] == shape]
     phases = []
@@ -110,8 +112,8 @@ def profile(driver: Path, blob: Path, data: Path, scheme: str, cores: int) -> di
 def projected_seconds(phases: list[dict], cores: int) -> float:
     total = 0.0
     for phase in phases:
-        if not phase["parallel"]:  # "reduce" sums one partial result per core
-            total += phase["seconds"] * (cores if phase["name"] == "reduce" else 1)
+        if not phase["parallel"]:
+            total += phase["seconds"] + (FORK_JOIN if phase["name"] == "reduce" else 0)
             continue
         loads = [0.0] * cores
         for unit in sorted(phase["units"], reverse=True):

@@ -205,7 +205,7 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
   result.scheme = scheme;
   result.reason = choice.empty() ? done : choice + "; " + done;
   const double reducing = omp_get_wtime();
-  engine.finish(result);  // sums `threads` partial histograms: P times this on P cores
+  engine.finish(result);  // sums the partial histograms in parallel over states
   if (options.profile)
     engine.phases().push_back(PhaseTiming{"reduce", false, omp_get_wtime() - reducing, {}});
   result.phases = std::move(engine.phases());

@@ -82,7 +82,7 @@ class Engine {
  public:
   Engine(const Tables& t, const uint8_t* data, size_t n, int threads)
       : t_(t), m_(t), data_(data), n_(n), threads_(threads),
-        totals_(size_t(threads), std::vector<uint64_t>(t.reporting_states(), 0)),
+        totals_(size_t(threads)),
         dense_(size_t(threads)), all_states_(t.states) {
     for (uint32_t s = 0; s < t.states; ++s) all_states_[s] = s << t.shift;
     if (t.reporting_states() <= kPackedStates) {
@@ -110,7 +110,11 @@ class Engine {
   std::vector<std::vector<uint32_t>> dense_;  // per thread, allocated on first use
   std::vector<uint64_t> inc_;                 // packed counting's increments (count.hpp)
   std::vector<uint32_t> all_states_;          // every state's offset
-  uint64_t* totals() { return totals_[size_t(omp_get_thread_num())].data(); }
+  uint64_t* totals() {  // allocated by the thread that uses it, inside the timed phases
+    std::vector<uint64_t>& mine = totals_[size_t(omp_get_thread_num())];
+    if (mine.empty()) mine.assign(std::max<uint32_t>(1, t_.reporting_states()), 0);
+    return mine.data();
+  }
   Counters counters();
 
   void split(size_t count);

@@ -201,9 +201,14 @@ std::string Engine<Entry>::run_scheme(const std::string& scheme, size_t chunks, 
 
 template <class Entry>
 void Engine<Entry>::finish(RunResult& result) const {
+  // The threads' partial histograms, summed in parallel over states: each thread adds
+  // its share of the states across every partial (as many adds as one partial holds).
   std::vector<uint64_t> hist(t_.reporting_states(), 0);
-  for (const auto& partial : totals_)
-    for (size_t r = 0; r < partial.size(); ++r) hist[r] += partial[r];
+  const long states = long(hist.size());
+#pragma omp parallel for num_threads(threads_) schedule(static) if (states * threads_ > (1 << 16))
+  for (long r = 0; r < states; ++r)
+    for (const auto& partial : totals_)
+      if (!partial.empty()) hist[size_t(r)] += partial[size_t(r)];
   result.counts.assign(t_.tag_count, 0);
   for (uint32_t r = 0; r < hist.size(); ++r) {
     const uint32_t state = t_.report_floor + r;
