@@ -2,10 +2,11 @@
 
 Candidates are the program's schedules (the unfused `default` always among them)
 and, for schedules with fused or overlapped stages whose chunks `tune` left
-open, each of CHUNK_CHOICES. One project holds them all (variants are named
-`SCHEDULE.cK`); each is timed by its runner on random inputs in alternating
-rounds, and the best median wins, unless it is not faster than `default` in
-the same measurements, in which case `default` does. Every candidate's time goes
+open, the runtime's own chunk choice (the schedule's name) and each of
+CHUNK_CHOICES. One project holds them all (variants are named `SCHEDULE.cK`);
+each is timed by its runner on random inputs in alternating rounds, and the
+best median wins, unless it is not faster than `default` in the same
+measurements, in which case `default` does. Every candidate's time goes
 to DIR/tuning.json; the final project's runner defaults to the winner.
 """
 
@@ -25,7 +26,7 @@ from .ccn_cpu_project import build_cpu_project
 from .ccn_launch import run_ranks
 from .cmake_build import BuildError
 
-CHUNK_CHOICES = (1, 2, 4, 8, 16)
+CHUNK_CHOICES = (1, 4, 16, 64)
 ROUNDS = int(os.environ.get("PARAFUSE_TUNE_ROUNDS", "3"))
 
 
@@ -42,8 +43,8 @@ def candidates(module: CheckedModule, program: str) -> dict[str, ir.Program]:
         scheduled = module.scheduled_program(program, schedule)
         open_groups = [s for s in scheduled.stages
                        if isinstance(s, (ir.FusedStage, ir.OverlapStage)) and s.chunks is None]
+        found[schedule] = scheduled  # chunks chosen at run time (pf::fused_auto_chunks)
         if not open_groups:
-            found[schedule] = scheduled
             continue
         for chunks in CHUNK_CHOICES:
             found[f"{schedule}.c{chunks}"] = with_chunks(scheduled, chunks)

@@ -54,7 +54,7 @@ def training_hints(machine: CompiledMachine, sample: bytes | None) -> TrainingHi
         sample = np.random.default_rng(0).integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
     classes = machine.byte_class[np.frombuffer(sample, dtype=np.uint8)].astype(np.int64)
     steps = {item.threshold: item for item in convergence(machine, classes)}
-    accuracy, _ = lookback_accuracy(machine, classes, state_trace(machine, sample),
+    accuracy, _, _ = lookback_accuracy(machine, classes, state_trace(machine, sample),
                                     machine.options.lookback)
 
     def known(value: int | None) -> int:

@@ -5,7 +5,8 @@
 - convergence: from random positions of a sample, the steps until the all-states
   vector holds at most 1, 2, 4 distinct states;
 - lookback accuracy: how often the most frequent end state of running the
-  `lookback` bytes before a position from every state is the true state there.
+  `lookback` bytes before a position from every state is the true state there,
+  and how many wrong guesses have not met the true path within 1 KiB.
 
 docs/fsm.md gives the sampling rules (how many positions, horizon, ties).
 """
@@ -23,6 +24,7 @@ from .minimise import row_keys
 CONVERGENCE_THRESHOLDS = (1, 2, 4)
 SAMPLE_POSITIONS = 256
 CONVERGENCE_HORIZON = 4096
+RECOVERY_HORIZON = 1024  # a wrong lookback guess that meets the true path by then is cheap
 FUSED_MEMORY_BUDGET = 1 << 27  # bytes of stored state vectors
 FUSED_WORK_BUDGET = 1 << 30  # table lookups (fused states x states x classes)
 VECTOR_ELEMENT_BUDGET = 1 << 22  # elements of positions x states worked on at once
@@ -139,17 +141,34 @@ def _random_positions(count_available: int, states: int, low: int) -> np.ndarray
 
 def lookback_accuracy(
     machine: CompiledMachine, classes: np.ndarray, true_states: np.ndarray, lookback: int
-) -> tuple[float | None, int]:
-    """(fraction of positions where lookback speculation is right, positions tried)."""
+) -> tuple[float | None, int, int]:
+    """(fraction of positions where lookback speculation is right, positions tried, wrong
+    guesses whose path has not met the true one within RECOVERY_HORIZON bytes)."""
     if len(classes) <= lookback:
-        return None, 0
+        return None, 0, 0
     positions = _random_positions(len(classes) - lookback, machine.state_count, lookback)
     vectors = np.tile(np.arange(machine.state_count, dtype=np.int32), (len(positions), 1))
     for step in range(lookback):
         vectors = machine.transitions[vectors, classes[positions - lookback + step][:, None]]
     predicted = np.array([_most_frequent(row) for row in vectors])
     truth = true_states[positions - 1]  # true_states[i] is the state after i + 1 bytes
-    return float(np.mean(predicted == truth)), len(positions)
+    wrong = predicted != truth
+    slow = _slow_recoveries(machine, classes, positions[wrong], predicted[wrong], truth[wrong])
+    return float(np.mean(~wrong)), len(positions), slow
+
+
+def _slow_recoveries(machine: CompiledMachine, classes: np.ndarray, positions: np.ndarray,
+                     guess: np.ndarray, real: np.ndarray) -> int:
+    """How many (guess, real) paths from `positions` still differ after RECOVERY_HORIZON
+    bytes (or at the end of the sample): the runtime's hspec rule."""
+    for step in range(RECOVERY_HORIZON):
+        active = (guess != real) & (positions + step < len(classes))
+        if not active.any():
+            break
+        at = classes[np.minimum(positions + step, len(classes) - 1)]
+        guess = np.where(active, machine.transitions[guess, at], guess)
+        real = np.where(active, machine.transitions[real, at], real)
+    return int(np.count_nonzero(guess != real))
 
 
 def _most_frequent(row: np.ndarray) -> int:

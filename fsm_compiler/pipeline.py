@@ -107,7 +107,8 @@ def analyse(machine: CompiledMachine, sample: bytes, sample_name: str) -> Machin
     fused = fused_state_count(machine, machine.options.max_fused_states)
     steps = convergence(machine, classes)
     lookback = machine.options.lookback
-    accuracy, tried = lookback_accuracy(machine, classes, state_trace(machine, sample), lookback)
-    scheme, reason = choose_scheme(fused, steps, accuracy, lookback)
+    accuracy, tried, slow_misses = lookback_accuracy(machine, classes,
+                                                     state_trace(machine, sample), lookback)
+    scheme, reason = choose_scheme(fused, steps, accuracy, slow_misses, lookback)
     return MachineAnalysis(machine, fused, steps, accuracy, tried, sample_name, len(sample),
                            scheme, reason)

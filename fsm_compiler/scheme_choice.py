@@ -1,17 +1,25 @@
 """What `auto` picks from the measured properties, and why, in one sentence.
 
-Rules, first match wins (docs/fsm.md explains the thresholds):
-1. lookback speculation is right almost always (>=99%) -> spec
-2. the fused DFA fits its bound                        -> fused
-3. the vector shrinks to <=2 states quickly (p90 <= 256 bytes) -> enum
-4. speculation is right at least half the time         -> hspec
-5. the vector shrinks to <=4 states eventually (median known) -> enum
-6. otherwise                                           -> seq
+The rules of the runtime's `auto` (cpp_runtime/fsm/auto_choice.hpp), first match
+wins, on the analysis sample instead of the input (docs/fsm.md explains the
+thresholds):
+1. lookback speculation is right almost always (>=99%)            -> spec
+2. from every state, paths meet within the convergence horizon    -> enum
+3. speculation is right at least half the time and every wrong
+   guess meets the true path within 1 KiB                        -> hspec
+4. the fused DFA fits its bound                                   -> fused
+5. the vector shrinks to <=2 states quickly (p90 <= 256 bytes)    -> enum
+6. speculation is right at least half the time                    -> hspec
+7. the vector shrinks to <=4 states eventually (median known)     -> enum
+8. otherwise                                                      -> seq
+The runtime also keeps `fused` for a fused DFA past its bound when walks over
+samples of the input stay inside its stored states (between rules 4 and 5); the
+analysis does not walk a partial fused DFA, so it cannot say so.
 """
 
 from __future__ import annotations
 
-from .analysis import Convergence, FusedStates
+from .analysis import RECOVERY_HORIZON, Convergence, FusedStates
 
 SPEC_ACCURACY = 0.99
 HSPEC_ACCURACY = 0.5
@@ -26,14 +34,22 @@ def _by_threshold(convergence: list[Convergence], threshold: int) -> Convergence
     return next((c for c in convergence if c.threshold == threshold), None)
 
 
-def choose_scheme(
-    fused: FusedStates, convergence: list[Convergence], accuracy: float | None, lookback: int
-) -> tuple[str, str]:
+def choose_scheme(fused: FusedStates, convergence: list[Convergence], accuracy: float | None,
+                  slow_misses: int, lookback: int) -> tuple[str, str]:
     """(scheme, one-sentence reason) that `auto` would pick."""
     if accuracy is not None and accuracy >= SPEC_ACCURACY:
         return "spec", (f"speculation from {lookback} bytes of lookback predicts the state at "
                         f"{_percent(accuracy)} of positions, so chunks walk the small table "
                         "and validation is nearly free")
+    one = _by_threshold(convergence, 1)
+    if one is not None and one.positions and one.never == 0:
+        return "enum", (f"from every state, the paths met within {one.horizon} bytes at all "
+                        f"{one.positions} sampled positions, so each chunk is enumerated only "
+                        "until its paths meet, then walked once")
+    if accuracy is not None and accuracy >= HSPEC_ACCURACY and slow_misses == 0:
+        return "hspec", (f"speculation is right at {_percent(accuracy)} of positions and every "
+                         f"wrong guess met the true path within {RECOVERY_HORIZON} bytes, so "
+                         "misspeculated chunks are re-run briefly, in parallel rounds")
     if not fused.exceeded:
         return "fused", (f"the fused DFA has {fused.count} states (bound {fused.bound}), so each "
                          "chunk costs one table lookup per byte")

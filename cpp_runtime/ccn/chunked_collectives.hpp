@@ -10,7 +10,10 @@
 #pragma once
 #include <mpi.h>
 
+#include <omp.h>
+
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <vector>
 
@@ -21,11 +24,14 @@
 
 namespace pf {
 
+// One contiguous piece per thread: large pieces let memcpy use streaming stores.
 template <typename T> void parallel_copy(const T* from, int64_t count, T* to) {
-  constexpr int64_t kBlock = 1 << 14;
-  #pragma omp parallel for schedule(static)
-  for (int64_t b = 0; b < count; b += kBlock) {
-    std::copy(from + b, from + std::min(count, b + kBlock), to + b);
+  #pragma omp parallel
+  {
+    const int64_t threads = omp_get_num_threads(), piece = (count + threads - 1) / threads;
+    const int64_t lo = std::min(count, omp_get_thread_num() * piece);
+    const int64_t hi = std::min(count, lo + piece);
+    if (hi > lo) std::memcpy(to + lo, from + lo, static_cast<size_t>(hi - lo) * sizeof(T));
   }
 }
 

@@ -22,7 +22,7 @@ def test_autotune_records_every_candidate_and_keeps_the_fastest(tmp_path, monkey
     assert result.exit_code == 0, result.output
     tuning = json.loads((out / "tuning.json").read_text())
     names = set(tuning["candidates"])
-    assert {"default", "split_only", "sliced", "zero"} <= names
+    assert {"default", "split_only", "sliced", "zero", "fused"} <= names
     assert {f"fused.c{k}" for k in CHUNK_CHOICES} <= names
     medians = {n: c["median_ms"] for n, c in tuning["candidates"].items()}
     chosen = tuning["chosen"]

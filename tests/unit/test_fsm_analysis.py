@@ -93,18 +93,20 @@ def test_fused_bound_is_reported_when_exceeded() -> None:
 def test_lookback_on_reset_machine_is_always_right() -> None:
     machine = machine_of([[0, 1, 2], [0, 1, 2], [0, 1, 2]])
     classes = classes_of(machine, RANDOM_BYTES)
-    accuracy, tried = lookback_accuracy(machine, classes,
-                                        state_trace(machine, RANDOM_BYTES), 8)
-    assert accuracy == 1.0 and tried > 0
+    accuracy, tried, slow = lookback_accuracy(machine, classes,
+                                              state_trace(machine, RANDOM_BYTES), 8)
+    assert accuracy == 1.0 and tried > 0 and slow == 0
 
 
 def test_lookback_on_rotation_breaks_ties_towards_state_zero() -> None:
     machine = machine_of(rotation(4))
     data = bytes(5000)
     trace = state_trace(machine, data)
-    accuracy, tried = lookback_accuracy(machine, classes_of(machine, data), trace, 16)
+    accuracy, tried, slow = lookback_accuracy(machine, classes_of(machine, data), trace, 16)
     # Every end state appears once, so the prediction is state 0: right when position % 4 == 0.
     assert tried > 0 and abs(accuracy - 0.25) < 0.1
+    # A permutation never brings two paths together: every wrong guess stays wrong.
+    assert slow == round((1 - accuracy) * tried)
 
 
 def test_auto_choice_follows_the_measurements() -> None:
@@ -113,3 +115,32 @@ def test_auto_choice_follows_the_measurements() -> None:
     assert analyse(machine_of(rotation(5)), RANDOM_BYTES, "r").scheme == "fused"
     stuck = machine_of(rotation(5), max_fused_states=2)
     assert analyse(stuck, RANDOM_BYTES, "r").scheme == "seq"
+
+
+def _reset_rotation(components: int, size: int, classes: int) -> list[list[int]]:
+    """`components` disjoint rotations of `size` states; class 0 resets each rotation to its
+    first state, every other class rotates it."""
+    rows = []
+    for state in range(components * size):
+        first = state - state % size
+        rotated = first + (state - first + 1) % size
+        rows.append([first] + [rotated] * (classes - 1))
+    return rows
+
+
+def test_auto_choice_enumerates_where_every_path_meets() -> None:
+    # One rotation reset by 1 byte in 64: lookback 8 rarely sees a reset, but from every
+    # state the paths meet long before the 4096-byte horizon.
+    machine = machine_of(_reset_rotation(1, 5, 64), lookback=8)
+    result = analyse(machine, RANDOM_BYTES, "r")
+    assert result.lookback_accuracy < 0.5
+    assert result.scheme == "enum" and "paths met" in result.reason
+
+
+def test_auto_choice_speculates_in_rounds_where_wrong_guesses_recover() -> None:
+    # Two rotations never merge (paths from every state do not meet), but within the true
+    # one a reset (1 byte in 8) brings a wrong guess back within a few bytes.
+    machine = machine_of(_reset_rotation(2, 3, 8), lookback=8)
+    result = analyse(machine, RANDOM_BYTES, "r")
+    assert 0.5 <= result.lookback_accuracy < 0.99
+    assert result.scheme == "hspec" and "within 1024 bytes" in result.reason
