@@ -70,12 +70,8 @@ template <typename T> class ChunkedReduceScatter {
     input_ = input;
     out_ = out;
     plan_ = &plan;
-    if (shared()) {  // publish the other ranks' blocks of this rank's contribution
-      for (int r = 0; r < plan.parts && input != segment(); ++r) {
-        if (r == rank_) continue;
-        int64_t from = plan.block_start[r] * plan.row_elems;
-        parallel_copy(input + from, plan.block_rows[r] * plan.row_elems, shared_.mine<T>() + from);
-      }
+    if (shared()) {
+      if (input != segment()) publish(input, plan);  // else the compiler placed it there
       shared_.fence();
       return;
     }
@@ -103,6 +99,15 @@ template <typename T> class ChunkedReduceScatter {
   }
 
  private:
+  // Copy the other ranks' blocks of this rank's contribution into its segment.
+  void publish(const T* input, const ChunkPlan& plan) {
+    for (int r = 0; r < plan.parts; ++r) {
+      if (r == rank_) continue;
+      const int64_t from = plan.block_start[r] * plan.row_elems;
+      parallel_copy(input + from, plan.block_rows[r] * plan.row_elems, segment() + from);
+    }
+  }
+
   void post(int c) {
     const ChunkPlan& plan = *plan_;
     MPI_Op op = mpi_op<T>(op_);

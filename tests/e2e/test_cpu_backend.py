@@ -78,3 +78,44 @@ def test_states_updated_in_place_only_where_nothing_reads_the_old_value(tmp_path
     for ranks in (1, 3):
         assert_backend_matches_reference(project, program, program, "default", ranks,
                                          {"N": 1021}, tmp_path / f"r{ranks}")
+
+
+UNPLACED = """
+program twin(N) {
+    param lr: f32 = 0.5
+    input g: f32[N] local
+    state w: f32[N] replicated
+    gsum = allreduce(sum, g * 2)
+    w1 = update(w, w - lr * gsum)
+    output w1
+}
+
+schedule fused for twin {
+    rs, ag = split(gsum)
+    agw = reorder(ag, w1)
+    shard(w)
+    fuse(rs, w1, agw)
+}
+"""
+
+
+@pytest.mark.parametrize("transport", ["shared", "mpi"])
+def test_fused_collectives_copy_values_they_cannot_hold(transport: str, tmp_path,
+                                                        monkeypatch) -> None:
+    """The reduced input is an expression and the gathered value is a state's next value:
+    neither lives in the shared segment, so the collectives copy them in."""
+    from parafuse.ccn_compiler.frontend import check_source
+
+    if transport == "mpi":
+        monkeypatch.setenv("PARAFUSE_FUSED_TRANSPORT", "mpi")
+    module = check_source(UNPLACED, "twin.ccn")
+    default = module.programs["twin"]
+    fused = module.scheduled_program("twin", "fused")
+    project = build_cpu_project(module, "twin", ["default", "fused"], "unplaced test",
+                                variants={"fused.c3": with_chunks(fused, 3)})
+    source = next((project / "src").glob("twin.cpp")).read_text()
+    assert ".place(" not in source
+    for name, program in (("fused", fused), ("fused.c3", with_chunks(fused, 3))):
+        for ranks in (1, 2, 3):
+            assert_backend_matches_reference(project, default, program, name, ranks,
+                                             {"N": 1021}, tmp_path / f"{name}-{ranks}")
