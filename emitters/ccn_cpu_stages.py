@@ -262,16 +262,21 @@ class StageWriter:
         return (f"pf::allgather_dim<{storage}>({src}, {out}, pf::outer_count({target.local}, {d}), "
                 f"{target.local}.logical[{d}], pf::inner_count({target.local}, {d + 1}), {comm});")
 
-    def matmul(self, stage: ir.MatmulStage) -> list[str]:
+    def matmul_operands(self, stage: ir.MatmulStage, comment: str):
+        """Both operands rounded to their dtypes in the work type: (work, lines, (a, local
+        of a), (b, local of b)); the backends then multiply them."""
         work = "double" if stage.type.dtype == "f64" or "f64" in (
             stage.a.type.dtype, stage.b.type.dtype) else "float"
-        lines = [f"// {stage.name} = matmul(...)"]
+        lines = [f"// {stage.name} = matmul(...){comment}"]
         operands = []
         for expr in (stage.a, stage.b):
             var, local, code = self.materialize_as(expr, work)
             lines += code
             operands.append((var, local))
-        (a, la), (b, lb) = operands
+        return work, lines, operands[0], operands[1]
+
+    def matmul(self, stage: ir.MatmulStage) -> list[str]:
+        work, lines, (a, la), (b, lb) = self.matmul_operands(stage, "")
         rank_a = len(stage.a.type.shape)
         target = self.buffers[stage.name]
         lines += [f"std::vector<{work}> {a}_out(pf::outer_count({la}, {rank_a - 1}) * "

@@ -149,15 +149,7 @@ class CudaStageWriter(StageWriter):
                 + ["streams_.to_comm();", call, "streams_.to_compute();"])
 
     def matmul(self, stage: ir.MatmulStage) -> list[str]:
-        work = "double" if stage.type.dtype == "f64" or "f64" in (
-            stage.a.type.dtype, stage.b.type.dtype) else "float"
-        lines = [f"// {stage.name} = matmul(...) with cuBLAS"]
-        operands = []
-        for expr in (stage.a, stage.b):
-            var, local, code = self.materialize_as(expr, work)
-            lines += code
-            operands.append((var, local))
-        (a, la), (b, lb) = operands
+        work, lines, (a, la), (b, lb) = self.matmul_operands(stage, " with cuBLAS")
         rank_a = len(stage.a.type.shape)
         target = self.buffers[stage.name]
         rows = f"pf::outer_count({la}, {rank_a - 1})"
