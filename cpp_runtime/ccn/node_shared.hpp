@@ -30,7 +30,8 @@ class NodeShared {
   ~NodeShared() { release(); }
 
   // Collective over `comm`: a segment of `bytes` per rank, or nothing (usable() is false)
-  // when the ranks span nodes or the environment asks for MPI.
+  // when the ranks span nodes, the environment asks for MPI, or a rank cannot allocate its
+  // segment. The fused collectives then use MPI; nothing is printed (docs/ccn.md).
   void create(MPI_Comm comm, int64_t bytes) {
     release();
     PF_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_));
