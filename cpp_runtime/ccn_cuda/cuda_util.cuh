@@ -28,6 +28,16 @@
 
 #define PF_HERE() (pf::generated_line() = pf::SourceLine{__FILE__, __LINE__})
 
+// Launch __global__ `kernel` (a name or a pointer, no template commas) on `grid` blocks of
+// kThreads. Under PF_CUDA_EMULATION (tests/cuda_emulation/: the CUDA code compiled as C++
+// and run on the CPU) the launch is the emulator's.
+#if defined(PF_CUDA_EMULATION)
+#define PF_LAUNCH(kernel, grid, stream, ...) \
+  pf_emu::launch(grid, pf::kThreads, stream, [=] { kernel(__VA_ARGS__); })
+#else
+#define PF_LAUNCH(kernel, grid, stream, ...) kernel<<<grid, pf::kThreads, 0, stream>>>(__VA_ARGS__)
+#endif
+
 namespace pf {
 
 // The line of generated code that runs now (PF_HERE() at each stage), so that a failing
@@ -139,7 +149,7 @@ template <typename F> __global__ void for_each_kernel(int64_t lo, int64_t hi, F 
 
 template <typename F> void launch(int64_t lo, int64_t hi, cudaStream_t stream, F f) {
   if (hi <= lo) return;
-  for_each_kernel<<<grid_for(hi - lo), kThreads, 0, stream>>>(lo, hi, f);
+  PF_LAUNCH(for_each_kernel, grid_for(hi - lo), stream, lo, hi, f);
   PF_CUDA(cudaGetLastError());
 }
 
@@ -152,7 +162,7 @@ template <typename T> __global__ void fill_kernel(T* target, int64_t n, T value)
 
 template <typename T> void fill(T* target, int64_t n, T value, cudaStream_t stream) {
   if (n <= 0) return;
-  fill_kernel<<<grid_for(n), kThreads, 0, stream>>>(target, n, value);
+  PF_LAUNCH(fill_kernel, grid_for(n), stream, target, n, value);
   PF_CUDA(cudaGetLastError());
 }
 
@@ -210,7 +220,7 @@ template <typename A, typename Op, typename F>
 void reduce(int64_t n, A identity, Op op, cudaStream_t stream, A* acc, F f) {
   fill_scalar(acc, identity, stream);
   if (n <= 0) return;
-  reduce_kernel<<<std::min(grid_for(n), 1024), kThreads, 0, stream>>>(n, identity, op, f, acc);
+  PF_LAUNCH(reduce_kernel, std::min(grid_for(n), 1024), stream, n, identity, op, f, acc);
   PF_CUDA(cudaGetLastError());
 }
 
@@ -251,7 +261,8 @@ template <typename W> void layernorm_rows(W* data, int64_t count, int64_t cols, 
                                           cudaStream_t stream) {
   int64_t rows = cols ? count / cols : 0;
   if (rows == 0) return;
-  norm_rows_kernel<W, true><<<grid_for(rows), kThreads, 0, stream>>>(data, rows, cols, eps);
+  auto* kernel = &norm_rows_kernel<W, true>;
+  PF_LAUNCH(kernel, grid_for(rows), stream, data, rows, cols, eps);
   PF_CUDA(cudaGetLastError());
 }
 
@@ -259,7 +270,8 @@ template <typename W> void rmsnorm_rows(W* data, int64_t count, int64_t cols, W 
                                         cudaStream_t stream) {
   int64_t rows = cols ? count / cols : 0;
   if (rows == 0) return;
-  norm_rows_kernel<W, false><<<grid_for(rows), kThreads, 0, stream>>>(data, rows, cols, eps);
+  auto* kernel = &norm_rows_kernel<W, false>;
+  PF_LAUNCH(kernel, grid_for(rows), stream, data, rows, cols, eps);
   PF_CUDA(cudaGetLastError());
 }
 
@@ -380,7 +392,8 @@ void launch_vectorized(int64_t lo, int64_t hi, bool aligned, cudaStream_t stream
   if (hi <= lo) return;
   int64_t groups = aligned ? (hi - lo) / W : 0;
   if (groups > 0) {
-    vector_kernel<W><<<grid_for(groups), kThreads, 0, stream>>>(lo, groups, vec);
+    auto* kernel = &vector_kernel<W, V>;
+    PF_LAUNCH(kernel, grid_for(groups), stream, lo, groups, vec);
     PF_CUDA(cudaGetLastError());
   }
   launch(lo + groups * W, hi, stream, scalar);

@@ -3,7 +3,7 @@
 // device); code compiled by the host compiler (the runner) uses the CPU backend's
 // types from half_cpu.hpp. Both are 16-bit IEEE half and bfloat16 bit patterns.
 #pragma once
-#if defined(__CUDACC__)
+#if defined(__CUDACC__) || defined(PF_CUDA_EMULATION)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

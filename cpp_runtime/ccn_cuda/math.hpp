@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #ifndef PF_HOST_DEVICE
-#if defined(__CUDACC__)
+#if defined(__CUDACC__) || defined(PF_CUDA_EMULATION)
 #define PF_HOST_DEVICE __host__ __device__
 #else
 #define PF_HOST_DEVICE

@@ -175,8 +175,8 @@ void allgather_dim(const T* in, T* out, int64_t outer, int64_t extent, int64_t i
   PF_NCCL(ncclAllGather(mine, padded, outer * b * inner, nccl_type<T>(), comm, stream));
   int64_t total = outer * extent * inner;
   if (total == 0) return;
-  gather_dim_kernel<<<grid_for(total), kThreads, 0, stream>>>(padded, out, outer, extent, b,
-                                                              inner, total);
+  PF_LAUNCH(gather_dim_kernel, grid_for(total), stream, padded, out, outer, extent, b, inner,
+            total);
   PF_CUDA(cudaGetLastError());
 }
 

@@ -1,0 +1,214 @@
+// The part of the CUDA runtime API that generated .ccn projects call, on the emulated
+// device of pf_emulated_device.hpp (tests only: the CUDA backend's code compiled as C++).
+// Copies from device to pageable host memory wait for their stream, as CUDA's do; copies
+// from the host take the host data when called.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+
+#include "pf_emulated_device.hpp"
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__ static
+#define __syncthreads() pf_emu::syncthreads()
+
+using std::isnan;
+
+typedef int cudaError_t;
+constexpr cudaError_t cudaSuccess = 0;
+constexpr cudaError_t cudaErrorInvalidValue = 1;
+constexpr cudaError_t cudaErrorMemoryAllocation = 2;
+constexpr cudaError_t cudaErrorInvalidConfiguration = 9;
+
+using cudaStream_t = pf_emu::Stream*;
+using cudaEvent_t = pf_emu::Event*;
+
+enum cudaMemcpyKind {
+  cudaMemcpyHostToHost = 0,
+  cudaMemcpyHostToDevice = 1,
+  cudaMemcpyDeviceToHost = 2,
+  cudaMemcpyDeviceToDevice = 3,
+  cudaMemcpyDefault = 4
+};
+constexpr unsigned cudaStreamNonBlocking = 1;
+constexpr unsigned cudaEventDisableTiming = 2;
+
+inline const char* cudaGetErrorString(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    default: return "unknown error";
+  }
+}
+
+inline cudaError_t cudaGetLastError() {
+  cudaError_t error = pf_emu::last_error();
+  pf_emu::last_error() = cudaSuccess;
+  return error;
+}
+
+inline cudaError_t cudaGetDeviceCount(int* count) {
+  *count = 1;
+  return cudaSuccess;
+}
+inline cudaError_t cudaSetDevice(int device) {
+  return device == 0 ? cudaSuccess : cudaErrorInvalidValue;
+}
+inline cudaError_t cudaGetDevice(int* device) {
+  *device = 0;
+  return cudaSuccess;
+}
+
+// ---- memory ------------------------------------------------------------------------
+template <typename T> cudaError_t cudaMalloc(T** p, size_t bytes) {
+  *p = static_cast<T*>(pf_emu::allocate(bytes));
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+inline cudaError_t cudaFree(void* p) {
+  if (!p) return cudaSuccess;
+  pf_emu::drain_all();  // cudaFree waits for the device
+  pf_emu::release(p);
+  return cudaSuccess;
+}
+template <typename T> cudaError_t cudaMallocAsync(T** p, size_t bytes, cudaStream_t) {
+  return cudaMalloc(p, bytes);
+}
+inline cudaError_t cudaFreeAsync(void* p, cudaStream_t stream) {
+  if (!pf_emu::is_device(p)) return cudaErrorInvalidValue;
+  pf_emu::enqueue(stream, [p] { pf_emu::release(p); });
+  return cudaSuccess;
+}
+
+namespace pf_emu {
+// Check a copy's pointers against its kind (cudaMemcpyDefault: decided by the pointers).
+inline cudaMemcpyKind copy_kind(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+  bool dst_device = is_device(dst, bytes), src_device = is_device(src, bytes);
+  if (kind == cudaMemcpyDefault) {
+    return static_cast<cudaMemcpyKind>((src_device ? 2 : 0) + (dst_device ? 1 : 0));
+  }
+  bool want_src = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+  bool want_dst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+  if (want_src && !src_device) fail("cudaMemcpy: the source is not device memory");
+  if (want_dst && !dst_device) fail("cudaMemcpy: the destination is not device memory");
+  if (!want_src && src_device) fail("cudaMemcpy: the source is device memory, not host");
+  if (!want_dst && dst_device) fail("cudaMemcpy: the destination is device memory, not host");
+  return kind;
+}
+
+inline void copy_on(cudaStream_t stream, void* dst, const void* src, size_t bytes,
+                    cudaMemcpyKind kind) {
+  if (bytes == 0) return;
+  kind = copy_kind(dst, src, bytes, kind);
+  if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyHostToHost) {
+    auto taken = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
+                                                     static_cast<const char*>(src) + bytes);
+    enqueue(stream, [dst, taken] { std::memcpy(dst, taken->data(), taken->size()); });
+  } else {
+    enqueue(stream, [dst, src, bytes] { std::memmove(dst, src, bytes); });
+  }
+  if (kind == cudaMemcpyDeviceToHost) {  // pageable host memory: returns when copied
+    Stream* s = resolve(stream);
+    drain(s, s->queued);
+  }
+}
+}  // namespace pf_emu
+
+inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes,
+                                   cudaMemcpyKind kind, cudaStream_t stream) {
+  pf_emu::copy_on(stream, dst, src, bytes, kind);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+  pf_emu::copy_on(nullptr, dst, src, bytes, kind);
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                     size_t width, size_t height, cudaMemcpyKind kind,
+                                     cudaStream_t stream) {
+  if (width > dpitch || width > spitch) return cudaErrorInvalidValue;
+  if (height == 0 || width == 0) return cudaSuccess;
+  size_t dst_span = dpitch * (height - 1) + width, src_span = spitch * (height - 1) + width;
+  if (kind != cudaMemcpyDeviceToDevice) pf_emu::fail("cudaMemcpy2DAsync: only device to device");
+  pf_emu::require_device(dst, dst_span, "cudaMemcpy2DAsync destination");
+  pf_emu::require_device(src, src_span, "cudaMemcpy2DAsync source");
+  pf_emu::enqueue(stream, [=] {
+    for (size_t row = 0; row < height; ++row) {
+      std::memmove(static_cast<char*>(dst) + row * dpitch,
+                   static_cast<const char*>(src) + row * spitch, width);
+    }
+  });
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return cudaSuccess;
+  pf_emu::require_device(p, bytes, "cudaMemset");
+  pf_emu::enqueue(stream, [=] { std::memset(p, value, bytes); });
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemset(void* p, int value, size_t bytes) {
+  return cudaMemsetAsync(p, value, bytes, nullptr);
+}
+
+// ---- streams and events ------------------------------------------------------------
+inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned) {
+  *stream = pf_emu::create_stream();
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  pf_emu::drain(stream, stream->queued);  // the stream's work still runs, as on a GPU
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  pf_emu::Stream* s = pf_emu::resolve(stream);
+  pf_emu::drain(s, s->queued);
+  return cudaSuccess;
+}
+inline cudaError_t cudaDeviceSynchronize() {
+  pf_emu::drain_all();
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned) {
+  *event = new pf_emu::Event;
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  delete event;
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  pf_emu::Stream* s = pf_emu::resolve(stream);
+  event->stream = s;
+  event->position = s->queued;
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  if (event->stream) pf_emu::drain(event->stream, event->position);
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned) {
+  std::vector<pf_emu::Dep> deps;
+  if (event->stream) deps.push_back({event->stream, event->position});
+  pf_emu::enqueue(stream, [] {}, std::move(deps));
+  return cudaSuccess;
+}
+
+// ---- atomics: one fiber runs at a time and switches only at __syncthreads ---------------
+inline unsigned int atomicCAS(unsigned int* address, unsigned int compare, unsigned int value) {
+  unsigned int old = *address;
+  if (old == compare) *address = value;
+  return old;
+}
+inline unsigned long long atomicCAS(unsigned long long* address, unsigned long long compare,
+                                    unsigned long long value) {
+  unsigned long long old = *address;
+  if (old == compare) *address = value;
+  return old;
+}

@@ -1,0 +1,52 @@
+"""The CUDA backend's generated project built for the emulated device: `src/P.cu` compiled
+as C++ with PF_CUDA_EMULATION against this folder's cuda_runtime.h, nccl.h and
+cublas_v2.h (and linked with MPI), the runner unchanged. What it checks and what it cannot
+is in tests/cuda_emulation/README.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from parafuse.ccn_compiler import ir
+from parafuse.ccn_compiler.frontend import CheckedModule
+from parafuse.emitters.ccn_cuda_project import project_files
+from parafuse.emitters.cmake_build import Toolchain, cached_build
+
+HERE = Path(__file__).resolve().parent
+HEADERS = ["pf_emulated_device.hpp", "cuda_runtime.h", "cuda_fp16.h", "cuda_bf16.h", "nccl.h",
+           "cublas_v2.h"]
+
+CMAKE = """\
+cmake_minimum_required(VERSION 3.18)
+project({name} LANGUAGES C CXX)
+set(CMAKE_CXX_STANDARD 17)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+find_package(MPI REQUIRED COMPONENTS CXX)
+add_library({name} src/{name}_emulated.cpp)
+target_include_directories({name} PUBLIC include PRIVATE emulation)
+target_compile_definitions({name} PRIVATE PF_CUDA_EMULATION)
+target_compile_options({name} PRIVATE -O1 -ffp-contract=off -Wno-unknown-pragmas)
+target_link_libraries({name} PUBLIC MPI::MPI_CXX)
+add_executable({name}_run src/{name}_run.cpp)
+target_link_libraries({name}_run PRIVATE {name})
+target_compile_definitions({name}_run PRIVATE PF_BACKEND_NAME="cuda")
+set_target_properties({name}_run PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}})
+"""
+
+
+def emulated_files(module: CheckedModule, program: str, schedules: list[str],
+                   variants: dict[str, ir.Program] | None = None) -> dict[str, str | bytes]:
+    files = project_files(module, program, schedules, f"emulated {program}", "90",
+                          variants=variants)
+    files["CMakeLists.txt"] = CMAKE.format(name=program)
+    files[f"src/{program}_emulated.cpp"] = f'#include "{program}.cu"\n'
+    for header in HEADERS:
+        files[f"emulation/{header}"] = (HERE / header).read_bytes()
+    return files
+
+
+def build_emulated(module: CheckedModule, program: str, schedules: list[str],
+                   variants: dict[str, ir.Program] | None = None) -> Path:
+    """The built project (cached by content), runnable with run_ranks like any other."""
+    files = emulated_files(module, program, schedules, variants)
+    return cached_build(f"{program}-cuda-emulated", files, Toolchain.current().cmake_args(mpi=True))
