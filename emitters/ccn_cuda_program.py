@@ -20,6 +20,7 @@ from .ccn_cpu_program import ScheduleClass, _buffers, _hierarchical, _sizes, _vo
 from .ccn_cpu_stages import local_expr
 from .ccn_cuda_stages import CudaStageWriter, device_loop, device_store
 from .ccn_cuda_vector import vector_loop
+from .ccn_inplace import in_place_values
 
 
 def _communicators(program: ir.Program) -> tuple[list[str], list[str], list[str]]:
@@ -55,9 +56,11 @@ def _storage(program: ir.Program, buffers: dict[str, Buffer],
     """(members, constructor lines, step prologue) of every value's device block."""
     sizes = _sizes(program)
     members, ctor, prologue = [], [], ["const int rank_ = this->rank_; (void)rank_;"]
+    declared: set[str] = set()
     for name, buf in buffers.items():
-        if buf.is_param:
+        if buf.is_param or buf.var in declared:  # a value taken in place is its state
             continue
+        declared.add(buf.var)
         storage = STORAGE[buf.type.dtype]
         members += [f"pf::DevLocal {buf.local}_;", f"pf::DeviceBuffer<{storage}> {buf.var}_;"]
         ctor += [f"{buf.local}_ = pf::device_local({local_expr(buf.type, sizes)});",
@@ -83,7 +86,9 @@ def _state_updates(program: ir.Program, writer: CudaStageWriter) -> list[str]:
     outputs = {value for _, value in program.outputs}
     for state, value in program.state_updates:
         target, source = writer.buffers[state], writer.buffers[value]
-        if source.type.layout == target.type.layout and value not in outputs:
+        if source.var == target.var:
+            lines.append(f"// {state} took {value} in place")
+        elif source.type.layout == target.type.layout and value not in outputs:
             lines.append(f"{target.var}_.swap({source.var}_);")
         elif source.type.layout == target.type.layout:
             lines.append(f"pf::copy({source.var}, {target.var}, {target.local}.count, "
@@ -110,7 +115,7 @@ def _transfers(program: ir.Program, buffers: dict[str, Buffer]) -> dict[str, lis
 
 def lower_schedule(program: ir.Program, schedule: str) -> tuple[ScheduleClass, dict]:
     """The schedule class, and the host <-> device copies the library template calls."""
-    buffers = _buffers(program)
+    buffers = _buffers(program, in_place_values(program))
     writer = CudaStageWriter(buffers, _sizes(program))
     comm_members, comm_ctor, dtor = _communicators(program)
     mirrored = {t.name for t in program.tensors} | {v for _, v in program.outputs} | {

@@ -1,4 +1,4 @@
-"""Which states can take their next value in place (CPU backend).
+"""Which states can take their next value in place (CPU and CUDA backends).
 
 Before: every state `S` and its next value `V` have a buffer each, and the step
 ends with `std::swap(v_S, v_V)`, so an optimizer holds every state twice and its
@@ -9,7 +9,9 @@ stage reads: `V` is computed by an element-wise or update loop that reads `S`
 (if at all) at the element it writes, and nothing runs after that loop reads `S`.
 Loops read their operands before they store, reductions and row norms inside a
 stage run before its loop, and members of a fused group run in order on the
-same chunk, so the old value of every element is read before it is replaced.
+same chunk, so the old value of every element is read before it is replaced. On a GPU
+the element is read and written by the same thread, and every stage is ordered after the
+streams of the stages before it (the emulated device's late-stream schedules check that).
 """
 
 from __future__ import annotations

@@ -51,8 +51,15 @@ inline int select_device(MPI_Comm comm) {
   int devices = 0;
   PF_CUDA(cudaGetDeviceCount(&devices));
   if (devices == 0) throw std::runtime_error("no CUDA device");
-  PF_CUDA(cudaSetDevice(local % devices));
-  return local % devices;
+  const int device = local % devices;
+  PF_CUDA(cudaSetDevice(device));
+  // Each step's temporaries (pf::StreamBuffer) come from the device's default pool: keep
+  // freed memory there between steps instead of releasing it at every synchronisation.
+  cudaMemPool_t pool;
+  PF_CUDA(cudaDeviceGetDefaultMemPool(&pool, device));
+  uint64_t keep = UINT64_MAX;
+  PF_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  return device;
 }
 
 // The NCCL communicator of the ranks of `comm` (collective over `comm`).

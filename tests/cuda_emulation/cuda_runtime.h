@@ -66,6 +66,19 @@ inline cudaError_t cudaGetDevice(int* device) {
 }
 
 // ---- memory ------------------------------------------------------------------------
+// The default pool of cudaMallocAsync: its attributes change nothing here.
+struct CUmemPoolHandle_st {};
+using cudaMemPool_t = CUmemPoolHandle_st*;
+enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold = 4 };
+inline cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
+  static CUmemPoolHandle_st only;
+  *pool = &only;
+  return device == 0 ? cudaSuccess : cudaErrorInvalidValue;
+}
+inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr, void* value) {
+  return pool && value ? cudaSuccess : cudaErrorInvalidValue;
+}
+
 template <typename T> cudaError_t cudaMalloc(T** p, size_t bytes) {
   *p = static_cast<T*>(pf_emu::allocate(bytes));
   return *p ? cudaSuccess : cudaErrorMemoryAllocation;

@@ -9,6 +9,7 @@ from parafuse.emitters.autotune import with_chunks
 from parafuse.emitters.ccn_cpu_project import build_cpu_project
 from tests.backend_compare import assert_backend_matches_reference, sample_module, sample_project
 from tests.conftest import SAMPLES
+from tests.e2e.ccn_programs import IN_PLACE, UNPLACED
 
 SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11}
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
@@ -52,19 +53,6 @@ def test_pipelined_fused_groups_match_the_reference(sample: str, transport: str,
                                              tmp_path / f"{name}-{ranks}")
 
 
-IN_PLACE = """
-program swaps(N) {
-    input g: f32[N] replicated
-    state a: f32[N] replicated
-    state b: f32[N] replicated
-    state c: f32[N] replicated
-    a1 = update(a, a + g)
-    b1 = update(b, b * 0.5 + a)
-    c1 = update(c, c + sum(b1) + amax(c))
-}
-"""
-
-
 def test_states_updated_in_place_only_where_nothing_reads_the_old_value(tmp_path) -> None:
     """`b1` reads the old `a` after `a1` exists, so `a` keeps two buffers; `b` and `c`
     (whose own reduction reads `c` before its loop) are updated in place."""
@@ -78,25 +66,6 @@ def test_states_updated_in_place_only_where_nothing_reads_the_old_value(tmp_path
     for ranks in (1, 3):
         assert_backend_matches_reference(project, program, program, "default", ranks,
                                          {"N": 1021}, tmp_path / f"r{ranks}")
-
-
-UNPLACED = """
-program twin(N) {
-    param lr: f32 = 0.5
-    input g: f32[N] local
-    state w: f32[N] replicated
-    gsum = allreduce(sum, g * 2)
-    w1 = update(w, w - lr * gsum)
-    output w1
-}
-
-schedule fused for twin {
-    rs, ag = split(gsum)
-    agw = reorder(ag, w1)
-    shard(w)
-    fuse(rs, w1, agw)
-}
-"""
 
 
 @pytest.mark.parametrize("transport", ["shared", "mpi"])

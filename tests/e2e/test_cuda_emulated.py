@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import pytest
 
+from parafuse.ccn_compiler.frontend import check_source
 from parafuse.emitters.autotune import with_chunks
 from parafuse.emitters.cmake_build import Toolchain, cached_build
 from tests.backend_compare import assert_backend_matches_reference, sample_module
 from tests.conftest import SAMPLES
 from tests.cuda_emulation.emulated_project import build_emulated, emulated_files
+from tests.e2e.ccn_programs import IN_PLACE, UNPLACED
 
 SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11}
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
@@ -54,6 +56,24 @@ def test_pipelined_fused_groups_match_the_reference(sample: str, tmp_path, monke
     sizes = {n: SIZES[n] for n in default.size_vars}
     for name, program in variants.items():
         _check(project, default, program, name, sizes, tmp_path, monkeypatch, CASES[1:])
+
+
+def test_states_in_place_and_values_of_other_programs(tmp_path, monkeypatch) -> None:
+    """`a` keeps two buffers while `b` and `c` take their next values in place; a fused
+    collective whose reduced input is an expression and whose gathered value is a state's
+    next value, at 1 and 3 chunks."""
+    swaps = check_source(IN_PLACE, "swaps.ccn")
+    program = swaps.programs["swaps"]
+    project = build_emulated(swaps, "swaps", ["default"])
+    source = (project / "src" / "swaps.cu").read_text()
+    assert "// b took b1 in place" in source and "v_a_.swap(v_a1_);" in source
+    _check(project, program, program, "default", {"N": 1021}, tmp_path, monkeypatch)
+    twin = check_source(UNPLACED, "twin.ccn")
+    fused = twin.scheduled_program("twin", "fused")
+    variants = {"fused.c3": with_chunks(fused, 3)}
+    project = build_emulated(twin, "twin", ["default", "fused"], variants)
+    for name, scheduled in (("fused", fused), ("fused.c3", variants["fused.c3"])):
+        _check(project, twin.programs["twin"], scheduled, name, {"N": 1021}, tmp_path, monkeypatch)
 
 
 def test_a_missing_event_between_the_streams_is_caught(tmp_path, monkeypatch) -> None:

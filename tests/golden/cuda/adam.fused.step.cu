@@ -10,10 +10,6 @@ float* const v_v = v_v_.data(); (void)v_v;
 const pf::DevLocal L_v = L_v_; (void)L_v;
 pf::f16* const v_rs = v_rs_.data(); (void)v_rs;
 const pf::DevLocal L_rs = L_rs_; (void)L_rs;
-float* const v_m1 = v_m1_.data(); (void)v_m1;
-const pf::DevLocal L_m1 = L_m1_; (void)L_m1;
-float* const v_v1 = v_v1_.data(); (void)v_v1;
-const pf::DevLocal L_v1 = L_v1_; (void)L_v1;
 float* const v_w1 = v_w1_.data(); (void)v_w1;
 const pf::DevLocal L_w1 = L_w1_; (void)L_w1;
 float* const v_agw = v_agw_.data(); (void)v_agw;
@@ -48,34 +44,34 @@ const float p_eps = pf::round_to<float>(params_->eps); (void)p_eps;
     (void)lo; (void)hi;
     if (c + 1 < chunks) scatter(c + 1);
     PF_CUDA(cudaStreamWaitEvent(streams_.compute, plan.reduced[c], 0));
-    pf::launch_vectorized<8>(lo, hi, pf::aligned16(lo, v_m, v_rs, v_v, v_m1, v_v1, v_w1), streams_.compute,
+    pf::launch_vectorized<8>(lo, hi, pf::aligned16(lo, v_m, v_rs, v_v, v_w1), streams_.compute,
         [=] __device__(int64_t i0) {
           const auto ld_v_m = pf::load_vec<8>(v_m + i0);
           const auto ld_v_rs = pf::load_vec<8>(v_rs + i0);
           const auto ld_v_v = pf::load_vec<8>(v_v + i0);
-          pf::Vec<float, 8> st_v_m1;
-          pf::Vec<float, 8> st_v_v1;
+          pf::Vec<float, 8> st_v_m;
+          pf::Vec<float, 8> st_v_v;
           pf::Vec<float, 8> st_v_w1;
     #pragma unroll
           for (int j = 0; j < 8; ++j) {
             const int64_t i = i0 + j; (void)i;
             const float r_m1 = pf::round_to<float>(p_beta1 * static_cast<float>(ld_v_m.v[j]) + (float(1.0) - p_beta1) * static_cast<float>(ld_v_rs.v[j]));
-            st_v_m1.v[j] = pf::store_as<float>(r_m1);
+            st_v_m.v[j] = pf::store_as<float>(r_m1);
             const float r_v1 = pf::round_to<float>(p_beta2 * static_cast<float>(ld_v_v.v[j]) + (float(1.0) - p_beta2) * static_cast<float>(ld_v_rs.v[j]) * static_cast<float>(ld_v_rs.v[j]));
-            st_v_v1.v[j] = pf::store_as<float>(r_v1);
-            const float r_w1 = pf::round_to<float>(static_cast<float>(v_w[(i + L_m1.start[0] * pf::inner_count(L_w, 1))]) - p_lr * r_m1 / (std::sqrt(r_v1) + p_eps));
+            st_v_v.v[j] = pf::store_as<float>(r_v1);
+            const float r_w1 = pf::round_to<float>(static_cast<float>(v_w[(i + L_m.start[0] * pf::inner_count(L_w, 1))]) - p_lr * r_m1 / (std::sqrt(r_v1) + p_eps));
             st_v_w1.v[j] = pf::store_as<float>(r_w1);
           }
-          pf::store_vec<8>(v_m1 + i0, st_v_m1);
-          pf::store_vec<8>(v_v1 + i0, st_v_v1);
+          pf::store_vec<8>(v_m + i0, st_v_m);
+          pf::store_vec<8>(v_v + i0, st_v_v);
           pf::store_vec<8>(v_w1 + i0, st_v_w1);
         },
         [=] __device__(int64_t i) {
           const float r_m1 = pf::round_to<float>(p_beta1 * static_cast<float>(v_m[i]) + (float(1.0) - p_beta1) * static_cast<float>(v_rs[i]));
-          v_m1[i] = pf::store_as<float>(r_m1);
+          v_m[i] = pf::store_as<float>(r_m1);
           const float r_v1 = pf::round_to<float>(p_beta2 * static_cast<float>(v_v[i]) + (float(1.0) - p_beta2) * static_cast<float>(v_rs[i]) * static_cast<float>(v_rs[i]));
-          v_v1[i] = pf::store_as<float>(r_v1);
-          const float r_w1 = pf::round_to<float>(static_cast<float>(v_w[(i + L_m1.start[0] * pf::inner_count(L_w, 1))]) - p_lr * r_m1 / (std::sqrt(r_v1) + p_eps));
+          v_v[i] = pf::store_as<float>(r_v1);
+          const float r_w1 = pf::round_to<float>(static_cast<float>(v_w[(i + L_m.start[0] * pf::inner_count(L_w, 1))]) - p_lr * r_m1 / (std::sqrt(r_v1) + p_eps));
           v_w1[i] = pf::store_as<float>(r_w1);
         });
     PF_CUDA(cudaEventRecord(plan.computed[c], streams_.compute));
@@ -86,6 +82,6 @@ const float p_eps = pf::round_to<float>(params_->eps); (void)p_eps;
 }
 PF_HERE();
 // states take their next values at the end of the step
-v_m_.swap(v_m1_);
-v_v_.swap(v_v1_);
+// m took m1 in place
+// v took v1 in place
 v_w_.swap(v_agw_);

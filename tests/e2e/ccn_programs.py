@@ -1,0 +1,34 @@
+"""Small .ccn programs that the backend tests share (beside the samples)."""
+
+# `b1` reads the old `a` after `a1` exists, so `a` keeps two buffers; `b` and `c` take
+# their next values in place.
+IN_PLACE = """
+program swaps(N) {
+    input g: f32[N] replicated
+    state a: f32[N] replicated
+    state b: f32[N] replicated
+    state c: f32[N] replicated
+    a1 = update(a, a + g)
+    b1 = update(b, b * 0.5 + a)
+    c1 = update(c, c + sum(b1) + amax(c))
+}
+"""
+
+# The reduced input is an expression and the gathered value is a state's next value.
+UNPLACED = """
+program twin(N) {
+    param lr: f32 = 0.5
+    input g: f32[N] local
+    state w: f32[N] replicated
+    gsum = allreduce(sum, g * 2)
+    w1 = update(w, w - lr * gsum)
+    output w1
+}
+
+schedule fused for twin {
+    rs, ag = split(gsum)
+    agw = reorder(ag, w1)
+    shard(w)
+    fuse(rs, w1, agw)
+}
+"""
