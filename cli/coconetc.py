@@ -13,7 +13,12 @@ from parafuse.ccn_compiler.printer import format_program
 from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
 from parafuse.emitters.autotune import autotune as autotune_program
 from parafuse.emitters.ccn_cpu_project import build_cpu_project
-from parafuse.emitters.ccn_cuda_project import DEFAULT_CUDA_ARCH, build_cuda_project
+from parafuse.emitters.ccn_cuda_project import (
+    DEFAULT_CUDA_ARCH,
+    build_cuda_project,
+    find_nvcc,
+    tuning_builder,
+)
 from parafuse.emitters.ccn_launch import run_ranks
 
 from .errors import UsageError, read_source, reports_errors
@@ -143,19 +148,11 @@ def build(file: str, program_name: str | None, schedule: str, backend: str,
           sizes: tuple[str, ...], cuda_arch: str) -> None:
     module = _load(file)
     program = module.program(program_name)
-    if backend == "cuda":
-        _build_cuda(module, program.name, schedule, out_dir, python_module, autotune,
-                    cuda_arch)
-        return
     if autotune:
-        if not ranks or not sizes:
-            raise UsageError("--autotune needs -n R and --size NAME=N for the measurements")
-        folder = Path(out_dir or f"{program.name}_cpu")
-        chosen = autotune_program(module, program.name, ranks, sizes, folder,
-                                  "coconetc build " + " ".join(sys.argv[2:]),
-                                  lambda line: click.echo(line, err=True))
-        click.echo(f"built {folder}/build/{program.name}_run; the autotuner chose {chosen} "
-                   f"(every candidate's time is in {folder}/tuning.json)")
+        _autotune(module, program.name, backend, ranks, sizes, out_dir, cuda_arch)
+        return
+    if backend == "cuda":
+        _build_cuda(module, program.name, schedule, out_dir, python_module, cuda_arch)
         return
     schedules = _schedules(module, program.name, schedule)
     folder = Path(out_dir or f"{program.name}_cpu")
@@ -165,10 +162,26 @@ def build(file: str, program_name: str | None, schedule: str, backend: str,
     click.echo(f"built {folder}/build/{program.name}_run with schedules: {', '.join(schedules)}")
 
 
+def _autotune(module: CheckedModule, program: str, backend: str, ranks: int | None,
+              sizes: tuple[str, ...], out_dir: str | None, cuda_arch: str) -> None:
+    if not ranks or not sizes:
+        raise UsageError("--autotune needs -n R and --size NAME=N for the measurements")
+    builder = build_cpu_project
+    if backend == "cuda":
+        if find_nvcc() is None:
+            raise UsageError("--autotune with --backend cuda needs nvcc (and a GPU per rank) "
+                             "to build and time the candidates; none was found")
+        builder = tuning_builder(cuda_arch)
+    folder = Path(out_dir or f"{program}_{backend}")
+    chosen = autotune_program(module, program, ranks, sizes, folder,
+                              "coconetc build " + " ".join(sys.argv[2:]),
+                              lambda line: click.echo(line, err=True), builder)
+    click.echo(f"built {folder}/build/{program}_run; the autotuner chose {chosen} "
+               f"(every candidate's time is in {folder}/tuning.json)")
+
+
 def _build_cuda(module: CheckedModule, program: str, schedule: str, out_dir: str | None,
-                python: bool, autotune: bool, cuda_arch: str) -> None:
-    if autotune:
-        raise UsageError("--autotune is not implemented for --backend cuda yet")
+                python: bool, cuda_arch: str) -> None:
     schedules = _schedules(module, program, schedule)
     folder = Path(out_dir or f"{program}_cuda")
     command = "coconetc build " + " ".join(sys.argv[2:])

@@ -61,12 +61,15 @@ def _time(project: Path, program: str, name: str, ranks: int, sizes: tuple[str, 
 
 
 def autotune(module: CheckedModule, program: str, ranks: int, sizes: tuple[str, ...],
-             out_dir: Path, command: str, progress: Callable[[str], None]) -> str:
-    """Build, time, choose; write the final project to out_dir; return the winner."""
+             out_dir: Path, command: str, progress: Callable[[str], None],
+             build_project: Callable[..., Path] = build_cpu_project) -> str:
+    """Build, time, choose; write the final project to out_dir; return the winner.
+    `build_project` is the backend's builder (build_cpu_project's arguments; with no
+    out_dir it builds into the cache)."""
     variants = candidates(module, program)
     progress(f"building {len(variants)} candidates of {program}")
-    tuning = build_cpu_project(module, program, [], command + " (tuning)", variants=variants,
-                               default_schedule="default")
+    tuning = build_project(module, program, [], command + " (tuning)", variants=variants,
+                           default_schedule="default")
     times: dict[str, list[float]] = {name: [] for name in variants}
     for round_index in range(ROUNDS):
         for k, name in enumerate(variants, 1):
@@ -78,8 +81,8 @@ def autotune(module: CheckedModule, program: str, ranks: int, sizes: tuple[str, 
     if medians[best] >= medians["default"]:
         best = "default"
     extra = {best: variants[best]} if best not in module.schedule_names(program) else {}
-    build_cpu_project(module, program, module.schedule_names(program), command,
-                      out_dir=out_dir, variants=extra, default_schedule=best)
+    build_project(module, program, module.schedule_names(program), command,
+                  out_dir=out_dir, variants=extra, default_schedule=best)
     report = {"program": program, "ranks": ranks, "sizes": list(sizes), "chosen": best,
               "candidates": {name: {"median_ms": medians[name], "runs_ms": times[name]}
                              for name in variants}}

@@ -10,7 +10,7 @@ from pathlib import Path
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
 from parafuse.emitters.ccn_cuda_project import project_files
-from parafuse.emitters.cmake_build import Toolchain, cached_build
+from parafuse.emitters.cmake_build import Toolchain, build, cached_build, write_tree
 
 HERE = Path(__file__).resolve().parent
 HEADERS = ["pf_emulated_device.hpp", "cuda_runtime.h", "cuda_fp16.h", "cuda_bf16.h", "nccl.h",
@@ -35,9 +35,10 @@ set_target_properties({name}_run PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BI
 
 
 def emulated_files(module: CheckedModule, program: str, schedules: list[str],
-                   variants: dict[str, ir.Program] | None = None) -> dict[str, str | bytes]:
+                   variants: dict[str, ir.Program] | None = None,
+                   default_schedule: str | None = None) -> dict[str, str | bytes]:
     files = project_files(module, program, schedules, f"emulated {program}", "90",
-                          variants=variants)
+                          variants=variants, default_schedule=default_schedule)
     files["CMakeLists.txt"] = CMAKE.format(name=program)
     files[f"src/{program}_emulated.cpp"] = f'#include "{program}.cu"\n'
     for header in HEADERS:
@@ -50,3 +51,17 @@ def build_emulated(module: CheckedModule, program: str, schedules: list[str],
     """The built project (cached by content), runnable with run_ranks like any other."""
     files = emulated_files(module, program, schedules, variants)
     return cached_build(f"{program}-cuda-emulated", files, Toolchain.current().cmake_args(mpi=True))
+
+
+def tuning_builder(module: CheckedModule, program: str, schedules: list[str], command: str,
+                   out_dir: Path | None = None, variants: dict[str, ir.Program] | None = None,
+                   default_schedule: str | None = None) -> Path:
+    """The emulated project as the autotuner builds projects (see emitters/autotune.py)."""
+    del command
+    if out_dir is None:
+        files = emulated_files(module, program, schedules, variants, default_schedule)
+        return cached_build(f"{program}-cuda-emulated", files,
+                            Toolchain.current().cmake_args(mpi=True))
+    write_tree(out_dir, emulated_files(module, program, schedules, variants, default_schedule))
+    build(out_dir, out_dir / "build", Toolchain.current().cmake_args(mpi=True))
+    return out_dir

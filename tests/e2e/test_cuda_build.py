@@ -105,9 +105,9 @@ def test_cli_build_cuda_with_python_module(tmp_path) -> None:
     assert done.stdout.strip() == "['default'] True", done.stderr
 
 
-def test_cli_cuda_autotune_is_reported_missing(tmp_path) -> None:
+def test_cli_cuda_autotune_needs_ranks_and_sizes(tmp_path) -> None:
     args = ["build", str(SAMPLES / "sgd.ccn"), "--backend", "cuda", "--autotune",
             "-o", str(tmp_path / "x")]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 1
-    assert "not implemented for --backend cuda" in result.output
+    assert "--autotune needs -n R and --size" in result.output

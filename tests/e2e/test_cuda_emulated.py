@@ -92,3 +92,41 @@ def test_a_missing_event_between_the_streams_is_caught(tmp_path, monkeypatch) ->
     with pytest.raises(AssertionError, match="max\\|a - b\\|"):
         _check(project, default, default, "default", {"N": 1021}, tmp_path, monkeypatch,
                [(2, "odd")])
+
+
+def test_autotune_times_the_cuda_candidates(tmp_path, monkeypatch) -> None:
+    """The autotuner with the CUDA backend's projects (on the emulated device): every
+    candidate timed and recorded, the final project's runner defaults to the choice."""
+    import json
+
+    from parafuse.emitters.autotune import CHUNK_CHOICES, autotune
+    from parafuse.emitters.ccn_launch import run_ranks
+    from tests.cuda_emulation.emulated_project import tuning_builder
+
+    monkeypatch.setattr("parafuse.emitters.autotune.ROUNDS", 1)
+    module = sample_module("sgd")
+    out = tmp_path / "sgd"
+    chosen = autotune(module, "sgd", 2, ("N=2011",), out, "tuning test", lambda line: None,
+                      tuning_builder)
+    tuning = json.loads((out / "tuning.json").read_text())
+    assert tuning["chosen"] == chosen
+    assert {"default", "fused"} | {f"fused.c{k}" for k in CHUNK_CHOICES} <= set(
+        tuning["candidates"])
+    done = run_ranks(out, "sgd", 2, ["--size", "N=101", "--random", "--json"])
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["schedule"] == chosen and report["backend"] == "cuda"
+
+
+def test_cuda_autotune_without_nvcc_says_what_it_needs(tmp_path, monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    from parafuse.cli.coconetc import main
+
+    monkeypatch.setattr("parafuse.cli.coconetc.find_nvcc", lambda: None)
+    result = CliRunner().invoke(main, ["build", str(SAMPLES / "sgd.ccn"), "--backend", "cuda",
+                                       "--autotune", "-n", "2", "--size", "N=64", "-o",
+                                       str(tmp_path / "x")])
+    assert result.exit_code == 1
+    assert "--autotune with --backend cuda needs nvcc" in result.output
+    assert not (tmp_path / "x").exists()
