@@ -110,7 +110,30 @@ def _transfers(program: ir.Program, buffers: dict[str, Buffer]) -> dict[str, lis
         return [f"pf::download(h_{n}_, {buffers[n].var}_.data(), streams_.compute);"
                 for n in names] + ["PF_CUDA(cudaStreamSynchronize(streams_.compute));"]
     return {"upload": copy(tensors, "upload"), "download_inputs": copy(tensors, "download"),
-            "download_results": copy(list(dict.fromkeys(results)), "download")}
+            "download_results": copy(list(dict.fromkeys(results)), "download"),
+            **_bindings(program, buffers)}
+
+
+def _bindings(program: ir.Program, buffers: dict[str, Buffer]) -> dict[str, list[str]]:
+    """Program::bind of every input and state, the copy of a bound state's next value to
+    the caller's memory where it is not there already, and unbind (every value buffer:
+    swaps at the end of a step may have moved a borrowed pointer)."""
+    bind, write_back = [], []
+    for tensor in program.tensors:
+        buf = buffers[tensor.name]
+        storage = STORAGE[buf.type.dtype]
+        bind.append(f'if (name == "{tensor.name}") {{ {buf.var}_.borrow(static_cast<{storage}*>'
+                    f'(data)); bound_["{tensor.name}"] = data; return; }}')
+    for state, _ in program.state_updates:
+        buf = buffers[state]
+        storage = STORAGE[buf.type.dtype]
+        write_back.append(
+            f'if (bound_.count("{state}") && {buf.var}_.data() != bound_["{state}"]) '
+            f'pf::copy({buf.var}_.data(), static_cast<{storage}*>(bound_["{state}"]), '
+            f"{buf.local}_.count, streams_.compute);")
+    owners = dict.fromkeys(b.var for b in buffers.values() if not b.is_param)
+    return {"bind": bind, "write_back": write_back,
+            "unbind": [f"{var}_.restore();" for var in owners]}
 
 
 def lower_schedule(program: ir.Program, schedule: str) -> tuple[ScheduleClass, dict]:

@@ -103,15 +103,21 @@ __host__ __device__ inline int64_t outer_count(const DevLocal& local, int until)
   return count;
 }
 
-// Device memory of `count` elements (at least one, so that a pointer always exists).
+// Device memory of `count` elements (at least one, so that a pointer always exists), or,
+// between borrow() and restore(), the caller's device memory in its place (Program::bind).
+// swap() moves the borrowed pointer along with the memory.
 template <typename T> class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(int64_t count) { resize(count); }
-  ~DeviceBuffer() { if (data_) cudaFree(data_); }
+  ~DeviceBuffer() {
+    restore();
+    if (data_) cudaFree(data_);
+  }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   void resize(int64_t count) {
+    restore();
     if (data_) PF_CUDA(cudaFree(data_));
     count_ = count;
     PF_CUDA(cudaMalloc(&data_, sizeof(T) * std::max<int64_t>(count, 1)));
@@ -125,10 +131,22 @@ template <typename T> class DeviceBuffer {
   void swap(DeviceBuffer& other) {
     std::swap(data_, other.data_);
     std::swap(count_, other.count_);
+    std::swap(owned_, other.owned_);
+  }
+  // Work on `external` (at least size() elements) instead of this buffer's own memory.
+  void borrow(T* external) {
+    if (!owned_) owned_ = data_;
+    data_ = external;
+  }
+  // Back to this buffer's own memory (its contents are what they were, or stale).
+  void restore() {
+    if (owned_) data_ = owned_;
+    owned_ = nullptr;
   }
 
  private:
   T* data_ = nullptr;
+  T* owned_ = nullptr;  // this buffer's own memory while data_ is borrowed
   int64_t count_ = 0;
 };
 
@@ -408,6 +426,10 @@ namespace pf {
 class DeviceSchedule : public ScheduleImpl {
  public:
   virtual std::vector<Slot> device_tensors() = 0;
+  // Program::bind / unbind / compute_stream (see the generated header).
+  virtual void bind(const std::string& name, void* device_data) = 0;
+  virtual void unbind() = 0;
+  virtual cudaStream_t compute_stream() = 0;
 };
 
 }  // namespace pf

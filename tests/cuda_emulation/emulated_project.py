@@ -34,12 +34,28 @@ set_target_properties({name}_run PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BI
 """
 
 
+BOUND_CHECK = """\
+add_executable({name}_bound_check src/{name}_bound_check.cpp)
+target_include_directories({name}_bound_check PRIVATE emulation)
+target_link_libraries({name}_bound_check PRIVATE {name})
+set_target_properties({name}_bound_check PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}})
+"""
+
+
 def emulated_files(module: CheckedModule, program: str, schedules: list[str],
                    variants: dict[str, ir.Program] | None = None,
-                   default_schedule: str | None = None) -> dict[str, str | bytes]:
+                   default_schedule: str | None = None,
+                   bound_check: dict[str, int] | None = None) -> dict[str, str | bytes]:
+    """The project's files; `bound_check` (sizes) adds P_bound_check (bound_check.cpp.in)."""
     files = project_files(module, program, schedules, f"emulated {program}", "90",
                           variants=variants, default_schedule=default_schedule)
     files["CMakeLists.txt"] = CMAKE.format(name=program)
+    if bound_check is not None:
+        files["CMakeLists.txt"] += BOUND_CHECK.format(name=program)
+        sizes = " ".join(f"sizes.{n} = {v};" for n, v in bound_check.items())
+        source = (HERE / "bound_check.cpp.in").read_text()
+        files[f"src/{program}_bound_check.cpp"] = source.replace("@NAME@", program).replace(
+            "@SIZES@", sizes)
     files[f"src/{program}_emulated.cpp"] = f'#include "{program}.cu"\n'
     for header in HEADERS:
         files[f"emulation/{header}"] = (HERE / header).read_bytes()
@@ -47,9 +63,10 @@ def emulated_files(module: CheckedModule, program: str, schedules: list[str],
 
 
 def build_emulated(module: CheckedModule, program: str, schedules: list[str],
-                   variants: dict[str, ir.Program] | None = None) -> Path:
+                   variants: dict[str, ir.Program] | None = None,
+                   bound_check: dict[str, int] | None = None) -> Path:
     """The built project (cached by content), runnable with run_ranks like any other."""
-    files = emulated_files(module, program, schedules, variants)
+    files = emulated_files(module, program, schedules, variants, bound_check=bound_check)
     return cached_build(f"{program}-cuda-emulated", files, Toolchain.current().cmake_args(mpi=True))
 
 
