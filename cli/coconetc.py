@@ -17,6 +17,7 @@ from parafuse.emitters.ccn_cuda_project import (
     DEFAULT_CUDA_ARCH,
     build_cuda_project,
     find_nvcc,
+    gpu_present,
     tuning_builder,
 )
 from parafuse.emitters.ccn_launch import run_ranks
@@ -106,11 +107,14 @@ def _run_compiled(module: CheckedModule, program: str, schedule: str, options: R
     """Build every schedule of the program (cached by content) and launch R ranks."""
     # The same project `coconetc build FILE` makes, so that both share the cache.
     if backend == "cuda":  # run needs a GPU: compile for the one present
-        project, built = build_cuda_project(module, program, module.schedule_names(program),
-                                            f"coconetc build {module.filename} --backend cuda",
-                                            cuda_arch="native")
-        if not built:
-            raise UsageError(f"no nvcc found: the CUDA sources are in {project}, not built")
+        if find_nvcc() is None or not gpu_present():
+            missing = "nvcc" if find_nvcc() is None else "an NVIDIA GPU"
+            raise UsageError(f"run --backend cuda needs {missing} on this machine and found "
+                             "none (`coconetc build --backend cuda` writes and compiles the "
+                             "project without a GPU)")
+        project, _ = build_cuda_project(module, program, module.schedule_names(program),
+                                        f"coconetc build {module.filename} --backend cuda",
+                                        cuda_arch="native")
     else:
         project = build_cpu_project(module, program, module.schedule_names(program),
                                     f"coconetc build {module.filename}")

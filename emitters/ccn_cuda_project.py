@@ -4,6 +4,7 @@ all of its chosen schedules, and build it with nvcc where one is found."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,15 @@ def nccl_library() -> NvidiaLibrary:
 
 def cublas_library() -> NvidiaLibrary:
     return _wheel_library("nvidia-cublas", "cublas_v2.h", "libcublas.so.13")
+
+
+def gpu_present() -> bool:
+    """Whether the driver knows an NVIDIA GPU here (`nvidia-smi -L`, else /proc)."""
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        done = subprocess.run([smi, "-L"], capture_output=True, text=True)
+        return done.returncode == 0 and "GPU" in done.stdout
+    return any(Path("/proc/driver/nvidia/gpus").glob("*"))
 
 
 def find_nvcc() -> str | None:

@@ -10,8 +10,11 @@ from pathlib import Path
 from .cmake_build import Toolchain
 
 LAUNCHER_BLOCK = re.compile(r"^-{20,}\n.*?^-{20,}\n?", re.S | re.M)
-# PMIx's own line when a rank exits non-zero before the launcher polls it (a race, not ours)
-LAUNCHER_LINE = re.compile(r"^\[[^\]\n]*\] PMIX ERROR: .*\n?", re.M)
+# PMIx's own line when a rank exits non-zero before the launcher polls it, and libevent's
+# when the launcher drops that rank's descriptor twice (races of the launcher, not ours)
+LAUNCHER_LINE = re.compile(
+    r"^(\[[^\]\n]*\] PMIX ERROR: |\[warn\] Epoll [A-Z]+\(\d+\) on fd \d+ failed\.).*\n?",
+    re.M)
 
 
 def launch_environment(ranks: int) -> dict[str, str]:

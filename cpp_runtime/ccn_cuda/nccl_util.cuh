@@ -49,8 +49,11 @@ inline int select_device(MPI_Comm comm) {
   int local = comm_rank(node);
   PF_MPI(MPI_Comm_free(&node));
   int devices = 0;
-  PF_CUDA(cudaGetDeviceCount(&devices));
-  if (devices == 0) throw std::runtime_error("no CUDA device");
+  cudaError_t found = cudaGetDeviceCount(&devices);  // an exception, not an abort: the
+  if (found != cudaSuccess || devices == 0) {          // Python module reports it
+    throw std::runtime_error(std::string("no CUDA device (") +
+                             (found != cudaSuccess ? cudaGetErrorString(found) : "none") + ")");
+  }
   const int device = local % devices;
   PF_CUDA(cudaSetDevice(device));
   // Each step's temporaries (pf::StreamBuffer) come from the device's default pool: keep

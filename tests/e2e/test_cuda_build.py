@@ -18,6 +18,7 @@ from parafuse.emitters.ccn_cuda_project import (
     cmake_arguments,
     cublas_library,
     find_nvcc,
+    gpu_present,
     nccl_library,
     project_files,
 )
@@ -111,3 +112,15 @@ def test_cli_cuda_autotune_needs_ranks_and_sizes(tmp_path) -> None:
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 1
     assert "--autotune needs -n R and --size" in result.output
+
+
+@pytest.mark.skipif(gpu_present(), reason="this machine has a GPU")
+def test_cli_run_cuda_without_a_gpu_says_so(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ["run", str(SAMPLES / "sgd.ccn"), "--backend", "cuda", "-n", "1", "--size", "N=8",
+            "--random"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "needs" in lines[0] and "found none" in lines[0], result.output
+    assert list(tmp_path.iterdir()) == []  # nothing written

@@ -1,9 +1,9 @@
 """The CUDA backend's generated code run on the emulated device (tests/cuda_emulation/):
 every sample and schedule, and the fused pipelines at 3 and 7 chunks, against the reference
-interpreter at R = 1..3 with sizes no R divides. At R > 1 each case runs twice, once with
-the compute streams run as late as stream order allows and once with the communication
-streams late, so that a missing event between the two streams reads stale or poisoned
-memory; the last test checks that it does."""
+interpreter at R = 1..3 with sizes no R divides. At R = 2 the communication streams run as
+late as stream order allows, at R = 3 the compute streams, so that a missing event between
+the two streams, in either direction, reads stale or poisoned memory;
+test_a_missing_event_between_the_streams_is_caught checks that it does."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from tests.e2e.ccn_programs import IN_PLACE, UNPLACED
 
 SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11}
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
-# (ranks, which streams run late): the synchronous device at one rank, both orders above
-CASES = [(1, "none"), (2, "even"), (2, "odd"), (3, "even"), (3, "odd")]
+# (ranks, which streams run late): the synchronous device at one rank, one order each above
+CASES = [(1, "none"), (2, "odd"), (3, "even")]
 
 
 def _check(project, default, program, name, sizes, tmp_path, monkeypatch, cases=CASES):
@@ -136,7 +136,7 @@ def test_cuda_autotune_without_nvcc_says_what_it_needs(tmp_path, monkeypatch) ->
 def test_bound_tensors_give_the_same_bits(sample: str) -> None:
     """Program::bind (the Python module's zero-copy path): every schedule stepped three
     times on the caller's device memory equals the program stepping on its own buffers,
-    bit for bit, states updated in place or swapped, at 1 and 3 ranks."""
+    bit for bit, states updated in place or swapped, at 2 ranks."""
     import subprocess
 
     from parafuse.emitters.ccn_launch import launch_environment
@@ -146,7 +146,7 @@ def test_bound_tensors_give_the_same_bits(sample: str) -> None:
     project = build_emulated(module, sample, module.schedule_names(sample), bound_check=sizes)
     mpirun = Toolchain.current().tool("mpirun")
     for schedule in module.schedule_names(sample):
-        for ranks in (1, 3):
+        for ranks in (2,):
             done = subprocess.run([mpirun, "--oversubscribe", "-np", str(ranks),
                                    str(project / "build" / f"{sample}_bound_check"), schedule],
                                   capture_output=True, text=True, timeout=300,
