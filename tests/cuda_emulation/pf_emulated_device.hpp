@@ -12,7 +12,8 @@
 // Memory from cudaMalloc/cudaMallocAsync starts as 0xff bytes (NaN for floats) and is
 // overwritten with them when freed, so reads of unwritten or freed memory show in results.
 // Kernels run block after block; the threads of a block are fibers (ucontext) switched
-// at __syncthreads, which therefore means what it means on a GPU.
+// at __syncthreads, which therefore means what it means on a GPU (all threads of the block
+// must reach it), in forward order in even blocks and reverse order in odd ones.
 #pragma once
 #include <ucontext.h>
 
@@ -257,15 +258,23 @@ inline void run_grid(dim3 grid, dim3 block, const std::function<void()>& body) {
       makecontext(&fiber.context, fiber_main, 0);
       fiber.done = false;
     }
-    for (bool alive = true; alive;) {  // one round per __syncthreads interval
-      alive = false;
-      for (unsigned t = 0; t < threads; ++t) {
+    // One round per __syncthreads interval. Odd blocks run their threads in reverse, so
+    // that a read of another thread's write with no barrier between them goes stale in
+    // one direction or the other.
+    for (unsigned waiting = threads; waiting > 0;) {
+      unsigned finished = 0;
+      waiting = 0;
+      for (unsigned k = 0; k < threads; ++k) {
+        const unsigned t = b % 2 ? threads - 1 - k : k;
         Fiber& fiber = run.fibers[t];
         if (fiber.done) continue;
         threadIdx = uint3{t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
         run.current = &fiber;
         swapcontext(&run.scheduler, &fiber.context);
-        alive = alive || !fiber.done;
+        (fiber.done ? finished : waiting) += 1;
+      }
+      if (finished > 0 && waiting > 0) {
+        fail("threads of one block reach __syncthreads a different number of times");
       }
     }
   }

@@ -94,6 +94,24 @@ def test_a_missing_event_between_the_streams_is_caught(tmp_path, monkeypatch) ->
                [(2, "odd")])
 
 
+def test_a_missing_barrier_in_a_block_reduction_is_caught(tmp_path, monkeypatch) -> None:
+    """Without the barrier between writing the block's partial sums and combining them,
+    `sum(b1)` of the `swaps` program reads partial sums that are not yet written."""
+    module = check_source(IN_PLACE, "swaps.ccn")
+    program = module.programs["swaps"]
+    files = emulated_files(module, "swaps", ["default"])
+    header = files["include/parafuse/ccn/cuda_util.cuh"].decode()
+    barrier = "  partial[threadIdx.x] = mine;\n  __syncthreads();\n"
+    assert header.count(barrier) == 1
+    files["include/parafuse/ccn/cuda_util.cuh"] = header.replace(
+        barrier, "  partial[threadIdx.x] = mine;\n")
+    project = cached_build("swaps-cuda-emulated-mutant", files,
+                           Toolchain.current().cmake_args(mpi=True))
+    with pytest.raises(AssertionError, match="max\\|a - b\\|"):
+        _check(project, program, program, "default", {"N": 1021}, tmp_path, monkeypatch,
+               [(1, "none")])
+
+
 def test_autotune_times_the_cuda_candidates(tmp_path, monkeypatch) -> None:
     """The autotuner with the CUDA backend's projects (on the emulated device): every
     candidate timed and recorded, the final project's runner defaults to the choice."""
