@@ -124,3 +124,15 @@ def test_cli_run_cuda_without_a_gpu_says_so(tmp_path, monkeypatch) -> None:
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and "needs" in lines[0] and "found none" in lines[0], result.output
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_cli_build_cuda_without_nvcc_writes_the_sources_and_says_so(tmp_path,
+                                                                     monkeypatch) -> None:
+    monkeypatch.setattr("parafuse.emitters.ccn_cuda_project.find_nvcc", lambda: None)
+    out = tmp_path / "sgd_cuda"
+    result = CliRunner().invoke(main, ["build", str(SAMPLES / "sgd.ccn"), "--backend", "cuda",
+                                       "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"no nvcc found: wrote the CUDA sources to {out}/")
+    assert (out / "CMakeLists.txt").exists() and (out / "src" / "sgd.cu").exists()
+    assert not (out / "build").exists()
