@@ -1,5 +1,6 @@
 """The `--python` module of the CPU backend under mpirun with mpi4py: numpy blocks in,
-states updated in place, the reference interpreter's results out."""
+states updated in place (and returned as the arrays passed; a strided state is refused),
+the reference interpreter's results out."""
 
 from __future__ import annotations
 

@@ -25,6 +25,13 @@ for name in program.tensor_names():
     tensors[name] = np.ascontiguousarray(whole)
 for step in range(2):
     results = program.step(tensors, seed=0, step=step, params={"lr": 0.01})
+assert all(results[name] is tensors[name] for name in ("w", "m", "v"))  # updated in place
+strided = dict(tensors, w=np.repeat(tensors["w"], 2)[::2])  # a state that is a copy's view
+try:
+    program.step(strided)
+    raise SystemExit("a strided state was accepted")
+except ValueError as error:
+    assert "'w' must be a writeable C-contiguous array" in str(error), error
 Path(outputs).mkdir(exist_ok=True)
 for name, array in results.items():
     np.save(Path(outputs) / f"{name}.rank{rank}.npy", array)
