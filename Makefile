@@ -25,6 +25,7 @@ test: $(STAMP)
 bench-ccn: $(STAMP)
 	$(BIN)/python -m pip install -q torch==2.13.0 matplotlib
 	$(BIN)/python bench/ccn_cpu.py
+	$(BIN)/python bench/ccn_cpu_python.py
 
 bench-fsm: $(STAMP)
 	$(BIN)/python -m pip install -q matplotlib

@@ -94,6 +94,15 @@ def run(file: str, program_name: str | None, schedule: str, backend: str, ranks:
         click.echo(f"outputs written to {outputs}/ (manifest.json lists them)")
 
 
+def _require_nvcc_and_gpu(what: str, why: str) -> None:
+    """One line naming what is missing, before anything is built or written."""
+    missing = "nvcc" if find_nvcc() is None else None if gpu_present() else "an NVIDIA GPU"
+    if missing:
+        raise UsageError(f"{what} needs {missing} on this machine {why} and found none "
+                         "(`coconetc build --backend cuda` writes and compiles the project "
+                         "without a GPU)")
+
+
 def _schedules(module: CheckedModule, program: str, schedule: str) -> list[str]:
     names = module.schedule_names(program)
     if schedule == "all":
@@ -107,11 +116,7 @@ def _run_compiled(module: CheckedModule, program: str, schedule: str, options: R
     """Build every schedule of the program (cached by content) and launch R ranks."""
     # The same project `coconetc build FILE` makes, so that both share the cache.
     if backend == "cuda":  # run needs a GPU: compile for the one present
-        if find_nvcc() is None or not gpu_present():
-            missing = "nvcc" if find_nvcc() is None else "an NVIDIA GPU"
-            raise UsageError(f"run --backend cuda needs {missing} on this machine and found "
-                             "none (`coconetc build --backend cuda` writes and compiles the "
-                             "project without a GPU)")
+        _require_nvcc_and_gpu("run --backend cuda", "to run the program")
         project, _ = build_cuda_project(module, program, module.schedule_names(program),
                                         f"coconetc build {module.filename} --backend cuda",
                                         cuda_arch="native")
@@ -172,9 +177,7 @@ def _autotune(module: CheckedModule, program: str, backend: str, ranks: int | No
         raise UsageError("--autotune needs -n R and --size NAME=N for the measurements")
     builder = build_cpu_project
     if backend == "cuda":
-        if find_nvcc() is None:
-            raise UsageError("--autotune with --backend cuda needs nvcc (and a GPU per rank) "
-                             "to build and time the candidates; none was found")
+        _require_nvcc_and_gpu("--autotune with --backend cuda", "to time the candidates")
         builder = tuning_builder(cuda_arch)
     folder = Path(out_dir or f"{program}_{backend}")
     chosen = autotune_program(module, program, ranks, sizes, folder,

@@ -73,13 +73,10 @@ class StageWriter:
     def pointer(self, var: str) -> str:
         return f"{var}.data()"
 
-    def loop(self, space: LoopSpace, body, resolved: dict[int, str], lo: str = "0",
-             hi: str | None = None) -> list[str]:
-        return element_loop(space, body, resolved, lo, hi)
-
-    def store(self, space: LoopSpace, target: Buffer, expr: ir.Expr, resolved: dict[int, str],
-              lo: str = "0", hi: str | None = None) -> list[str]:
-        return store_loop(space, target, expr, resolved, lo, hi)
+    # The loop over a block's elements, and a value's store: (space, body or target and
+    # expr, resolved, lo="0", hi=None) -> lines
+    loop = staticmethod(element_loop)
+    store = staticmethod(store_loop)
 
     def fresh(self, prefix: str) -> str:
         return f"{prefix}{next(self.counter)}"

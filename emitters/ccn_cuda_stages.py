@@ -67,13 +67,8 @@ class CudaStageWriter(StageWriter):
     def pointer(self, var: str) -> str:
         return var
 
-    def loop(self, space: LoopSpace, body, resolved: dict[int, str], lo: str = "0",
-             hi: str | None = None) -> list[str]:
-        return device_loop(space, body, resolved, lo, hi)
-
-    def store(self, space: LoopSpace, target: Buffer, expr: ir.Expr, resolved: dict[int, str],
-              lo: str = "0", hi: str | None = None) -> list[str]:
-        return device_store(space, target, expr, resolved, lo, hi)
+    loop = staticmethod(device_loop)  # kernels instead of OpenMP loops
+    store = staticmethod(device_store)
 
     def _reduce(self, node: ir.Reduce, done: dict[int, object]) -> tuple[str, list[str]]:
         operand = node.operand

@@ -136,17 +136,21 @@ def test_autotune_times_the_cuda_candidates(tmp_path, monkeypatch) -> None:
     assert report["schedule"] == chosen and report["backend"] == "cuda"
 
 
-def test_cuda_autotune_without_nvcc_says_what_it_needs(tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("missing", ["nvcc", "an NVIDIA GPU"])
+def test_cuda_autotune_without_nvcc_or_gpu_says_what_it_needs(missing, tmp_path,
+                                                              monkeypatch) -> None:
     from click.testing import CliRunner
 
     from parafuse.cli.coconetc import main
 
-    monkeypatch.setattr("parafuse.cli.coconetc.find_nvcc", lambda: None)
+    monkeypatch.setattr("parafuse.cli.coconetc.find_nvcc",
+                        lambda: None if missing == "nvcc" else "/usr/local/bin/nvcc")
+    monkeypatch.setattr("parafuse.cli.coconetc.gpu_present", lambda: False)
     result = CliRunner().invoke(main, ["build", str(SAMPLES / "sgd.ccn"), "--backend", "cuda",
                                        "--autotune", "-n", "2", "--size", "N=64", "-o",
                                        str(tmp_path / "x")])
     assert result.exit_code == 1
-    assert "--autotune with --backend cuda needs nvcc" in result.output
+    assert f"--autotune with --backend cuda needs {missing} on this machine" in result.output
     assert not (tmp_path / "x").exists()
 
 
