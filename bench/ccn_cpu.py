@@ -32,9 +32,9 @@ import numpy as np
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import check_source
-from parafuse.emitters.ccn_cpu_project import build_cpu_project
-from parafuse.emitters.ccn_launch import launch_environment, run_ranks
-from parafuse.emitters.cmake_build import Toolchain
+from parafuse.emitters.ccn.cpu.project import build_cpu_project
+from parafuse.emitters.toolchain.cmake import Toolchain
+from parafuse.emitters.toolchain.mpirun import launch_environment, run_ranks
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"

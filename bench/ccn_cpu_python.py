@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ccn_cpu import RANKS, REPO, RESULTS, machine, runner_time  # noqa: E402
 
 from parafuse.ccn_compiler.frontend import check_source  # noqa: E402
-from parafuse.emitters.ccn_cpu_project import build_cpu_project  # noqa: E402
-from parafuse.emitters.ccn_launch import launch_environment  # noqa: E402
-from parafuse.emitters.cmake_build import Toolchain  # noqa: E402
+from parafuse.emitters.ccn.cpu.project import build_cpu_project  # noqa: E402
+from parafuse.emitters.toolchain.cmake import Toolchain  # noqa: E402
+from parafuse.emitters.toolchain.mpirun import launch_environment  # noqa: E402
 
 N = 2**22
 ROUNDS = 3

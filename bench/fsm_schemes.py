@@ -35,14 +35,14 @@ sys.path[:0] = [str(REPO / "samples"), str(REPO / "bench")]
 import fsm_dozen_regexes  # noqa: E402
 import inputs  # noqa: E402
 
-from parafuse.emitters.cmake_build import cache_root  # noqa: E402
-from parafuse.emitters.fsm_project import (  # noqa: E402
+from parafuse.emitters.fsm.blob import machine_blob  # noqa: E402
+from parafuse.emitters.fsm.project import (  # noqa: E402
     ProjectRequest,
     cached_project,
     table_driver,
     training_hints,  # noqa: E402
 )
-from parafuse.emitters.fsm_tables import machine_blob  # noqa: E402
+from parafuse.emitters.toolchain.cmake import cache_root  # noqa: E402
 from parafuse.fsm_compiler.pipeline import compile_file  # noqa: E402
 from parafuse.grammar.diagnostics import SourceFile  # noqa: E402
 

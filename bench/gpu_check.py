@@ -21,8 +21,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests" / "e2e")]  # for tests.*
 
 from parafuse.ccn_compiler.types import ITEM_SIZE  # noqa: E402
-from parafuse.emitters.ccn_cuda_project import build_cuda_project, find_nvcc  # noqa: E402
-from parafuse.emitters.ccn_launch import run_ranks  # noqa: E402
+from parafuse.emitters.ccn.cuda.project import build_cuda_project  # noqa: E402
+from parafuse.emitters.toolchain.mpirun import run_ranks  # noqa: E402
+from parafuse.emitters.toolchain.nvidia import find_nvcc  # noqa: E402
 from tests.backend_compare import assert_backend_matches_reference, sample_module  # noqa: E402
 from tests.e2e.sample_cases import CASES  # noqa: E402
 

@@ -20,7 +20,7 @@ import click
 
 from parafuse.cli.errors import UsageError, read_source, reports_errors
 from parafuse.cli.fsm_report import analysis_json, print_analysis, print_run
-from parafuse.emitters.fsm_project import ProjectRequest, cached_project, compile_project
+from parafuse.emitters.fsm.project import ProjectRequest, cached_project, compile_project
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.options import SCHEMES
 from parafuse.fsm_compiler.pipeline import CompiledFile, analyse, compile_file, random_sample

@@ -12,15 +12,10 @@ from parafuse.ccn_compiler.frontend import CheckedModule, check_source
 from parafuse.ccn_compiler.printer import format_program
 from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
 from parafuse.emitters.autotune import autotune as autotune_program
-from parafuse.emitters.ccn_cpu_project import build_cpu_project
-from parafuse.emitters.ccn_cuda_project import (
-    DEFAULT_CUDA_ARCH,
-    build_cuda_project,
-    find_nvcc,
-    gpu_present,
-    tuning_builder,
-)
-from parafuse.emitters.ccn_launch import run_ranks
+from parafuse.emitters.ccn.cpu.project import build_cpu_project
+from parafuse.emitters.ccn.cuda.project import DEFAULT_CUDA_ARCH, build_cuda_project, tuning_builder
+from parafuse.emitters.toolchain.mpirun import run_ranks
+from parafuse.emitters.toolchain.nvidia import find_nvcc, gpu_present
 
 from .errors import UsageError, read_source, reports_errors
 

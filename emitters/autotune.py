@@ -21,10 +21,9 @@ from pathlib import Path
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
-
-from .ccn_cpu_project import build_cpu_project
-from .ccn_launch import run_ranks
-from .cmake_build import BuildError
+from parafuse.emitters.ccn.cpu.project import build_cpu_project
+from parafuse.emitters.toolchain.cmake import BuildError
+from parafuse.emitters.toolchain.mpirun import run_ranks
 
 CHUNK_CHOICES = (1, 4, 16, 64)
 ROUNDS = int(os.environ.get("PARAFUSE_TUNE_ROUNDS", "3"))

@@ -11,8 +11,8 @@ import numpy as np
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule, check_source
-from parafuse.emitters.ccn_cpu_project import build_cpu_project
-from parafuse.emitters.ccn_launch import run_ranks
+from parafuse.emitters.ccn.cpu.project import build_cpu_project
+from parafuse.emitters.toolchain.mpirun import run_ranks
 from tests.conftest import SAMPLES
 from tests.schedule_compare import dependency_dtype, logical_values, run_schedule
 from tests.tolerances import assert_close

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
-from parafuse.emitters.ccn_cuda_project import project_files
-from parafuse.emitters.cmake_build import Toolchain, build, cached_build, write_tree
+from parafuse.emitters.ccn.cuda.project import project_files
+from parafuse.emitters.toolchain.cmake import Toolchain, build, cached_build, write_tree
 
 HERE = Path(__file__).resolve().parent
 HEADERS = ["pf_emulated_device.hpp", "cuda_runtime.h", "cuda_fp16.h", "cuda_bf16.h", "nccl.h",

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from parafuse.cli.coconetc import main
 from parafuse.emitters.autotune import CHUNK_CHOICES
-from parafuse.emitters.ccn_launch import run_ranks
+from parafuse.emitters.toolchain.mpirun import run_ranks
 from tests.conftest import SAMPLES
 
 

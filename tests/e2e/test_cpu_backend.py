@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from parafuse.emitters.autotune import with_chunks
-from parafuse.emitters.ccn_cpu_project import build_cpu_project
+from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from tests.backend_compare import assert_backend_matches_reference, sample_module, sample_project
 from tests.conftest import SAMPLES
 from tests.e2e.ccn_programs import IN_PLACE, UNPLACED
@@ -57,7 +57,7 @@ def test_states_updated_in_place_only_where_nothing_reads_the_old_value(tmp_path
     """`b1` reads the old `a` after `a1` exists, so `a` keeps two buffers; `b` and `c`
     (whose own reduction reads `c` before its loop) are updated in place."""
     from parafuse.ccn_compiler.frontend import check_source
-    from parafuse.emitters.ccn_inplace import in_place_values
+    from parafuse.emitters.ccn.in_place import in_place_values
 
     module = check_source(IN_PLACE, "swaps.ccn")
     program = module.programs["swaps"]

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from parafuse.ccn_compiler.frontend import check_source
-from parafuse.emitters.ccn_cpu_project import build_cpu_project, cmake_arguments
-from parafuse.emitters.ccn_launch import launch_environment, run_ranks
-from parafuse.emitters.cmake_build import Toolchain, build
+from parafuse.emitters.ccn.cpu.project import build_cpu_project, cmake_arguments
+from parafuse.emitters.toolchain.cmake import Toolchain, build
+from parafuse.emitters.toolchain.mpirun import launch_environment, run_ranks
 from tests.backend_compare import sample_project
 from tests.conftest import SAMPLES
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parafuse.emitters.ccn_cpu_project import build_cpu_project
-from parafuse.emitters.ccn_launch import launch_environment
-from parafuse.emitters.cmake_build import Toolchain
+from parafuse.emitters.ccn.cpu.project import build_cpu_project
+from parafuse.emitters.toolchain.cmake import Toolchain
+from parafuse.emitters.toolchain.mpirun import launch_environment
 from tests.backend_compare import sample_module
 from tests.conftest import REPO
 from tests.tolerances import assert_close

@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from parafuse.emitters.ccn_launch import launch_environment, mpirun_command, run_ranks
+from parafuse.emitters.toolchain.mpirun import launch_environment, mpirun_command, run_ranks
 from tests.backend_compare import load_results, sample_module, sample_project
 from tests.conftest import SAMPLES
 from tests.schedule_compare import logical_values

@@ -13,16 +13,10 @@ from click.testing import CliRunner
 
 from parafuse.ccn_compiler.frontend import check_source
 from parafuse.cli.coconetc import main
-from parafuse.emitters.ccn_cuda_program import lower_schedule
-from parafuse.emitters.ccn_cuda_project import (
-    cmake_arguments,
-    cublas_library,
-    find_nvcc,
-    gpu_present,
-    nccl_library,
-    project_files,
-)
-from parafuse.emitters.cmake_build import cached_build
+from parafuse.emitters.ccn.cuda.program import lower_schedule
+from parafuse.emitters.ccn.cuda.project import cmake_arguments, project_files
+from parafuse.emitters.toolchain.cmake import cached_build
+from parafuse.emitters.toolchain.nvidia import cublas_library, find_nvcc, gpu_present, nccl_library
 from tests.conftest import SAMPLES
 
 TEST_ARCH = "90"  # CI compiles one architecture; users get 90;80 by default
@@ -128,7 +122,7 @@ def test_cli_run_cuda_without_a_gpu_says_so(tmp_path, monkeypatch) -> None:
 
 def test_cli_build_cuda_without_nvcc_writes_the_sources_and_says_so(tmp_path,
                                                                      monkeypatch) -> None:
-    monkeypatch.setattr("parafuse.emitters.ccn_cuda_project.find_nvcc", lambda: None)
+    monkeypatch.setattr("parafuse.emitters.ccn.cuda.project.find_nvcc", lambda: None)
     out = tmp_path / "sgd_cuda"
     result = CliRunner().invoke(main, ["build", str(SAMPLES / "sgd.ccn"), "--backend", "cuda",
                                        "-o", str(out)])

@@ -11,7 +11,7 @@ import pytest
 
 from parafuse.ccn_compiler.frontend import check_source
 from parafuse.emitters.autotune import with_chunks
-from parafuse.emitters.cmake_build import Toolchain, cached_build
+from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
 from tests.backend_compare import assert_backend_matches_reference, sample_module
 from tests.conftest import SAMPLES
 from tests.cuda_emulation.emulated_project import build_emulated, emulated_files
@@ -118,7 +118,7 @@ def test_autotune_times_the_cuda_candidates(tmp_path, monkeypatch) -> None:
     import json
 
     from parafuse.emitters.autotune import CHUNK_CHOICES, autotune
-    from parafuse.emitters.ccn_launch import run_ranks
+    from parafuse.emitters.toolchain.mpirun import run_ranks
     from tests.cuda_emulation.emulated_project import tuning_builder
 
     monkeypatch.setattr("parafuse.emitters.autotune.ROUNDS", 1)
@@ -161,7 +161,7 @@ def test_bound_tensors_give_the_same_bits(sample: str) -> None:
     bit for bit, states updated in place or swapped, at 2 ranks."""
     import subprocess
 
-    from parafuse.emitters.ccn_launch import launch_environment
+    from parafuse.emitters.toolchain.mpirun import launch_environment
 
     module = sample_module(sample)
     sizes = {n: SIZES[n] for n in module.programs[sample].size_vars}

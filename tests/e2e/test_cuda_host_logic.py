@@ -11,7 +11,8 @@ import subprocess
 
 import pytest
 
-from parafuse.emitters.cmake_build import CPP_RUNTIME, Toolchain, cached_build
+from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
+from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
 
 SIMULATION = r"""
 #include <cstdio>

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parafuse.emitters.cmake_build import Toolchain, build
-from parafuse.emitters.fsm_project import ProjectRequest, cached_project, table_driver
+from parafuse.emitters.fsm.project import ProjectRequest, cached_project, table_driver
+from parafuse.emitters.toolchain.cmake import Toolchain, build
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.fsm_compiler.reference_executor import result_json, run_reference
 from parafuse.grammar.diagnostics import SourceFile

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from parafuse.emitters.fsm_project import table_driver
-from parafuse.emitters.fsm_tables import TrainingHints, machine_blob
+from parafuse.emitters.fsm.blob import TrainingHints, machine_blob
+from parafuse.emitters.fsm.project import table_driver
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.options import MachineOptions
 from parafuse.fsm_compiler.reference_executor import run_reference

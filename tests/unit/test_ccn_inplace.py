@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from parafuse.ccn_compiler.frontend import check_source
-from parafuse.emitters.ccn_inplace import in_place_values
+from parafuse.emitters.ccn.in_place import in_place_values
 from tests.backend_compare import sample_module
 
 

@@ -7,8 +7,8 @@ import numpy as np
 from click.testing import CliRunner
 
 from parafuse.cli.boostfsm import main
-from parafuse.emitters.fsm_project import ProjectRequest, project_files
-from parafuse.emitters.fsm_tables import HEADER_SLOTS, MAGIC, internal_order
+from parafuse.emitters.fsm.blob import HEADER_SLOTS, MAGIC, internal_order
+from parafuse.emitters.fsm.project import ProjectRequest, project_files
 from parafuse.fsm_compiler.analysis import fused_state_count
 from parafuse.fsm_compiler.fused import MISSING, build_fused_dfa
 from parafuse.fsm_compiler.pipeline import compile_file

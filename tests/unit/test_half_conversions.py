@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from parafuse.emitters.cmake_build import CPP_RUNTIME
+from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
 
 SOURCE = Path(__file__).parent / "cpp" / "half_conversions.cpp"
 

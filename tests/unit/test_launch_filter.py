@@ -3,7 +3,7 @@ and Open MPI's boxed messages, and keeps every line of ours."""
 
 from __future__ import annotations
 
-from parafuse.emitters.ccn_launch import LAUNCHER_BLOCK, LAUNCHER_LINE
+from parafuse.emitters.toolchain.mpirun import LAUNCHER_BLOCK, LAUNCHER_LINE
 
 OURS = "sgd_run: error: in/g.rank2.npy: missing file\n"
 

@@ -22,8 +22,6 @@ from pathlib import Path
 from parafuse import __version__
 from parafuse.grammar.diagnostics import CompileError
 
-CPP_RUNTIME = Path(__file__).resolve().parent.parent / "cpp_runtime"
-
 
 class BuildError(CompileError):
     """CMake or the compiler failed: the message carries the end of the build log."""
@@ -60,11 +58,6 @@ class Toolchain:
     def fingerprint(self) -> str:
         cxx = subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout
         return f"parafuse {__version__}\n{self.bin_dir}\n{cxx.splitlines()[0] if cxx else ''}"
-
-
-def runtime_files(names: list[str]) -> dict[str, bytes]:
-    """Headers of `cpp_runtime/` to ship in a project, keyed by their path in it."""
-    return {f"runtime/{name}": (CPP_RUNTIME / name).read_bytes() for name in names}
 
 
 def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:

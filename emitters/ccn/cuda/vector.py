@@ -14,9 +14,8 @@ import re
 from collections.abc import Callable
 
 from parafuse.ccn_compiler import ir
-
-from .ccn_cpp_expr import STORAGE, ExprContext, compute_type
-from .ccn_cpu_loops import LoopSpace, expr_context
+from parafuse.emitters.ccn.cpp_expr import STORAGE, ExprContext, compute_type
+from parafuse.emitters.ccn.cpu.loops import LoopSpace, expr_context
 
 ITEM_BYTES = {"pf::f16": 2, "pf::bf16": 2, "float": 4, "double": 8, "int32_t": 4,
               "int64_t": 8, "uint8_t": 1}

@@ -13,14 +13,19 @@ from __future__ import annotations
 import re
 
 from parafuse.ccn_compiler import ir
-
-from .ccn_cpp_expr import COMPUTE, DTYPE_ENUM, STORAGE
-from .ccn_cpu_loops import Buffer
-from .ccn_cpu_program import ScheduleClass, _buffers, _hierarchical, _sizes, _volume
-from .ccn_cpu_stages import local_expr
-from .ccn_cuda_stages import CudaStageWriter, device_loop, device_store
-from .ccn_cuda_vector import vector_loop
-from .ccn_inplace import in_place_values
+from parafuse.emitters.ccn.cpp_expr import COMPUTE, DTYPE_ENUM, STORAGE
+from parafuse.emitters.ccn.cpu.loops import Buffer
+from parafuse.emitters.ccn.cpu.program import (
+    ScheduleClass,
+    _buffers,
+    _hierarchical,
+    _sizes,
+    _volume,
+)
+from parafuse.emitters.ccn.cpu.stages import local_expr
+from parafuse.emitters.ccn.cuda.stages import CudaStageWriter, device_loop, device_store
+from parafuse.emitters.ccn.cuda.vector import vector_loop
+from parafuse.emitters.ccn.in_place import in_place_values
 
 
 def _communicators(program: ir.Program) -> tuple[list[str], list[str], list[str]]:
@@ -172,10 +177,10 @@ def lower_schedule(program: ir.Program, schedule: str) -> tuple[ScheduleClass, d
 
 def lower_stage(stage: ir.Stage, writer: CudaStageWriter) -> list[str]:
     if isinstance(stage, ir.FusedStage):
-        from .ccn_cuda_fused import lower_fused
+        from parafuse.emitters.ccn.cuda.fused import lower_fused
         return lower_fused(stage, writer)
     if isinstance(stage, ir.OverlapStage):
-        from .ccn_cuda_overlap import lower_overlap
+        from parafuse.emitters.ccn.cuda.overlap import lower_overlap
         return lower_overlap(stage, writer)
     return lower_simple(stage, writer)
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
-
-from .ccn_cpp_expr import COMPUTE, literal
-from .ccn_cpu_program import lower_schedule
-from .cmake_build import CPP_RUNTIME, Toolchain, build, cached_build, write_tree
-from .jinja_env import render
+from parafuse.emitters.ccn.cpp_expr import COMPUTE, literal
+from parafuse.emitters.ccn.cpu.program import lower_schedule
+from parafuse.emitters.jinja_env import render
+from parafuse.emitters.toolchain.cmake import Toolchain, build, cached_build, write_tree
+from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
 
 RUNTIME_HEADERS = ["chunked_collectives.hpp", "half.hpp", "math.hpp", "matmul.hpp", "mpi_util.hpp",
                    "node_shared.hpp", "norms.hpp", "npy.hpp", "philox.hpp", "pipeline.hpp",

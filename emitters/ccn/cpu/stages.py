@@ -13,9 +13,14 @@ from dataclasses import dataclass, field
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import Layout, ValueType, is_int
-
-from .ccn_cpp_expr import STORAGE, compute_type, cpp_expr
-from .ccn_cpu_loops import Buffer, LoopSpace, element_loop, store_loop, walk_precomputable
+from parafuse.emitters.ccn.cpp_expr import STORAGE, compute_type, cpp_expr
+from parafuse.emitters.ccn.cpu.loops import (
+    Buffer,
+    LoopSpace,
+    element_loop,
+    store_loop,
+    walk_precomputable,
+)
 
 REDUCE_OPS = {"sum": "pf::ReduceOp::sum", "prod": "pf::ReduceOp::prod",
               "max": "pf::ReduceOp::max", "min": "pf::ReduceOp::min",
@@ -165,7 +170,7 @@ class StageWriter:
     def _scalar_context(self, done: dict[int, object]):
         space = LoopSpace(ValueType("f32", (), Layout("replicated")), "L_scalar_",
                           self.buffers.__getitem__)
-        from .ccn_cpu_loops import expr_context
+        from parafuse.emitters.ccn.cpu.loops import expr_context
         return expr_context(space, self.resolve(space, done))
 
     def fused_body(self, stages: list[ir.SimpleStage]):

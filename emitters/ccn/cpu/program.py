@@ -13,12 +13,11 @@ from dataclasses import dataclass
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import ITEM_SIZE, Layout, ValueType
-
-from .ccn_cpp_expr import COMPUTE, DTYPE_ENUM, STORAGE
-from .ccn_cpu_loops import Buffer, LoopSpace, store_loop
-from .ccn_cpu_pipeline import lower_grouped
-from .ccn_cpu_stages import StageWriter, local_expr
-from .ccn_inplace import in_place_values
+from parafuse.emitters.ccn.cpp_expr import COMPUTE, DTYPE_ENUM, STORAGE
+from parafuse.emitters.ccn.cpu.fused import lower_grouped
+from parafuse.emitters.ccn.cpu.loops import Buffer, LoopSpace, store_loop
+from parafuse.emitters.ccn.cpu.stages import StageWriter, local_expr
+from parafuse.emitters.ccn.in_place import in_place_values
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import ITEM_SIZE
-
-from .ccn_cpp_expr import STORAGE
-from .ccn_cpu_loops import element_loop
-from .ccn_cpu_stages import REDUCE_OPS, StageWriter
+from parafuse.emitters.ccn.cpp_expr import STORAGE
+from parafuse.emitters.ccn.cpu.loops import element_loop
+from parafuse.emitters.ccn.cpu.stages import REDUCE_OPS, StageWriter
 
 
 def _indent(lines: list[str], depth: int = 1) -> list[str]:
@@ -75,18 +74,18 @@ def _chunkable(group: ir.FusedStage) -> bool:
 
 def lower_grouped(stage: ir.GroupedStage, writer: StageWriter) -> list[str]:
     if isinstance(stage, ir.OverlapStage):
-        from .ccn_cpu_overlap import lower_overlap
+        from parafuse.emitters.ccn.cpu.overlap import lower_overlap
         return lower_overlap(stage, writer)
     members = ", ".join(p.name for p in stage.parts)
     if not _chunkable(stage):
-        from .ccn_cpu_program import lower_simple
+        from parafuse.emitters.ccn.cpu.program import lower_simple
         lines = [f"// {stage.name} = fuse({members}): members are held differently, so the "
                  "group runs as one unit without chunks"]
         return lines + [line for p in stage.parts for line in lower_simple(p, writer)]
     lines = [f"// {stage.name} = fuse({members}): chunked pipeline", "{"]
     for kind, stages in _phases(stage.parts):
         if kind == "whole":
-            from .ccn_cpu_program import lower_simple
+            from parafuse.emitters.ccn.cpu.program import lower_simple
             lines += _indent(lower_simple(stages[0], writer))
         else:
             lines += _indent(["{"] + _indent(_chunk_loop(stage, stages, writer)) + ["}"])

@@ -6,11 +6,10 @@ communication stream, so C's chunk c overlaps P's chunk c+1."""
 from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
-
-from .ccn_cpp_expr import STORAGE
-from .ccn_cpu_overlap import _pipelinable
-from .ccn_cpu_program import _hierarchical
-from .ccn_cuda_stages import REDUCE_OPS, CudaStageWriter, nccl_comm
+from parafuse.emitters.ccn.cpp_expr import STORAGE
+from parafuse.emitters.ccn.cpu.overlap import _pipelinable
+from parafuse.emitters.ccn.cpu.program import _hierarchical
+from parafuse.emitters.ccn.cuda.stages import REDUCE_OPS, CudaStageWriter, nccl_comm
 
 
 class _Chunked:
@@ -58,7 +57,7 @@ class _Chunked:
 
 
 def lower_overlap(stage: ir.OverlapStage, writer: CudaStageWriter) -> list[str]:
-    from .ccn_cuda_program import lower_simple
+    from parafuse.emitters.ccn.cuda.program import lower_simple
     p, c = stage.parts
     head = f"// {stage.name} = overlap({p.name}, {c.name})"
     reason = _pipelinable(stage)

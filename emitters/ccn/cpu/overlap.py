@@ -4,10 +4,9 @@ chunk c-1; collectives are MPI's nonblocking ones, completed in order."""
 from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
-
-from .ccn_cpp_expr import STORAGE
-from .ccn_cpu_loops import store_loop
-from .ccn_cpu_stages import REDUCE_OPS, StageWriter
+from parafuse.emitters.ccn.cpp_expr import STORAGE
+from parafuse.emitters.ccn.cpu.loops import store_loop
+from parafuse.emitters.ccn.cpu.stages import REDUCE_OPS, StageWriter
 
 
 def _comm(stage: ir.CollectiveStage) -> str:
@@ -113,7 +112,7 @@ def lower_overlap(stage: ir.OverlapStage, writer: StageWriter) -> list[str]:
     head = f"// {stage.name} = overlap({p.name}, {c.name})"
     reason = _pipelinable(stage)
     if reason:
-        from .ccn_cpu_program import lower_simple
+        from parafuse.emitters.ccn.cpu.program import lower_simple
         return [f"{head}: not chunked ({reason})"] + lower_simple(p, writer) + \
             lower_simple(c, writer)
     producer, consumer = _ChunkSteps(p, writer, 1000), _ChunkSteps(c, writer, 3000)

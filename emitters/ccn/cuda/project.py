@@ -3,69 +3,21 @@ all of its chosen schedules, and build it with nvcc where one is found."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
-
-from .ccn_cpu_project import RUNTIME_HEADERS, _broadcast_roots, _params
-from .ccn_cuda_program import lower_schedule
-from .cmake_build import CPP_RUNTIME, Toolchain, build, cached_build, write_tree
-from .jinja_env import render
+from parafuse.emitters.ccn.cpu.project import RUNTIME_HEADERS, _broadcast_roots, _params
+from parafuse.emitters.ccn.cuda.program import lower_schedule
+from parafuse.emitters.jinja_env import render
+from parafuse.emitters.toolchain.cmake import Toolchain, build, cached_build, write_tree
+from parafuse.emitters.toolchain.nvidia import cublas_library, find_nvcc, nccl_library
+from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
 
 DEFAULT_CUDA_ARCH = "90;80"
 CUDA_HEADERS = ["blas.cuh", "cuda_util.cuh", "half.hpp", "math.hpp", "nccl_util.cuh",
                 "pipeline.cuh", "padded_chunks.hpp", "dlpack.hpp"]
-NVCC_CANDIDATES = ["/usr/local/bin/nvcc", "/usr/local/cuda/bin/nvcc"]
-
-
-@dataclass(frozen=True)
-class NvidiaLibrary:
-    include: str
-    library: str
-
-
-def _wheel_library(package: str, header: str, soname: str) -> NvidiaLibrary:
-    """A library of an `nvidia-*` wheel of the running Python (empty: use the system's)."""
-    try:
-        import nvidia
-    except ImportError:
-        return NvidiaLibrary("", "")
-    for root in map(Path, nvidia.__path__):
-        for include in sorted(root.glob(f"*/include/{header}")):
-            library = include.parent.parent / "lib" / soname
-            if library.exists():
-                return NvidiaLibrary(str(include.parent), str(library))
-    del package
-    return NvidiaLibrary("", "")
-
-
-def nccl_library() -> NvidiaLibrary:
-    return _wheel_library("nvidia-nccl-cu13", "nccl.h", "libnccl.so.2")
-
-
-def cublas_library() -> NvidiaLibrary:
-    return _wheel_library("nvidia-cublas", "cublas_v2.h", "libcublas.so.13")
-
-
-def gpu_present() -> bool:
-    """Whether the driver knows an NVIDIA GPU here (`nvidia-smi -L`, else /proc)."""
-    smi = shutil.which("nvidia-smi")
-    if smi:
-        done = subprocess.run([smi, "-L"], capture_output=True, text=True)
-        return done.returncode == 0 and "GPU" in done.stdout
-    return any(Path("/proc/driver/nvidia/gpus").glob("*"))
-
-
-def find_nvcc() -> str | None:
-    for candidate in NVCC_CANDIDATES:
-        if Path(candidate).exists():
-            return candidate
-    return shutil.which("nvcc")
 
 
 def project_files(module: CheckedModule, program_name: str, schedules: list[str],

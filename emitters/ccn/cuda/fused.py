@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import ITEM_SIZE
-
-from .ccn_cpp_expr import STORAGE
-from .ccn_cpu_pipeline import _chunkable, _phases
-from .ccn_cuda_program import fused_kernel, lower_simple
-from .ccn_cuda_stages import REDUCE_OPS, CudaStageWriter, nccl_comm
+from parafuse.emitters.ccn.cpp_expr import STORAGE
+from parafuse.emitters.ccn.cpu.fused import _chunkable, _phases
+from parafuse.emitters.ccn.cuda.program import fused_kernel, lower_simple
+from parafuse.emitters.ccn.cuda.stages import REDUCE_OPS, CudaStageWriter, nccl_comm
 
 
 def _indent(lines: list[str]) -> list[str]:

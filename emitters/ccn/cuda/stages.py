@@ -16,11 +16,10 @@ from collections.abc import Callable
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import ValueType, is_int
-
-from .ccn_cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
-from .ccn_cpu_loops import Buffer, LoopSpace, expr_context
-from .ccn_cpu_stages import REDUCE_OPS, StageWriter, local_expr
-from .ccn_cuda_vector import vector_loop
+from parafuse.emitters.ccn.cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
+from parafuse.emitters.ccn.cpu.loops import Buffer, LoopSpace, expr_context
+from parafuse.emitters.ccn.cpu.stages import REDUCE_OPS, StageWriter, local_expr
+from parafuse.emitters.ccn.cuda.vector import vector_loop
 
 
 def device_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import ValueType
-
-from .ccn_cpp_expr import ExprContext, compute_type, cpp_expr
+from parafuse.emitters.ccn.cpp_expr import ExprContext, compute_type, cpp_expr
 
 
 @dataclass(frozen=True)
@@ -152,7 +151,7 @@ def element_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
 def store_loop(space: LoopSpace, target: Buffer, expr: ir.Expr, precomputed: dict[int, str],
                lo: str = "0", hi: str | None = None) -> list[str]:
     """target[i] = expr rounded to the target's dtype, for i in [lo, hi)."""
-    from .ccn_cpp_expr import STORAGE
+    from parafuse.emitters.ccn.cpp_expr import STORAGE
 
     def body(ctx: ExprContext) -> list[str]:
         code, _ = cpp_expr(expr, ctx)

@@ -7,7 +7,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from .cmake_build import Toolchain
+from parafuse.emitters.toolchain.cmake import Toolchain
 
 LAUNCHER_BLOCK = re.compile(r"^-{20,}\n.*?^-{20,}\n?", re.S | re.M)
 # PMIx's own line when a rank exits non-zero before the launcher polls it, and libevent's
