@@ -1,0 +1,93 @@
+"""User names -> C++ names that cannot collide (both compilers).
+
+A `.ccn` program, size, param or schedule and a `.fsm` machine may be named anything
+the grammars accept (`[A-Za-z_][A-Za-z0-9_]*`). Printed raw into C++, some of those
+names break the build: `namespace pipe` collides with POSIX `pipe()`, a size named
+`errno` or `linux` is a macro, `class` is a keyword, `test` is a target CMake
+reserves. Every emitter therefore prints a user's name through `cpp_name`, which
+keeps the name where nothing can collide with it and prefixes it with `pf_`
+otherwise:
+
+    cpp_name("adam")  == "adam"        cpp_name("pipe")   == "pf_pipe"
+    cpp_name("class") == "pf_class"    cpp_name("_x")     == "pf__x"
+    cpp_name("pf_a")  == "pf_pf_a"     (so that the mapping stays one-to-one)
+
+The names users see (runner JSON, `.npy` files, Python attributes, a machine's
+state and tag names) stay theirs: only identifiers change. Value names never appear
+raw (the emitters print them after a prefix such as `v_`), so only macros could
+reach them, and no lowercase macro starts with such a prefix.
+"""
+
+from __future__ import annotations
+
+CXX_KEYWORDS = frozenset("""
+alignas alignof and and_eq asm atomic_cancel atomic_commit atomic_noexcept auto bitand
+bitor bool break case catch char char8_t char16_t char32_t class compl concept const
+consteval constexpr constinit const_cast continue co_await co_return co_yield decltype
+default delete do double dynamic_cast else enum explicit export extern false float for
+friend goto if import inline int long module mutable namespace new noexcept not not_eq
+nullptr operator or or_eq private protected public reflexpr register reinterpret_cast
+requires return short signed sizeof static static_assert static_cast struct switch
+synchronized template this thread_local throw true try typedef typeid typename union
+unsigned using virtual void volatile wchar_t while xor xor_eq final override
+""".split())
+
+# Global functions, variables, types and lowercase macros of the headers a generated
+# project includes (C, POSIX, Linux, OpenMP, MPI, CUDA, NCCL, pybind11), the namespaces
+# it uses, and the names it declares itself beside a user's names.
+LIBRARY_NAMES = frozenset("""
+abort abs accept access acos alarm aligned_alloc asin assert atan atan2 atexit atof atoi
+atol basename bind bsearch btowc calloc cbrt ceil chdir chmod chown chroot clearerr clock
+close closedir connect copysign cos cosh creat ctime daylight difftime dirname div dlopen
+dlsym drand48 dup dup2 endl environ erf erfc errno exec execl execv execve execvp exit
+exp exp2 expm1 fabs fclose fcntl fdopen feof ferror fflush fgetc fgets fileno floor fma
+fmax fmin fmod fopen fork fprintf fputc fputs fread free freopen frexp fscanf fseek fstat
+fsync ftell ftruncate fwrite gamma getc getchar getcwd getenv getline getopt getpid
+getppid gets getuid gmtime hypot index ioctl isalnum isalpha isatty isdigit isfinite
+isinf isnan isspace j0 j1 jn kill labs ldexp lgamma link listen llabs llround localtime
+log log10 log1p log2 longjmp lrand48 lround lseek lstat main major makedev malloc
+memchr memcmp memcpy memmove memset minor mkdir mkfifo mktime mmap modf munmap nan
+nanosleep nearbyint nextafter nice offsetof open opendir optarg opterr optind optopt
+pause perror pipe poll popen pow printf pthread_create putc putchar puts qsort raise rand
+random read readdir readlink realloc realpath recv recvfrom remainder remove rename
+rewind rindex rint rmdir round sbrk scanf select send sendto setbuf setenv setjmp
+setvbuf shutdown signal signbit sin sinh sleep snprintf socket sprintf sqrt srand
+srandom sscanf stat stderr stdin stdout strcat strchr strcmp strcpy strdup strerror
+strlen strncmp strncpy strstr strtod strtol strtoul symlink sync sysconf system tan
+tanh tgamma time timezone tmpfile tolower toupper trunc truncate tzname umask uname
+ungetc unlink unsetenv usleep utime va_arg va_copy va_end va_start vfork vprintf wait
+waitpid write y0 y1 yn linux unix i386 NULL EOF BUFSIZ FILENAME_MAX INFINITY NAN
+HUGE_VAL DOMAIN OVERFLOW UNDERFLOW SING TLOSS PLOSS
+std pf parafuse fsm py pybind11 detail cub thrust nvcuda cooperative_groups
+dim3 blockIdx blockDim threadIdx gridDim warpSize half nv_bfloat16 clock64
+Program Sizes Params Slot ScheduleImpl Result Options Match Tables
+""".split())
+
+# Prefixes of whole families of library names (MPI, Open MPI, OpenMP, CUDA, NCCL,
+# cuBLAS, CPython, our own macros); `_` and `pf_` keep the mapping one-to-one.
+RESERVED_PREFIXES = ("_", "pf_", "mpi_", "pmpi_", "mpix_", "ompi_", "opal_", "omp_",
+                     "cuda", "cublas", "nccl", "py")
+
+# Target names CMake reserves (`add_library(test ...)` is an error).
+CMAKE_RESERVED = frozenset("all clean depend edit_cache help install list_install_components "
+                           "package package_source rebuild_cache test".split())
+
+
+def collides(user: str) -> bool:
+    """Whether `user` printed raw could clash with a keyword, a library name or a
+    target CMake reserves (compared without case for prefixes and CMake's names)."""
+    folded = user.lower()
+    return (user in CXX_KEYWORDS or user in LIBRARY_NAMES or folded in CMAKE_RESERVED
+            or folded.startswith(RESERVED_PREFIXES))
+
+
+def cpp_name(user: str) -> str:
+    """The C++ (and CMake) identifier of a user's name: itself, or `pf_` + itself."""
+    return f"pf_{user}" if collides(user) else user
+
+
+def schedule_class(schedule: str) -> str:
+    """The class of one schedule: `Schedule_NAME`; the autotuner's variant `NAME.cK`
+    (a schedule with K chunks) is `Variant_NAME_cK`, which no schedule name can give."""
+    base, dot, chunks = schedule.partition(".c")
+    return f"Variant_{base}_c{chunks}" if dot else f"Schedule_{schedule}"
