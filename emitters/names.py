@@ -5,12 +5,15 @@ the grammars accept (`[A-Za-z_][A-Za-z0-9_]*`). Printed raw into C++, some of th
 names break the build: `namespace pipe` collides with POSIX `pipe()`, a size named
 `errno` or `linux` is a macro, `class` is a keyword, `test` is a target CMake
 reserves. Every emitter therefore prints a user's name through `cpp_name`, which
-keeps the name where nothing can collide with it and prefixes it with `pf_`
-otherwise:
+keeps the name where nothing can collide with it and prefixes it otherwise:
 
     cpp_name("adam")  == "adam"        cpp_name("pipe")   == "pf_pipe"
     cpp_name("class") == "pf_class"    cpp_name("_x")     == "pf__x"
-    cpp_name("pf_a")  == "pf_pf_a"     (so that the mapping stays one-to-one)
+    cpp_name("pf_a")  == "pf_pf_a"     cpp_name("a__")    == "pf2_a"
+
+The mapping is one-to-one, and no C++ name it gives ends with `_` (except `pfK_`
+for a name of K underscores), so that the `NAME_` members beside `NAME` locals of
+generated classes cannot meet either.
 
 The names users see (runner JSON, `.npy` files, Python attributes, a machine's
 state and tag names) stay theirs: only identifiers change. Value names never appear
@@ -19,6 +22,8 @@ reach them, and no lowercase macro starts with such a prefix.
 """
 
 from __future__ import annotations
+
+import re
 
 CXX_KEYWORDS = frozenset("""
 alignas alignof and and_eq asm atomic_cancel atomic_commit atomic_noexcept auto bitand
@@ -60,12 +65,12 @@ waitpid write y0 y1 yn linux unix i386 NULL EOF BUFSIZ FILENAME_MAX INFINITY NAN
 HUGE_VAL DOMAIN OVERFLOW UNDERFLOW SING TLOSS PLOSS
 std pf parafuse fsm py pybind11 detail cub thrust nvcuda cooperative_groups
 dim3 blockIdx blockDim threadIdx gridDim warpSize half nv_bfloat16 clock64
-Program Sizes Params Slot ScheduleImpl Result Options Match Tables
+Program Sizes Params Slot ScheduleImpl Result Options Match Tables world
 """.split())
 
 # Prefixes of whole families of library names (MPI, Open MPI, OpenMP, CUDA, NCCL,
-# cuBLAS, CPython, our own macros); `_` and `pf_` keep the mapping one-to-one.
-RESERVED_PREFIXES = ("_", "pf_", "mpi_", "pmpi_", "mpix_", "ompi_", "opal_", "omp_",
+# cuBLAS, CPython); `_` because such names are the implementation's.
+RESERVED_PREFIXES = ("_", "mpi_", "pmpi_", "mpix_", "ompi_", "opal_", "omp_",
                      "cuda", "cublas", "nccl", "py")
 
 # Target names CMake reserves (`add_library(test ...)` is an error).
@@ -73,17 +78,26 @@ CMAKE_RESERVED = frozenset("all clean depend edit_cache help install list_instal
                            "package package_source rebuild_cache test".split())
 
 
+OUR_PREFIX = re.compile(r"pf\d*(_|$)", re.IGNORECASE)  # what cpp_name gives, and PF_ macros
+
+
 def collides(user: str) -> bool:
-    """Whether `user` printed raw could clash with a keyword, a library name or a
-    target CMake reserves (compared without case for prefixes and CMake's names)."""
+    """Whether `user` printed raw could clash with a keyword, a library name, a target
+    CMake reserves or a name cpp_name gives (prefixes compared without case)."""
     folded = user.lower()
     return (user in CXX_KEYWORDS or user in LIBRARY_NAMES or folded in CMAKE_RESERVED
-            or folded.startswith(RESERVED_PREFIXES))
+            or folded.startswith(RESERVED_PREFIXES) or bool(OUR_PREFIX.match(user))
+            or user.endswith("_"))
 
 
 def cpp_name(user: str) -> str:
-    """The C++ (and CMake) identifier of a user's name: itself, or `pf_` + itself."""
-    return f"pf_{user}" if collides(user) else user
+    """The C++ (and CMake) identifier of a user's name: itself where nothing can collide,
+    `pf_NAME` otherwise, and `pfK_STEM` for a name ending in K underscores."""
+    if not collides(user):
+        return user
+    stem = user.rstrip("_")
+    trailing = len(user) - len(stem)
+    return f"pf{trailing}_{stem}" if trailing else f"pf_{user}"
 
 
 def schedule_class(schedule: str) -> str:
