@@ -21,7 +21,7 @@ from pathlib import Path
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
-from parafuse.emitters.ccn.cpu.project import build_cpu_project
+from parafuse.emitters.ccn.backend import ProjectBuilder
 from parafuse.emitters.toolchain.cmake import BuildError
 from parafuse.emitters.toolchain.mpirun import run_ranks
 
@@ -61,10 +61,9 @@ def _time(project: Path, program: str, name: str, ranks: int, sizes: tuple[str, 
 
 def autotune(module: CheckedModule, program: str, ranks: int, sizes: tuple[str, ...],
              out_dir: Path, command: str, progress: Callable[[str], None],
-             build_project: Callable[..., Path] = build_cpu_project) -> str:
+             build_project: ProjectBuilder) -> str:
     """Build, time, choose; write the final project to out_dir; return the winner.
-    `build_project` is the backend's builder (build_cpu_project's arguments; with no
-    out_dir it builds into the cache)."""
+    `build_project` is the backend's builder."""
     variants = candidates(module, program)
     progress(f"building {len(variants)} candidates of {program}")
     tuning = build_project(module, program, [], command + " (tuning)", variants=variants,

@@ -16,9 +16,10 @@ for a name of K underscores), so that the `NAME_` members beside `NAME` locals o
 generated classes cannot meet either.
 
 The names users see (runner JSON, `.npy` files, Python attributes, a machine's
-state and tag names) stay theirs: only identifiers change. Value names never appear
-raw (the emitters print them after a prefix such as `v_`), so only macros could
-reach them, and no lowercase macro starts with such a prefix.
+state and tag names) stay theirs: only identifiers change. Names that are only
+printed after a prefix of ours (values and stages: `v_NAME`, `x_NAME_`) cannot meet
+a keyword or a library name, so `prefixed_stem` keeps all of them but those that
+could meet each other (`a_` and `pf1_a`).
 """
 
 from __future__ import annotations
@@ -105,3 +106,11 @@ def schedule_class(schedule: str) -> str:
     (a schedule with K chunks) is `Variant_NAME_cK`, which no schedule name can give."""
     base, dot, chunks = schedule.partition(".c")
     return f"Variant_{base}_c{chunks}" if dot else f"Schedule_{schedule}"
+
+
+def prefixed_stem(user: str) -> str:
+    """The part of a generated identifier after a prefix of ours (`v_` + stem): one-to-one
+    and never ending in `_`, like cpp_name, but keywords and library names stay."""
+    if not (user.endswith("_") or OUR_PREFIX.match(user)):
+        return user
+    return cpp_name(user)

@@ -3,7 +3,8 @@
 Every node is printed in its compute type (float for f16/bf16, spec 3.2), with
 casts only where a child's compute type differs, and with parentheses from a
 precedence table so that the output stays readable. How a leaf is read (which
-element of which buffer) is the caller's business: `ExprContext.read`.
+element of which buffer) and how a result is stored are the caller's business:
+`ExprContext.read` and `ExprContext.store`.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class ExprContext:
     precomputed: dict[int, str]  # id(node) -> code of a value computed before the loop
     dropout_index: Callable[[ir.Dropout], str]  # logical index of the current element
     dropout_rank: Callable[[ir.Dropout], str]
+    store: Callable[[str, str, str], str]  # (buffer, storage type, value) -> a statement
     seed_step: str = "seed_step"
 
 

@@ -17,10 +17,7 @@ streams of the stages before it (the emulated device's late-stream schedules che
 from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
-
-
-def _names_read(stage: ir.SimpleStage) -> set[str]:
-    return {n.name for e in ir.stage_exprs(stage) for n in ir.walk(e) if isinstance(n, ir.Ref)}
+from parafuse.ccn_compiler.ir_edit import names_read
 
 
 def in_place_values(program: ir.Program) -> dict[str, str]:
@@ -39,7 +36,7 @@ def in_place_values(program: ir.Program) -> dict[str, str]:
         if stage.type != tensor.type or value in outputs or state in outputs or \
                 value in overlapped or value in found:
             continue
-        readers = [s for s in order if state in _names_read(s)]
+        readers = [s for s in order if state in names_read(s)]
         if any(position[r.name] > position[value] or r.name in overlapped for r in readers):
             continue
         found[value] = state

@@ -5,37 +5,20 @@ from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
 from parafuse.emitters.ccn.cpp_expr import STORAGE
-from parafuse.emitters.ccn.cpu.loops import store_loop
-from parafuse.emitters.ccn.cpu.stages import REDUCE_OPS, StageWriter
+from parafuse.emitters.ccn.plan import group_id, stage_id
+from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
 
-
-def _comm(stage: ir.CollectiveStage) -> str:
-    layout = stage.operand.type.layout
-    if stage.op == "allreduce" and layout.kind == "replicated" and layout.group:
-        return f"cross_{stage.name}_"
-    return f"comm_{stage.group}_" if stage.group else "comm_"
-
-
-def _pipelinable(stage: ir.OverlapStage) -> str | None:
-    """Why the pair cannot be chunked here, or None."""
-    p, c = stage.parts
-    if isinstance(p, ir.MatmulStage) and len(p.a.type.shape) < 2:
-        return "a matmul with a 1-dim left operand has no rows to chunk"
-    if isinstance(c, ir.CollectiveStage) and not (isinstance(c.operand, ir.Ref)
-                                                  and c.operand.name == p.name):
-        return "the collective reads an expression of the producer, not the producer itself"
-    if isinstance(p, ir.CollectiveStage) and not isinstance(p.operand, ir.Ref):
-        return "the producer collective reads an expression"
-    return None
+from .loops import store_loop
+from .stages import CpuStageWriter, comm_name, lower_simple
 
 
 class _ChunkSteps:
     """Code that starts and completes one stage's chunk [lo, hi) (in elements)."""
 
-    def __init__(self, stage: ir.SimpleStage, writer: StageWriter, tag: int):
+    def __init__(self, stage: ir.SimpleStage, writer: CpuStageWriter, tag: int):
         self.stage, self.writer, self.tag = stage, writer, tag
         self.setup: list[str] = []
-        self.requests = f"req_{stage.name}"
+        self.requests = f"req_{stage_id(stage)}"
         if isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage)):
             pre, done = writer.precompute([stage.expr])
             target = writer.buffers[stage.name]
@@ -70,7 +53,7 @@ class _ChunkSteps:
         out = f"{target.var}.data() + lo"
         count = "static_cast<int>(hi - lo)"
         first, second = f"&{self.requests}[2 * c]", f"&{self.requests}[2 * c + 1]"
-        comm = _comm(stage)
+        comm = comm_name(self.writer.plan.collective_comm(stage))
         if stage.op == "allreduce":
             return [f"PF_MPI(MPI_Iallreduce({src}, {out}, {count}, pf::mpi_type<{storage}>(), "
                     f"pf::mpi_op<{storage}>({REDUCE_OPS[stage.reduce_op]}), {comm}, {first}));"]
@@ -78,8 +61,8 @@ class _ChunkSteps:
             return [f"std::copy({src}, {src} + (hi - lo), {out});",
                     f"PF_MPI(MPI_Ibcast({out}, {count}, pf::mpi_type<{storage}>(), "
                     f"{stage.root}, {comm}, {first}));"]
-        shift = f"(({stage.shift} % blocks_{stage.group}_) + blocks_{stage.group}_) % " \
-                f"blocks_{stage.group}_ * parts_{stage.group}_"
+        g = group_id(stage.group)
+        shift = f"(({stage.shift} % blocks_{g}_) + blocks_{g}_) % blocks_{g}_ * parts_{g}_"
         return [f"if ({shift} == 0) {{ std::copy({src}, {src} + (hi - lo), {out}); }} else {{",
                 f"  PF_MPI(MPI_Irecv({out}, {count}, pf::mpi_type<{storage}>(), "
                 f"(rank_ - {shift} + ranks_) % ranks_, {self.tag} + c, comm_, {first}));",
@@ -103,16 +86,15 @@ class _ChunkSteps:
         if stage.reduce_op == "avg":
             target = self.writer.buffers[stage.name]
             lines.append(f"pf::divide_by({target.var}.data() + {start}, {count}, "
-                         f"pf::comm_size({_comm(stage)}));")
+                         f"pf::comm_size({comm_name(self.writer.plan.collective_comm(stage))}));")
         return lines
 
 
-def lower_overlap(stage: ir.OverlapStage, writer: StageWriter) -> list[str]:
+def lower_overlap(stage: ir.OverlapStage, writer: CpuStageWriter) -> list[str]:
     p, c = stage.parts
     head = f"// {stage.name} = overlap({p.name}, {c.name})"
-    reason = _pipelinable(stage)
+    reason = writer.plan.overlap_reasons[stage.name]
     if reason:
-        from parafuse.emitters.ccn.cpu.program import lower_simple
         return [f"{head}: not chunked ({reason})"] + lower_simple(p, writer) + \
             lower_simple(c, writer)
     producer, consumer = _ChunkSteps(p, writer, 1000), _ChunkSteps(c, writer, 3000)

@@ -1,74 +1,39 @@
-"""Lower simple stages of the scheduled IR to C++ statements for the CPU backend.
+"""Simple stages of the scheduled IR as C++ statements for the CPU backend.
 
 Element-wise and update stages become one OpenMP loop (after the reductions and
 row norms they contain, which run first: a local pass, then an MPI_Allreduce of
-the partial for a sliced operand). Collectives call the `pf::` wrappers of
-cpp_runtime/ccn/mpi_util.hpp; `matmul` the blocked kernel of matmul.hpp.
+the partial for a sliced operand). Collectives call the `pf::` wrappers of the
+runtime's MPI helpers; `matmul` the blocked kernel of the runtime.
 """
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, field
-
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import Layout, ValueType, is_int
 from parafuse.emitters.ccn.cpp_expr import STORAGE, compute_type, cpp_expr
-from parafuse.emitters.ccn.cpu.loops import (
-    Buffer,
-    LoopSpace,
-    element_loop,
-    store_loop,
-    walk_precomputable,
-)
+from parafuse.emitters.ccn.plan import Communicator, group_id, stage_id
+from parafuse.emitters.ccn.stage_writer import REDUCE_OPS, StageWriter, local_expr
+from parafuse.emitters.names import prefixed_stem
 
-REDUCE_OPS = {"sum": "pf::ReduceOp::sum", "prod": "pf::ReduceOp::prod",
-              "max": "pf::ReduceOp::max", "min": "pf::ReduceOp::min",
-              "avg": "pf::ReduceOp::avg"}
+from .loops import element_loop, store_loop
 
 
-def local_expr(vt: ValueType, sizes: dict[str, str]) -> str:
-    """C++ building the pf::Local of `vt` on this rank."""
-    dims = ", ".join(sizes[d] if isinstance(d, str) else str(d) for d in vt.shape)
-    lay = vt.layout
-    if lay.kind != "sliced":
-        return f"pf::local_block({{{dims}}}, -1, 1, 0)"
-    group = lay.group or "world"
-    return f"pf::local_block({{{dims}}}, {lay.dim}, parts_{group}_, index_{group}_)"
+def comm_name(comm: Communicator) -> str:
+    """The MPI communicator member of `comm`."""
+    if comm.kind == "cross":
+        return f"cross_{prefixed_stem(comm.stage)}_"
+    return group_comm(comm.group)
 
 
-def comm_of(layout: Layout) -> str:
-    return f"comm_{layout.group}_" if layout.group else "comm_"
+def group_comm(group: str | None) -> str:
+    return f"comm_{group_id(group)}_" if group else "comm_"
 
 
-@dataclass
-class StageWriter:
-    """Turns stages into C++ lines; keeps the buffers and temporaries they need."""
+class CpuStageWriter(StageWriter):
+    """StageWriter whose loops are OpenMP loops and whose collectives are MPI calls."""
 
-    buffers: dict[str, Buffer]
-    sizes: dict[str, str]  # size variable -> C++ expression
-    counter: itertools.count = field(default_factory=itertools.count)
-    members: list[str] = field(default_factory=list)  # class members the stages need
-    constructor: list[str] = field(default_factory=list)  # and their set-up
-    pinned: set[str] = field(default_factory=set)  # swapped at the step's end: std::vector
-    placed: set[str] = field(default_factory=set)  # held in a fused collective's segment
-
-    def place(self, expr: ir.Expr, segment: str) -> None:
-        """Hold `expr`'s buffer in `segment` (a pointer, or null to stay), if it is a
-        value of its own that no state swap moves."""
-        if not isinstance(expr, ir.Ref) or expr.name in self.pinned | self.placed or \
-                self.buffers[expr.name].is_param:
-            return
-        self.placed.add(expr.name)
-        self.constructor.append(f"{self.buffers[expr.name].var}.place({segment});")
-
-    hoists_offsets = True  # see LoopSpace.hoists
-
-    def space(self, vt: ValueType, local: str) -> LoopSpace:
-        return LoopSpace(vt, local, self.buffers.__getitem__, hoists=self.hoists_offsets)
-
-    # -- what a backend changes: temporaries, pointers, loops (the CUDA writer overrides)
-    stream_arg = ""  # appended to runtime calls that run on a stream
+    loop = staticmethod(element_loop)
+    store = staticmethod(store_loop)
 
     def temporary(self, var: str, local: str, ctype: str, vt: ValueType) -> list[str]:
         """A step-local buffer `var` of `vt`'s block, shape `local`."""
@@ -78,41 +43,12 @@ class StageWriter:
     def pointer(self, var: str) -> str:
         return f"{var}.data()"
 
-    # The loop over a block's elements, and a value's store: (space, body or target and
-    # expr, resolved, lo="0", hi=None) -> lines
-    loop = staticmethod(element_loop)
-    store = staticmethod(store_loop)
-
-    def fresh(self, prefix: str) -> str:
-        return f"{prefix}{next(self.counter)}"
-
-    # -- reductions and row norms that must run before a loop
-    def precompute(self, exprs: list[ir.Expr]) -> tuple[list[str], dict[int, object]]:
-        lines: list[str] = []
-        done: dict[int, object] = {}
-        for expr in exprs:
-            for node in walk_precomputable(expr):
-                if id(node) in done:
-                    continue
-                if isinstance(node, ir.Reduce):
-                    name, code = self._reduce(node, done)
-                    lines += code
-                    done[id(node)] = name
-                else:
-                    buf, code = self._row_norm(node, done)
-                    lines += code
-                    done[id(node)] = buf
-        return lines, done
-
-    def resolve(self, space: LoopSpace, done: dict[int, object]) -> dict[int, str]:
-        """Codes of precomputed values as read inside `space`'s loop."""
-        codes = {}
-        for key, value in done.items():
-            if isinstance(value, Buffer):
-                codes[key] = f"{value.var}[{space.index(value)}]"
-            else:
-                codes[key] = value
-        return codes
+    def place(self, operand: ir.Expr, collective: ir.CollectiveStage) -> None:
+        """Hold `operand` in `collective`'s node-shared segment where the plan says so."""
+        if isinstance(operand, ir.Ref) and \
+                self.plan.placements.get(operand.name) == collective.name:
+            self.constructor.append(f"{self.buffers[operand.name].var}.place("
+                                    f"x_{stage_id(collective)}_.segment());")
 
     def _reduce(self, node: ir.Reduce, done: dict[int, object]) -> tuple[str, list[str]]:
         operand = node.operand
@@ -142,92 +78,13 @@ class StageWriter:
             mpi_op = "MPI_MAX" if node.kind == "amax" else "MPI_SUM"
             lines.append(f"PF_MPI(MPI_Allreduce(MPI_IN_PLACE, &{name}_acc, 1, "
                          f"pf::mpi_type<{acc_type}>(), {mpi_op}, "
-                         f"{comm_of(operand.type.layout)}));")
+                         f"{group_comm(operand.type.layout.group)}));")
         total = f"std::sqrt({name}_acc)" if node.kind == "norm" else f"{name}_acc"
         ctype = compute_type(node.type.dtype)
         lines.append(f"const {ctype} {name} = pf::round_to<{STORAGE[node.type.dtype]}>({total});")
         return name, lines
 
-    def _row_norm(self, node: ir.RowNorm, done: dict[int, object]) -> tuple[Buffer, list[str]]:
-        work = "double" if node.operand.type.dtype == "f64" else "float"
-        var, local = self.fresh("rownorm"), self.fresh("Ln")
-        buf = Buffer(var, ValueType("f64" if work == "double" else "f32", node.type.shape,
-                                    node.type.layout), local)
-        space = self.space(node.operand.type, local)
-        eps, _ = cpp_expr(node.eps, self._scalar_context(done))
-        storage = STORAGE[node.operand.type.dtype]
-        lines = self.temporary(var, local, work, node.type)
-
-        def body(ctx) -> list[str]:
-            code, _ = cpp_expr(node.operand, ctx)
-            return [f"{var}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
-        lines += self.loop(space, body, self.resolve(space, done))
-        last = len(node.type.shape) - 1
-        lines.append(f"pf::{node.kind}_rows({self.pointer(var)}, {local}.count, "
-                     f"{local}.shape[{last}], static_cast<{work}>({eps}){self.stream_arg});")
-        return buf, lines
-
-    def _scalar_context(self, done: dict[int, object]):
-        space = LoopSpace(ValueType("f32", (), Layout("replicated")), "L_scalar_",
-                          self.buffers.__getitem__)
-        from parafuse.emitters.ccn.cpu.loops import expr_context
-        return expr_context(space, self.resolve(space, done))
-
-    def fused_body(self, stages: list[ir.SimpleStage]):
-        """The parts of one loop computing every stage per element, later stages reading
-        earlier ones from registers (rounded to their dtype, as binding rounds them):
-        (lines that run first, the loop's space, its precomputed codes, its body)."""
-        pre, done = self.precompute([s.expr for s in stages])
-        space = self.space(stages[0].type, self.buffers[stages[0].name].local)
-        resolved = self.resolve(space, done)
-
-        def body(ctx) -> list[str]:
-            lines = []
-            for stage in stages:
-                target, storage = self.buffers[stage.name], STORAGE[stage.type.dtype]
-                code, _ = cpp_expr(stage.expr, ctx)
-                register = f"r_{stage.name}"
-                lines += [f"const {compute_type(stage.type.dtype)} {register} = "
-                          f"pf::round_to<{storage}>({code});",
-                          f"{target.var}[i] = pf::store_as<{storage}>({register});"]
-                space.registers[stage.name] = register
-            return lines
-        return pre, space, resolved, body
-
-    # -- stages
-    def elementwise(self, stage: ir.ElementwiseStage | ir.UpdateStage, lo: str = "0",
-                    hi: str | None = None) -> list[str]:
-        target = self.buffers[stage.name]
-        pre, done = self.precompute([stage.expr])
-        space = self.space(stage.type, target.local)
-        return pre + self.store(space, target, stage.expr, self.resolve(space, done), lo, hi)
-
-    def materialize(self, expr: ir.Expr) -> tuple[str, list[str]]:
-        """A pointer to `expr`'s values in its own dtype (a buffer, or a new temporary)."""
-        if isinstance(expr, ir.Ref) and not self.buffers[expr.name].is_param:
-            return self.pointer(self.buffers[expr.name].var), []
-        var, local = self.fresh("tmp"), self.fresh("Lt")
-        buf = Buffer(var, expr.type, local)
-        lines = self.temporary(var, local, STORAGE[expr.type.dtype], expr.type)
-        pre, done = self.precompute([expr])
-        space = self.space(expr.type, local)
-        lines += pre + self.store(space, buf, expr, self.resolve(space, done))
-        return self.pointer(var), lines
-
-    def materialize_as(self, expr: ir.Expr, work: str) -> tuple[str, str, list[str]]:
-        """A new `work`-typed buffer of `expr` rounded to its dtype: (var, local, lines)."""
-        var, local = self.fresh("mm"), self.fresh("Lm")
-        lines = self.temporary(var, local, work, expr.type)
-        pre, done = self.precompute([expr])
-        space = self.space(expr.type, local)
-        storage = STORAGE[expr.type.dtype]
-
-        def body(ctx) -> list[str]:
-            code, _ = cpp_expr(expr, ctx)
-            return [f"{var}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
-        return var, local, lines + pre + self.loop(space, body, self.resolve(space, done))
-
-    def collective(self, stage: ir.CollectiveStage, hierarchical_comm: str | None) -> list[str]:
+    def collective(self, stage: ir.CollectiveStage) -> list[str]:
         src, lines = self.materialize(stage.operand)
         target = self.buffers[stage.name]
         out = f"{target.var}.data()"
@@ -236,10 +93,11 @@ class StageWriter:
         operand_local = (self.buffers[stage.operand.name].local
                          if isinstance(stage.operand, ir.Ref) else None)
         count = f"{target.local}.count"
-        comm = f"comm_{stage.group}_" if stage.group else "comm_"
+        comm = group_comm(stage.group)
         if stage.op == "allreduce":
             lines.append(f"pf::allreduce<{storage}>({src}, {out}, {count}, "
-                         f"{REDUCE_OPS[stage.reduce_op]}, {hierarchical_comm or comm});")
+                         f"{REDUCE_OPS[stage.reduce_op]}, "
+                         f"{comm_name(self.plan.collective_comm(stage))});")
         elif stage.op == "reducescatter":
             whole = operand_local or f"pf::local_block({target.local}.logical, -1, 1, 0)"
             lines.append(f"pf::reduce_scatter<{storage}>({src}, {out}, {target.local}.logical[0], "
@@ -249,8 +107,8 @@ class StageWriter:
         elif stage.op == "broadcast":
             lines.append(f"pf::broadcast<{storage}>({src}, {out}, {count}, {stage.root}, {comm});")
         else:
-            lines.append(f"pf::send_shift<{storage}>({src}, {out}, {count}, blocks_{stage.group}_, "
-                         f"{stage.shift}, comm_);")
+            lines.append(f"pf::send_shift<{storage}>({src}, {out}, {count}, "
+                         f"blocks_{group_id(stage.group)}_, {stage.shift}, comm_);")
         return [f"// {stage.name} = {stage.op}(...)"] + lines
 
     def _allgather(self, stage: ir.CollectiveStage, src: str, out: str, op_lay: Layout,
@@ -288,3 +146,11 @@ class StageWriter:
                   f"for (int64_t i = 0; i < {target.local}.count; ++i) "
                   f"{target.var}[i] = pf::store_as<{STORAGE[stage.type.dtype]}>({a}_out[i]);"]
         return lines
+
+
+def lower_simple(stage: ir.SimpleStage, writer: CpuStageWriter) -> list[str]:
+    if isinstance(stage, ir.CollectiveStage):
+        return ["{"] + ["  " + line for line in writer.collective(stage)] + ["}"]
+    if isinstance(stage, ir.MatmulStage):
+        return ["{"] + ["  " + line for line in writer.matmul(stage)] + ["}"]
+    return [f"// {stage.name}", "{"] + ["  " + line for line in writer.elementwise(stage)] + ["}"]

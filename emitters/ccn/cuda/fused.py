@@ -15,9 +15,11 @@ from __future__ import annotations
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import ITEM_SIZE
 from parafuse.emitters.ccn.cpp_expr import STORAGE
-from parafuse.emitters.ccn.cpu.fused import _chunkable, _phases
-from parafuse.emitters.ccn.cuda.program import fused_kernel, lower_simple
-from parafuse.emitters.ccn.cuda.stages import REDUCE_OPS, CudaStageWriter, nccl_comm
+from parafuse.emitters.ccn.plan import chunk_collectives, group_id
+from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
+
+from .stages import CudaStageWriter, device_loop, lower_simple, nccl_comm
+from .vector import vector_loop
 
 
 def _indent(lines: list[str]) -> list[str]:
@@ -28,18 +30,16 @@ def _computed(stage: ir.SimpleStage) -> bool:
     return isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage))
 
 
-def _collective(stage: ir.SimpleStage, op: str) -> bool:
-    return isinstance(stage, ir.CollectiveStage) and stage.op == op
-
-
 def lower_fused(stage: ir.FusedStage, writer: CudaStageWriter) -> list[str]:
     members = ", ".join(p.name for p in stage.parts)
-    if not _chunkable(stage):
+    group = writer.plan.fused[stage.name]
+    if not group.chunkable:
         return ([f"// {stage.name} = fuse({members}): members are held differently, so they "
                  "run one after another"]
                 + [line for p in stage.parts for line in lower_simple(p, writer)])
     lines = [f"// {stage.name} = fuse({members}): chunked pipeline on two streams"]
-    for kind, stages in _phases(stage.parts):
+    for phase in group.phases:
+        kind, stages = phase.kind, list(phase.stages)
         if kind == "whole":
             lines += lower_simple(stages[0], writer)
         elif any(isinstance(s, ir.CollectiveStage) for s in stages):
@@ -60,13 +60,12 @@ def _chunk_count(group: ir.FusedStage, local: str, dtype: str) -> str:
 
 def _pipeline(group: ir.FusedStage, stages: list[ir.SimpleStage],
               writer: CudaStageWriter) -> list[str]:
-    scatter = next((s for s in stages if _collective(s, "reducescatter")), None)
+    scatter, gathers = chunk_collectives(tuple(stages))
     computed = [s for s in stages if _computed(s)]
-    gathers = [s for s in stages if _collective(s, "allgather")]
     space_of = scatter or (computed[0] if computed else gathers[0].operand)
     block = writer.buffers[space_of.name]
     lay = block.type.layout
-    group_name = lay.group or "world"
+    group_name = group_id(lay.group)
     index = f"index_{group_name}_" if lay.kind == "sliced" else "0"
     parts = f"parts_{group_name}_" if lay.kind == "sliced" else "1"
     comm = nccl_comm(lay.group)
@@ -114,3 +113,15 @@ def _buffers(prefix: str, storage: str) -> list[str]:
             f"pf::StreamBuffer<{storage}> {prefix}_received_buf(plan.total, streams_.compute);",
             f"{storage}* const {prefix}_packed = {prefix}_packed_buf.data();",
             f"{storage}* const {prefix}_received = {prefix}_received_buf.data();"]
+
+
+def fused_kernel(stages: list[ir.SimpleStage], writer: CudaStageWriter):
+    """One kernel computing every stage per element (StageWriter.fused_body). Returns the
+    lines that must run first (its reductions) and a function of the kernel's range."""
+    pre, space, resolved, body = writer.fused_body(stages)
+
+    def kernel(lo: str = "0", hi: str | None = None) -> list[str]:
+        vectorised = vector_loop(space, body, resolved, lo, hi or f"{space.local}.count")
+        space.registers.clear()
+        return vectorised or device_loop(space, body, resolved, lo, hi)
+    return pre, kernel

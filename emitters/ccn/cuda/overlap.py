@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
 from parafuse.emitters.ccn.cpp_expr import STORAGE
-from parafuse.emitters.ccn.cpu.overlap import _pipelinable
-from parafuse.emitters.ccn.cpu.program import _hierarchical
-from parafuse.emitters.ccn.cuda.stages import REDUCE_OPS, CudaStageWriter, nccl_comm
+from parafuse.emitters.ccn.plan import group_id
+from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
+
+from .stages import CudaStageWriter, comm_name, lower_simple
 
 
 class _Chunked:
@@ -45,22 +46,21 @@ class _Chunked:
     def _collective(self, stage: ir.CollectiveStage, out: str) -> str:
         storage = STORAGE[stage.type.dtype]
         src = f"{self.writer.buffers[stage.operand.name].var} + lo"
-        comm = f"ncross_{stage.name}_" if _hierarchical(stage) else nccl_comm(stage.group)
+        comm = comm_name(self.writer.plan.collective_comm(stage))
         if stage.op == "allreduce":
             return (f"pf::allreduce<{storage}>({src}, {out} + lo, hi - lo, "
                     f"{REDUCE_OPS[stage.reduce_op]}, {comm}, streams_.comm);")
         if stage.op == "broadcast":
             return (f"pf::broadcast<{storage}>({src}, {out} + lo, hi - lo, {stage.root}, "
                     f"{comm}, streams_.comm);")
-        return (f"pf::send_shift<{storage}>({src}, {out} + lo, hi - lo, blocks_{stage.group}_, "
-                f"{stage.shift}, nccl_, streams_.comm);")
+        return (f"pf::send_shift<{storage}>({src}, {out} + lo, hi - lo, "
+                f"blocks_{group_id(stage.group)}_, {stage.shift}, nccl_, streams_.comm);")
 
 
 def lower_overlap(stage: ir.OverlapStage, writer: CudaStageWriter) -> list[str]:
-    from parafuse.emitters.ccn.cuda.program import lower_simple
     p, c = stage.parts
     head = f"// {stage.name} = overlap({p.name}, {c.name})"
-    reason = _pipelinable(stage)
+    reason = writer.plan.overlap_reasons[stage.name]
     if reason:
         return [f"{head}: not chunked ({reason})"] + lower_simple(p, writer) + \
             lower_simple(c, writer)

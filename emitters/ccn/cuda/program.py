@@ -10,25 +10,40 @@ them by value), then runs the lowered stages and the states' next values.
 
 from __future__ import annotations
 
-import re
-
 from parafuse.ccn_compiler import ir
 from parafuse.emitters.ccn.cpp_expr import COMPUTE, DTYPE_ENUM, STORAGE
-from parafuse.emitters.ccn.cpu.loops import Buffer
-from parafuse.emitters.ccn.cpu.program import (
-    ScheduleClass,
-    _buffers,
-    _hierarchical,
-    _sizes,
-    _volume,
-)
-from parafuse.emitters.ccn.cpu.stages import local_expr
-from parafuse.emitters.ccn.cuda.stages import CudaStageWriter, device_loop, device_store
-from parafuse.emitters.ccn.cuda.vector import vector_loop
-from parafuse.emitters.ccn.in_place import in_place_values
+from parafuse.emitters.ccn.plan import Buffer, Communicator, LoweringPlan, group_id
+from parafuse.emitters.ccn.schedule_class import ScheduleClass
+from parafuse.emitters.ccn.stage_writer import local_expr
+from parafuse.emitters.ccn.volume import volume_lines
+from parafuse.emitters.names import cpp_name, prefixed_stem
+
+from .fused import lower_fused
+from .overlap import lower_overlap
+from .stages import CudaStageWriter, comm_name, device_store, lower_simple
 
 
-def _communicators(program: ir.Program) -> tuple[list[str], list[str], list[str]]:
+def _communicator_lines(comm: Communicator, program: ir.Program) -> tuple[list, list, list]:
+    """(members, constructor lines, destructor lines) of a group's or a cross communicator
+    (the world's are the class's own, in _communicators)."""
+    name = comm_name(comm)
+    if comm.kind == "group":
+        g = group_id(comm.group)
+        return ([f"ncclComm_t {name} = nullptr;",
+                 f"int blocks_{g}_ = {program.group(comm.group).blocks}, parts_{g}_ = 1, "
+                 f"index_{g}_ = 0;"],
+                [f"parts_{g}_ = ranks_ / blocks_{g}_;", f"index_{g}_ = rank_ % parts_{g}_;",
+                 f"{name} = pf::nccl_split(nccl_, rank_ / parts_{g}_, rank_);"],
+                [f"ncclCommDestroy({name});"])
+    inner = group_id(comm.group)
+    outer = f"rank_ / parts_{group_id(comm.outer)}_" if comm.outer else "0"
+    return ([f"ncclComm_t {name} = nullptr;"],
+            [f"{name} = pf::nccl_split(nccl_, ({outer}) * parts_{inner}_ + index_{inner}_, "
+             "rank_);"],
+            [f"ncclCommDestroy({name});"])
+
+
+def _communicators(plan: LoweringPlan) -> tuple[list[str], list[str], list[str]]:
     members = ["MPI_Comm comm_ = MPI_COMM_NULL;", "int rank_ = 0, ranks_ = 1;",
                "int parts_world_ = 1, index_world_ = 0;", "ncclComm_t nccl_ = nullptr;",
                "cublasHandle_t cublas_ = nullptr;", "pf::Streams streams_;",
@@ -37,29 +52,17 @@ def _communicators(program: ir.Program) -> tuple[list[str], list[str], list[str]
             "ranks_ = pf::comm_size(comm_);", "parts_world_ = ranks_;", "index_world_ = rank_;",
             "nccl_ = pf::nccl_comm(comm_);", "PF_CUBLAS(cublasCreate(&cublas_));"]
     dtor = []
-    for group in program.groups:
-        g = group.name
-        members += [f"ncclComm_t nccl_{g}_ = nullptr;",
-                    f"int blocks_{g}_ = {group.blocks}, parts_{g}_ = 1, index_{g}_ = 0;"]
-        ctor += [f"parts_{g}_ = ranks_ / blocks_{g}_;", f"index_{g}_ = rank_ % parts_{g}_;",
-                 f"nccl_{g}_ = pf::nccl_split(nccl_, rank_ / parts_{g}_, rank_);"]
-        dtor.append(f"ncclCommDestroy(nccl_{g}_);")
-    for stage in program.flat_stages():
-        if _hierarchical(stage):
-            inner = stage.operand.type.layout.group
-            outer = f"rank_ / parts_{stage.group}_" if stage.group else "0"
-            members.append(f"ncclComm_t ncross_{stage.name}_ = nullptr;")
-            ctor.append(f"ncross_{stage.name}_ = pf::nccl_split(nccl_, ({outer}) * "
-                        f"parts_{inner}_ + index_{inner}_, rank_);")
-            dtor.append(f"ncclCommDestroy(ncross_{stage.name}_);")
+    for comm in plan.communicators:
+        if comm.kind != "world":
+            m, c, d = _communicator_lines(comm, plan.program)
+            members, ctor, dtor = members + m, ctor + c, dtor + d
     dtor += ["cublasDestroy(cublas_);", "ncclCommDestroy(nccl_);", "MPI_Comm_free(&comm_);"]
     return members, ctor, dtor
 
 
-def _storage(program: ir.Program, buffers: dict[str, Buffer],
+def _storage(buffers: dict[str, Buffer], sizes: dict[str, str],
              mirrored: set[str]) -> tuple[list[str], list[str], list[str]]:
     """(members, constructor lines, step prologue) of every value's device block."""
-    sizes = _sizes(program)
     members, ctor, prologue = [], [], ["const int rank_ = this->rank_; (void)rank_;"]
     declared: set[str] = set()
     for name, buf in buffers.items():
@@ -71,17 +74,22 @@ def _storage(program: ir.Program, buffers: dict[str, Buffer],
         ctor += [f"{buf.local}_ = pf::device_local({local_expr(buf.type, sizes)});",
                  f"{buf.var}_.resize({buf.local}_.count);"]
         if name in mirrored:
-            members.append(f"std::vector<{storage}> h_{name}_;")
-            ctor.append(f"h_{name}_.resize({buf.local}_.count);")
+            members.append(f"std::vector<{storage}> {mirror(name)};")
+            ctor.append(f"{mirror(name)}.resize({buf.local}_.count);")
         prologue += [f"{storage}* const {buf.var} = {buf.var}_.data(); (void){buf.var};",
                      f"const pf::DevLocal {buf.local} = {buf.local}_; (void){buf.local};"]
     return members, ctor, prologue
 
 
-def _slot(name: str, value: str, buf: Buffer, ordinal: int, mirror: str | None) -> str:
-    """A pf::Slot on the host mirror `h_<mirror>_`, or on the device buffer (None)."""
+def mirror(name: str) -> str:
+    """The host copy of a value the runner reads or writes."""
+    return f"h_{prefixed_stem(name)}_"
+
+
+def _slot(name: str, value: str, buf: Buffer, ordinal: int, host: str | None) -> str:
+    """A pf::Slot on the host mirror of `host`, or on the device buffer (None)."""
     per_rank = "true" if buf.type.layout.kind == "local" else "false"
-    data = f"h_{mirror}_.data()" if mirror else f"{buf.var}_.data()"
+    data = f"{mirror(host)}.data()" if host else f"{buf.var}_.data()"
     return (f'{{"{name}", "{value}", {DTYPE_ENUM[buf.type.dtype]}, "{buf.type.layout}", '
             f"pf::host_local({buf.local}_), {per_rank}, {ordinal}, {data}}}")
 
@@ -110,9 +118,9 @@ def _transfers(program: ir.Program, buffers: dict[str, Buffer]) -> dict[str, lis
     results = [v for _, v in program.outputs] + [s for s, _ in program.state_updates]
     def copy(names: list[str], direction: str) -> list[str]:
         if direction == "upload":
-            return [f"pf::upload({buffers[n].var}_.data(), h_{n}_, streams_.compute);"
+            return [f"pf::upload({buffers[n].var}_.data(), {mirror(n)}, streams_.compute);"
                     for n in names]
-        return [f"pf::download(h_{n}_, {buffers[n].var}_.data(), streams_.compute);"
+        return [f"pf::download({mirror(n)}, {buffers[n].var}_.data(), streams_.compute);"
                 for n in names] + ["PF_CUDA(cudaStreamSynchronize(streams_.compute));"]
     return {"upload": copy(tensors, "upload"), "download_inputs": copy(tensors, "download"),
             "download_results": copy(list(dict.fromkeys(results)), "download"),
@@ -141,19 +149,20 @@ def _bindings(program: ir.Program, buffers: dict[str, Buffer]) -> dict[str, list
             "unbind": [f"{var}_.restore();" for var in owners]}
 
 
-def lower_schedule(program: ir.Program, schedule: str) -> tuple[ScheduleClass, dict]:
+def lower_schedule(plan: LoweringPlan) -> tuple[ScheduleClass, dict]:
     """The schedule class, and the host <-> device copies the library template calls."""
-    buffers = _buffers(program, in_place_values(program))
-    writer = CudaStageWriter(buffers, _sizes(program))
-    comm_members, comm_ctor, dtor = _communicators(program)
+    program, buffers = plan.program, plan.buffers
+    writer = CudaStageWriter(plan)
+    comm_members, comm_ctor, dtor = _communicators(plan)
     mirrored = {t.name for t in program.tensors} | {v for _, v in program.outputs} | {
         s for s, _ in program.state_updates}
-    storage_members, storage_ctor, prologue = _storage(program, buffers, mirrored)
+    storage_members, storage_ctor, prologue = _storage(buffers, writer.sizes, mirrored)
     step = prologue + ["const uint64_t seed_step = seed + step_index;", "(void)seed_step;"]
     for param in program.params:
-        step.append(f"const {COMPUTE[param.dtype]} p_{param.name} = "
-                    f"pf::round_to<{STORAGE[param.dtype]}>(params_->{param.name}); "
-                    f"(void)p_{param.name};")
+        var = buffers[param.name].var
+        step.append(f"const {COMPUTE[param.dtype]} {var} = "
+                    f"pf::round_to<{STORAGE[param.dtype]}>(params_->{cpp_name(param.name)}); "
+                    f"(void){var};")
     for stage in program.stages:
         step += lower_stage(stage, writer)
     step += ["PF_HERE();"] + _state_updates(program, writer)
@@ -168,41 +177,15 @@ def lower_schedule(program: ir.Program, schedule: str) -> tuple[ScheduleClass, d
     copies["device_results"] = [_slot(n, v, buffers[v], -1, None) for n, v in program.outputs]
     copies["device_results"] += [_slot(s, v, buffers[s], -1, None)
                                  for s, v in program.state_updates]
-    class_name = "Schedule_" + re.sub(r"\W", "_", schedule)
-    cls = ScheduleClass(schedule, class_name, comm_members + storage_members,
+    cls = ScheduleClass(plan.schedule, plan.class_name, comm_members + storage_members,
                         comm_ctor + storage_ctor, step, inputs, results, states,
-                        _volume(program), dtor)
+                        volume_lines(program), dtor)
     return cls, copies
 
 
 def lower_stage(stage: ir.Stage, writer: CudaStageWriter) -> list[str]:
     if isinstance(stage, ir.FusedStage):
-        from parafuse.emitters.ccn.cuda.fused import lower_fused
         return lower_fused(stage, writer)
     if isinstance(stage, ir.OverlapStage):
-        from parafuse.emitters.ccn.cuda.overlap import lower_overlap
         return lower_overlap(stage, writer)
     return lower_simple(stage, writer)
-
-
-def lower_simple(stage: ir.SimpleStage, writer: CudaStageWriter) -> list[str]:
-    if isinstance(stage, ir.CollectiveStage):
-        cross = f"ncross_{stage.name}_" if _hierarchical(stage) else None
-        body = writer.collective(stage, cross)
-    elif isinstance(stage, ir.MatmulStage):
-        body = writer.matmul(stage)
-    else:
-        body = [f"// {stage.name}: one kernel"] + writer.elementwise(stage)
-    return ["{", "  PF_HERE();"] + ["  " + line for line in body] + ["}"]
-
-
-def fused_kernel(stages: list[ir.SimpleStage], writer: CudaStageWriter):
-    """One kernel computing every stage per element (StageWriter.fused_body). Returns the
-    lines that must run first (its reductions) and a function of the kernel's range."""
-    pre, space, resolved, body = writer.fused_body(stages)
-
-    def kernel(lo: str = "0", hi: str | None = None) -> list[str]:
-        vectorised = vector_loop(space, body, resolved, lo, hi or f"{space.local}.count")
-        space.registers.clear()
-        return vectorised or device_loop(space, body, resolved, lo, hi)
-    return pre, kernel

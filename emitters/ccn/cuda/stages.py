@@ -17,9 +17,12 @@ from collections.abc import Callable
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import ValueType, is_int
 from parafuse.emitters.ccn.cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
-from parafuse.emitters.ccn.cpu.loops import Buffer, LoopSpace, expr_context
-from parafuse.emitters.ccn.cpu.stages import REDUCE_OPS, StageWriter, local_expr
-from parafuse.emitters.ccn.cuda.vector import vector_loop
+from parafuse.emitters.ccn.loop_space import LoopSpace, expr_context
+from parafuse.emitters.ccn.plan import Buffer, Communicator, group_id
+from parafuse.emitters.ccn.stage_writer import REDUCE_OPS, StageWriter, local_expr
+from parafuse.emitters.names import prefixed_stem
+
+from .vector import vector_loop
 
 
 def device_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
@@ -35,16 +38,24 @@ def device_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
 def device_store(space: LoopSpace, target: Buffer, expr: ir.Expr, precomputed: dict[int, str],
                  lo: str = "0", hi: str | None = None) -> list[str]:
     """target[i] = expr rounded to the target's dtype, for i in [lo, hi), on the device,
-    with 16-byte loads and stores where they apply (ccn_cuda_vector)."""
+    with 16-byte loads and stores where they apply (vector.py)."""
     def body(ctx: ExprContext) -> list[str]:
         code, _ = cpp_expr(expr, ctx)
-        return [f"{target.var}[i] = pf::store_as<{STORAGE[target.type.dtype]}>({code});"]
+        return [ctx.store(target.var, STORAGE[target.type.dtype], code)]
     vectorised = vector_loop(space, body, precomputed, lo, hi or f"{space.local}.count")
     return vectorised or device_loop(space, body, precomputed, lo, hi)
 
 
-def nccl_comm(layout_group: str | None) -> str:
-    return f"nccl_{layout_group}_" if layout_group else "nccl_"
+def nccl_comm(group: str | None) -> str:
+    """The NCCL communicator member of a group (the world's: None)."""
+    return f"nccl_{group_id(group)}_" if group else "nccl_"
+
+
+def comm_name(comm: Communicator) -> str:
+    """The NCCL communicator member of `comm`."""
+    if comm.kind == "cross":
+        return f"ncross_{prefixed_stem(comm.stage)}_"
+    return nccl_comm(comm.group)
 
 
 def device_local_expr(vt: ValueType, sizes: dict[str, str]) -> str:
@@ -110,7 +121,7 @@ class CudaStageWriter(StageWriter):
                   f"  {name}[0] = pf::round_to<{STORAGE[node.type.dtype]}>({total});", "});"]
         return f"{name}[0]", lines
 
-    def collective(self, stage: ir.CollectiveStage, hierarchical_comm: str | None) -> list[str]:
+    def collective(self, stage: ir.CollectiveStage) -> list[str]:
         src, lines = self.materialize(stage.operand)
         target = self.buffers[stage.name]
         out, storage = target.var, STORAGE[stage.type.dtype]
@@ -120,7 +131,7 @@ class CudaStageWriter(StageWriter):
         s = "streams_.comm"
         if stage.op == "allreduce":
             call = (f"pf::allreduce<{storage}>({src}, {out}, {count}, {op}, "
-                    f"{hierarchical_comm or comm}, {s});")
+                    f"{comm_name(self.plan.collective_comm(stage))}, {s});")
         elif stage.op == "reducescatter":
             whole = (self.buffers[stage.operand.name].local if isinstance(stage.operand, ir.Ref)
                      else f"pf::device_local(pf::local_block(pf::host_local({target.local})"
@@ -137,8 +148,8 @@ class CudaStageWriter(StageWriter):
         elif stage.op == "broadcast":
             call = f"pf::broadcast<{storage}>({src}, {out}, {count}, {stage.root}, {comm}, {s});"
         else:
-            call = (f"pf::send_shift<{storage}>({src}, {out}, {count}, blocks_{stage.group}_, "
-                    f"{stage.shift}, nccl_, {s});")
+            call = (f"pf::send_shift<{storage}>({src}, {out}, {count}, "
+                    f"blocks_{group_id(stage.group)}_, {stage.shift}, nccl_, {s});")
         return ([f"// {stage.name} = {stage.op}(...) on the communication stream"] + lines
                 + ["streams_.to_comm();", call, "streams_.to_compute();"])
 
@@ -157,3 +168,13 @@ class CudaStageWriter(StageWriter):
                   f"  {target.var}[i] = pf::store_as<{STORAGE[stage.type.dtype]}>({a}_out[i]);",
                   "});"]
         return lines
+
+
+def lower_simple(stage: ir.SimpleStage, writer: CudaStageWriter) -> list[str]:
+    if isinstance(stage, ir.CollectiveStage):
+        body = writer.collective(stage)
+    elif isinstance(stage, ir.MatmulStage):
+        body = writer.matmul(stage)
+    else:
+        body = [f"// {stage.name}: one kernel"] + writer.elementwise(stage)
+    return ["{", "  PF_HERE();"] + ["  " + line for line in body] + ["}"]

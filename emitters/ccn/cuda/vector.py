@@ -10,16 +10,14 @@ range, or all of it when unaligned, runs the scalar kernel of the same body.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from parafuse.ccn_compiler import ir
 from parafuse.emitters.ccn.cpp_expr import STORAGE, ExprContext, compute_type
-from parafuse.emitters.ccn.cpu.loops import LoopSpace, expr_context
+from parafuse.emitters.ccn.loop_space import LoopSpace, expr_context
 
 ITEM_BYTES = {"pf::f16": 2, "pf::bf16": 2, "float": 4, "double": 8, "int32_t": 4,
               "int64_t": 8, "uint8_t": 1}
-STORE = re.compile(r"^(\w+)\[i\] = pf::store_as<([\w:]+)>\((.*)\);$")
 
 
 class VectorSpace(LoopSpace):
@@ -29,6 +27,7 @@ class VectorSpace(LoopSpace):
         super().__init__(space.type, space.local, space.buffers, registers=space.registers,
                          hoists=space.hoists)
         self.loads: dict[str, str] = {}  # pointer -> storage type
+        self.stores: dict[str, str] = {}  # pointer -> storage type
 
     def read(self, ref: ir.Ref) -> str:
         if ref.name in self.registers:
@@ -39,18 +38,10 @@ class VectorSpace(LoopSpace):
         self.loads[buf.var] = STORAGE[buf.type.dtype]
         return f"static_cast<{compute_type(buf.type.dtype)}>(ld_{buf.var}.v[j])"
 
-
-def _vector_body(space: VectorSpace, lines: list[str]) -> tuple[list[str], dict[str, str]]:
-    stores: dict[str, str] = {}
-    out = []
-    for line in lines:
-        match = STORE.match(line)
-        if match:
-            var, storage, value = match.groups()
-            stores[var] = storage
-            line = f"st_{var}.v[j] = pf::store_as<{storage}>({value});"
-        out.append(line)
-    return out, stores
+    def store_element(self, var: str, storage: str, value: str) -> str:
+        """Element j of the thread's 16-byte word of `var`, stored once the word is full."""
+        self.stores[var] = storage
+        return f"st_{var}.v[j] = pf::store_as<{storage}>({value});"
 
 
 def vector_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
@@ -61,7 +52,8 @@ def vector_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
         return None
     vec = VectorSpace(space)
     vec.registers.clear()
-    inner, stores = _vector_body(vec, body(expr_context(vec, precomputed)))
+    inner = body(expr_context(vec, precomputed))
+    stores = vec.stores
     if not vec.loads and not stores:
         return None
     width = 16 // min(ITEM_BYTES[s] for s in [*vec.loads.values(), *stores.values()])

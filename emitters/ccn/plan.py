@@ -1,0 +1,232 @@
+"""The lowering plan: every decision the CPU and CUDA backends share, made once, as data,
+before any C++ is printed.
+
+    plan = make_plan(scheduled_program, "fused")
+    plan.buffers["w1"].var      -> "v_w"      (w1 is written into its state w in place)
+    plan.fused["fuse1"].phases  -> chunked and whole phases of the fused group
+    plan.placements             -> {"g": "rs"}: g lives in rs's node-shared segment
+    plan.communicators          -> world, every group, every hierarchical allreduce
+
+The backends' stage writers read the plan and print; nothing they print is read back.
+C++ names come from `emitters/names.py`: a user's name is never printed raw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from parafuse.ccn_compiler import ir
+from parafuse.ccn_compiler.ir_edit import names_read
+from parafuse.ccn_compiler.types import Layout, ValueType
+from parafuse.emitters.names import cpp_name, prefixed_stem, schedule_class
+
+from .in_place import in_place_values
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A value as the generated code holds it."""
+
+    var: str  # the buffer (scalars hold one element)
+    type: ValueType
+    local: str  # the block shape of this rank
+    is_param: bool = False
+
+
+@dataclass(frozen=True)
+class Communicator:
+    """A communicator of the schedule class: the world, a group's, or the cross-group one
+    of a hierarchical allreduce (`stage`: that allreduce)."""
+
+    kind: str  # "world" | "group" | "cross"
+    group: str | None = None  # the group (kind "group"); the inner group (kind "cross")
+    stage: str | None = None  # the allreduce (kind "cross")
+    outer: str | None = None  # the group the allreduce runs in (kind "cross"), if any
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Members of a fused group that run together: "chunked" (chunk by chunk) or "whole"
+    (a scalar member, or a gather that reads nothing computed before it)."""
+
+    kind: str
+    stages: tuple[ir.SimpleStage, ...]
+
+
+@dataclass(frozen=True)
+class FusedGroup:
+    stage: ir.FusedStage
+    chunkable: bool  # members hold the same block, so their chunks line up
+    phases: tuple[Phase, ...]
+
+
+@dataclass(frozen=True)
+class LoweringPlan:
+    program: ir.Program
+    schedule: str
+    class_name: str
+    buffers: dict[str, Buffer]
+    in_place: dict[str, str]  # next value -> the state whose buffer it is written into
+    pinned: frozenset[str]  # states and their next values: swapped, so never placed
+    hierarchical: frozenset[str]  # allreduces of a grouped replicated value
+    communicators: tuple[Communicator, ...]
+    fused: dict[str, FusedGroup] = field(default_factory=dict)
+    overlap_reasons: dict[str, str | None] = field(default_factory=dict)  # None: pipelined
+    placements: dict[str, str] = field(default_factory=dict)  # value -> fused collective
+
+    def collective_comm(self, stage: ir.CollectiveStage) -> Communicator:
+        """The communicator `stage` runs on."""
+        if stage.name in self.hierarchical:
+            return next(c for c in self.communicators if c.stage == stage.name)
+        return Communicator("group", stage.group) if stage.group else Communicator("world")
+
+
+def group_id(group: str | None) -> str:
+    """The C++ stem of a group's members (`parts_ID_`); "world" for all ranks."""
+    return cpp_name(group) if group else "world"
+
+
+def stage_id(stage: ir.Stage) -> str:
+    """The C++ stem of a stage's own names (`x_ID_`, `r_ID`, `req_ID`, `cross_ID_`)."""
+    return prefixed_stem(stage.name)
+
+
+def size_member(size: str) -> str:
+    return cpp_name(size)
+
+
+def sizes_expressions(program: ir.Program) -> dict[str, str]:
+    """Each size variable as the schedule class reads it."""
+    return {name: f"sizes_.{size_member(name)}" for name in program.size_vars}
+
+
+def hierarchical(stage: ir.SimpleStage) -> bool:
+    """An allreduce of a replicated value of a group: within the group, then across."""
+    return isinstance(stage, ir.CollectiveStage) and stage.op == "allreduce" and \
+        stage.operand.type.layout.kind == "replicated" and bool(stage.operand.type.layout.group)
+
+
+def _buffers(program: ir.Program, in_place: dict[str, str]) -> dict[str, Buffer]:
+    """Every value's buffer; a value written in place is its state's buffer."""
+    replicated = Layout("replicated")
+    buffers = {p.name: Buffer(f"p_{prefixed_stem(p.name)}", ValueType(p.dtype, (), replicated), "",
+                              is_param=True) for p in program.params}
+    for tensor in program.tensors:
+        stem = prefixed_stem(tensor.name)
+        buffers[tensor.name] = Buffer(f"v_{stem}", tensor.type, f"L_{stem}")
+    for stage in program.flat_stages():
+        state = in_place.get(stage.name)
+        stem = prefixed_stem(stage.name)
+        buffers[stage.name] = buffers[state] if state else \
+            Buffer(f"v_{stem}", stage.type, f"L_{stem}")
+    return buffers
+
+
+def _communicators(program: ir.Program) -> tuple[Communicator, ...]:
+    found = [Communicator("world")] + [Communicator("group", g.name) for g in program.groups]
+    for stage in program.flat_stages():
+        if hierarchical(stage):
+            found.append(Communicator("cross", stage.operand.type.layout.group, stage.name,
+                                      stage.group))
+    return tuple(found)
+
+
+def _precomputes_read(stage: ir.SimpleStage, names: set[str]) -> bool:
+    """Does a reduction or row norm of `stage` read one of `names`?"""
+    for expr in ir.stage_exprs(stage):
+        for node in ir.walk(expr):
+            if isinstance(node, (ir.Reduce, ir.RowNorm)):
+                if any(isinstance(n, ir.Ref) and n.name in names for n in ir.walk(node)):
+                    return True
+    return False
+
+
+def fused_phases(parts: tuple[ir.SimpleStage, ...]) -> tuple[Phase, ...]:
+    """A member that needs a scalar reduction of earlier members starts a new phase: the
+    work before the reduction chunk by chunk, the cross-rank reduction, then the rest."""
+    phases: list[Phase] = []
+    current: list[ir.SimpleStage] = []
+    for part in parts:
+        scalar = not part.type.shape
+        gather = isinstance(part, ir.CollectiveStage) and part.op == "allgather"
+        names = {p.name for p in current}
+        if scalar or (gather and not (names_read(part) & names)):
+            if current:
+                phases.append(Phase("chunked", tuple(current)))
+                current = []
+            phases.append(Phase("whole", (part,)))
+        elif current and _precomputes_read(part, names):
+            phases.append(Phase("chunked", tuple(current)))
+            current = [part]
+        else:
+            current.append(part)
+    if current:
+        phases.append(Phase("chunked", tuple(current)))
+    return tuple(phases)
+
+
+def chunkable(group: ir.FusedStage) -> bool:
+    """Members hold the same block (sliced along dim 0, or whole): chunks line up."""
+    layouts = {p.type.layout for p in group.parts if p.type.shape and not (
+        isinstance(p, ir.CollectiveStage) and p.op == "allgather")}
+    if len(layouts) != 1:
+        return False
+    lay = layouts.pop()
+    return lay.kind != "sliced" or lay.dim == 0
+
+
+def overlap_reason(stage: ir.OverlapStage) -> str | None:
+    """Why `overlap(P, C)` cannot be chunked, or None."""
+    p, c = stage.parts
+    if isinstance(p, ir.MatmulStage) and len(p.a.type.shape) < 2:
+        return "a matmul with a 1-dim left operand has no rows to chunk"
+    if isinstance(c, ir.CollectiveStage) and not (isinstance(c.operand, ir.Ref)
+                                                  and c.operand.name == p.name):
+        return "the collective reads an expression of the producer, not the producer itself"
+    if isinstance(p, ir.CollectiveStage) and not isinstance(p.operand, ir.Ref):
+        return "the producer collective reads an expression"
+    return None
+
+
+def chunk_collectives(stages: tuple[ir.SimpleStage, ...]
+                      ) -> tuple[ir.CollectiveStage | None, list[ir.CollectiveStage]]:
+    """The reduce-scatter (the first one) and the gathers of a chunked phase."""
+    scatter = next((s for s in stages if isinstance(s, ir.CollectiveStage)
+                    and s.op == "reducescatter"), None)
+    gathers = [s for s in stages if isinstance(s, ir.CollectiveStage) and s.op == "allgather"]
+    return scatter, gathers
+
+
+def _placements(fused: dict[str, FusedGroup], buffers: dict[str, Buffer],
+                pinned: frozenset[str]) -> dict[str, str]:
+    """The values that live in a fused collective's node-shared segment (CPU): the input of
+    each chunked reduce-scatter and the operand of each chunked gather, when it is a value
+    of its own that no state swap moves, in the order the groups set them up."""
+    placed: dict[str, str] = {}
+    for group in fused.values():
+        phases = group.phases if group.chunkable else ()
+        for phase in (p for p in phases if p.kind == "chunked"):
+            scatter, gathers = chunk_collectives(phase.stages)
+            for stage in ([scatter] if scatter else []) + gathers:
+                operand = stage.operand
+                if isinstance(operand, ir.Ref) and operand.name not in pinned and \
+                        operand.name not in placed and not buffers[operand.name].is_param:
+                    placed[operand.name] = stage.name
+    return placed
+
+
+def make_plan(program: ir.Program, schedule: str) -> LoweringPlan:
+    in_place = in_place_values(program)
+    buffers = _buffers(program, in_place)
+    pinned = frozenset({t.name for t in program.tensors if t.role == "state"} |
+                       {value for _, value in program.state_updates})
+    fused = {s.name: FusedGroup(s, chunkable(s), fused_phases(s.parts))
+             for s in program.stages if isinstance(s, ir.FusedStage)}
+    overlaps = {s.name: overlap_reason(s) for s in program.stages
+                if isinstance(s, ir.OverlapStage)}
+    return LoweringPlan(
+        program=program, schedule=schedule, class_name=schedule_class(schedule),
+        buffers=buffers, in_place=in_place, pinned=pinned,
+        hierarchical=frozenset(s.name for s in program.flat_stages() if hierarchical(s)),
+        communicators=_communicators(program), fused=fused, overlap_reasons=overlaps,
+        placements=_placements(fused, buffers, pinned))

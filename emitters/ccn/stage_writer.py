@@ -1,0 +1,185 @@
+"""What both backends print alike for a stage: the reductions and row norms that run
+before a loop, operands materialised as buffers, and loops that compute several stages
+per element. Each backend's writer (emitters/ccn/cpu/stages.py, emitters/ccn/cuda/
+stages.py) says how a temporary is held, how a loop is printed (an OpenMP loop or a
+kernel), and how reductions, collectives and matmul run.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from parafuse.ccn_compiler import ir
+from parafuse.ccn_compiler.types import Layout, ValueType
+
+from .cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
+from .loop_space import LoopSpace, expr_context, walk_precomputable
+from .plan import Buffer, LoweringPlan, group_id, sizes_expressions, stage_id
+
+REDUCE_OPS = {"sum": "pf::ReduceOp::sum", "prod": "pf::ReduceOp::prod",
+              "max": "pf::ReduceOp::max", "min": "pf::ReduceOp::min",
+              "avg": "pf::ReduceOp::avg"}
+
+
+def local_expr(vt: ValueType, sizes: dict[str, str]) -> str:
+    """C++ building the pf::Local of `vt` on this rank."""
+    dims = ", ".join(sizes[d] if isinstance(d, str) else str(d) for d in vt.shape)
+    lay = vt.layout
+    if lay.kind != "sliced":
+        return f"pf::local_block({{{dims}}}, -1, 1, 0)"
+    group = group_id(lay.group)
+    return f"pf::local_block({{{dims}}}, {lay.dim}, parts_{group}_, index_{group}_)"
+
+
+@dataclass
+class StageWriter:
+    """Turns stages into C++ lines; keeps the class members the stages need."""
+
+    plan: LoweringPlan
+    counter: itertools.count = field(default_factory=itertools.count)
+    members: list[str] = field(default_factory=list)  # class members the stages declare
+    constructor: list[str] = field(default_factory=list)  # and their set-up
+
+    hoists_offsets = True  # see LoopSpace.hoists
+    stream_arg = ""  # appended to runtime calls that run on a stream
+
+    def __post_init__(self) -> None:
+        self.buffers: dict[str, Buffer] = self.plan.buffers
+        self.sizes: dict[str, str] = sizes_expressions(self.plan.program)
+
+    def space(self, vt: ValueType, local: str) -> LoopSpace:
+        return LoopSpace(vt, local, self.buffers.__getitem__, hoists=self.hoists_offsets)
+
+    def fresh(self, prefix: str) -> str:
+        return f"{prefix}{next(self.counter)}"
+
+    # -- what each backend says: (var, local, ctype, type) -> lines; var -> pointer;
+    # the loop over a block (space, body, resolved, lo="0", hi=None) and a value's store
+    # (space, target, expr, resolved, lo="0", hi=None) -> lines; reductions; stages.
+    def temporary(self, var: str, local: str, ctype: str, vt: ValueType) -> list[str]:
+        raise NotImplementedError
+
+    def pointer(self, var: str) -> str:
+        raise NotImplementedError
+
+    def _reduce(self, node: ir.Reduce, done: dict[int, object]) -> tuple[str, list[str]]:
+        raise NotImplementedError
+
+    # -- reductions and row norms that must run before a loop
+    def precompute(self, exprs: list[ir.Expr]) -> tuple[list[str], dict[int, object]]:
+        lines: list[str] = []
+        done: dict[int, object] = {}
+        for expr in exprs:
+            for node in walk_precomputable(expr):
+                if id(node) in done:
+                    continue
+                if isinstance(node, ir.Reduce):
+                    name, code = self._reduce(node, done)
+                else:
+                    name, code = self._row_norm(node, done)
+                lines += code
+                done[id(node)] = name
+        return lines, done
+
+    def resolve(self, space: LoopSpace, done: dict[int, object]) -> dict[int, str]:
+        """Codes of precomputed values as read inside `space`'s loop."""
+        codes = {}
+        for key, value in done.items():
+            if isinstance(value, Buffer):
+                codes[key] = f"{value.var}[{space.index(value)}]"
+            else:
+                codes[key] = value
+        return codes
+
+    def _row_norm(self, node: ir.RowNorm, done: dict[int, object]) -> tuple[Buffer, list[str]]:
+        work = "double" if node.operand.type.dtype == "f64" else "float"
+        var, local = self.fresh("rownorm"), self.fresh("Ln")
+        buf = Buffer(var, ValueType("f64" if work == "double" else "f32", node.type.shape,
+                                    node.type.layout), local)
+        space = self.space(node.operand.type, local)
+        eps, _ = cpp_expr(node.eps, self._scalar_context(done))
+        storage = STORAGE[node.operand.type.dtype]
+        lines = self.temporary(var, local, work, node.type)
+
+        def body(ctx) -> list[str]:
+            code, _ = cpp_expr(node.operand, ctx)
+            return [f"{var}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
+        lines += self.loop(space, body, self.resolve(space, done))
+        last = len(node.type.shape) - 1
+        lines.append(f"pf::{node.kind}_rows({self.pointer(var)}, {local}.count, "
+                     f"{local}.shape[{last}], static_cast<{work}>({eps}){self.stream_arg});")
+        return buf, lines
+
+    def _scalar_context(self, done: dict[int, object]) -> ExprContext:
+        space = LoopSpace(ValueType("f32", (), Layout("replicated")), "L_scalar_",
+                          self.buffers.__getitem__)
+        return expr_context(space, self.resolve(space, done))
+
+    def fused_body(self, stages: list[ir.SimpleStage]):
+        """The parts of one loop computing every stage per element, later stages reading
+        earlier ones from registers (rounded to their dtype, as binding rounds them):
+        (lines that run first, the loop's space, its precomputed codes, its body)."""
+        pre, done = self.precompute([s.expr for s in stages])
+        space = self.space(stages[0].type, self.buffers[stages[0].name].local)
+        resolved = self.resolve(space, done)
+
+        def body(ctx: ExprContext) -> list[str]:
+            lines = []
+            for stage in stages:
+                target, storage = self.buffers[stage.name], STORAGE[stage.type.dtype]
+                code, _ = cpp_expr(stage.expr, ctx)
+                register = f"r_{stage_id(stage)}"
+                lines += [f"const {compute_type(stage.type.dtype)} {register} = "
+                          f"pf::round_to<{storage}>({code});",
+                          ctx.store(target.var, storage, register)]
+                space.registers[stage.name] = register
+            return lines
+        return pre, space, resolved, body
+
+    # -- stages
+    def elementwise(self, stage: ir.ElementwiseStage | ir.UpdateStage, lo: str = "0",
+                    hi: str | None = None) -> list[str]:
+        target = self.buffers[stage.name]
+        pre, done = self.precompute([stage.expr])
+        space = self.space(stage.type, target.local)
+        return pre + self.store(space, target, stage.expr, self.resolve(space, done), lo, hi)
+
+    def materialize(self, expr: ir.Expr) -> tuple[str, list[str]]:
+        """A pointer to `expr`'s values in its own dtype (a buffer, or a new temporary)."""
+        if isinstance(expr, ir.Ref) and not self.buffers[expr.name].is_param:
+            return self.pointer(self.buffers[expr.name].var), []
+        var, local = self.fresh("tmp"), self.fresh("Lt")
+        buf = Buffer(var, expr.type, local)
+        lines = self.temporary(var, local, STORAGE[expr.type.dtype], expr.type)
+        pre, done = self.precompute([expr])
+        space = self.space(expr.type, local)
+        lines += pre + self.store(space, buf, expr, self.resolve(space, done))
+        return self.pointer(var), lines
+
+    def materialize_as(self, expr: ir.Expr, work: str) -> tuple[str, str, list[str]]:
+        """A new `work`-typed buffer of `expr` rounded to its dtype: (var, local, lines)."""
+        var, local = self.fresh("mm"), self.fresh("Lm")
+        lines = self.temporary(var, local, work, expr.type)
+        pre, done = self.precompute([expr])
+        space = self.space(expr.type, local)
+        storage = STORAGE[expr.type.dtype]
+
+        def body(ctx) -> list[str]:
+            code, _ = cpp_expr(expr, ctx)
+            return [f"{var}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
+        return var, local, lines + pre + self.loop(space, body, self.resolve(space, done))
+
+    def matmul_operands(self, stage: ir.MatmulStage, comment: str):
+        """Both operands rounded to their dtypes in the work type: (work, lines, (a, local
+        of a), (b, local of b)); the backends then multiply them."""
+        work = "double" if stage.type.dtype == "f64" or "f64" in (
+            stage.a.type.dtype, stage.b.type.dtype) else "float"
+        lines = [f"// {stage.name} = matmul(...){comment}"]
+        operands = []
+        for expr in (stage.a, stage.b):
+            var, local, code = self.materialize_as(expr, work)
+            lines += code
+            operands.append((var, local))
+        return work, lines, operands[0], operands[1]
+
