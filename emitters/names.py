@@ -114,3 +114,9 @@ def prefixed_stem(user: str) -> str:
     if not (user.endswith("_") or OUR_PREFIX.match(user)):
         return user
     return cpp_name(user)
+
+
+def may_be_macro(user: str) -> bool:
+    """Whether a library header may define `user` as a macro (a module named so must
+    `#undef` it before PYBIND11_MODULE, the last thing of its file)."""
+    return user in LIBRARY_NAMES

@@ -10,6 +10,7 @@ from pathlib import Path
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
 from parafuse.emitters.ccn.cuda.project import project_files
+from parafuse.emitters.names import cpp_name
 from parafuse.emitters.toolchain.cmake import Toolchain, build, cached_build, write_tree
 
 HERE = Path(__file__).resolve().parent
@@ -22,13 +23,13 @@ project({name} LANGUAGES C CXX)
 set(CMAKE_CXX_STANDARD 17)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)
 find_package(MPI REQUIRED COMPONENTS CXX)
-add_library({name} src/{name}_emulated.cpp)
-target_include_directories({name} PUBLIC include PRIVATE emulation)
-target_compile_definitions({name} PRIVATE PF_CUDA_EMULATION)
-target_compile_options({name} PRIVATE -O1 -ffp-contract=off -Wno-unknown-pragmas)
-target_link_libraries({name} PUBLIC MPI::MPI_CXX)
+add_library({target} src/{name}_emulated.cpp)
+target_include_directories({target} PUBLIC include PRIVATE emulation)
+target_compile_definitions({target} PRIVATE PF_CUDA_EMULATION)
+target_compile_options({target} PRIVATE -O1 -ffp-contract=off -Wno-unknown-pragmas)
+target_link_libraries({target} PUBLIC MPI::MPI_CXX)
 add_executable({name}_run src/{name}_run.cpp)
-target_link_libraries({name}_run PRIVATE {name})
+target_link_libraries({name}_run PRIVATE {target})
 target_compile_definitions({name}_run PRIVATE PF_BACKEND_NAME="cuda")
 set_target_properties({name}_run PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}})
 """
@@ -37,7 +38,7 @@ set_target_properties({name}_run PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BI
 BOUND_CHECK = """\
 add_executable({name}_bound_check src/{name}_bound_check.cpp)
 target_include_directories({name}_bound_check PRIVATE emulation)
-target_link_libraries({name}_bound_check PRIVATE {name})
+target_link_libraries({name}_bound_check PRIVATE {target})
 set_target_properties({name}_bound_check PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}})
 """
 
@@ -49,13 +50,14 @@ def emulated_files(module: CheckedModule, program: str, schedules: list[str],
     """The project's files; `bound_check` (sizes) adds P_bound_check (bound_check.cpp.in)."""
     files = project_files(module, program, schedules, f"emulated {program}", "90",
                           variants=variants, default_schedule=default_schedule)
-    files["CMakeLists.txt"] = CMAKE.format(name=program)
+    target = cpp_name(program)  # the library's CMake target and C++ namespace
+    files["CMakeLists.txt"] = CMAKE.format(name=program, target=target)
     if bound_check is not None:
-        files["CMakeLists.txt"] += BOUND_CHECK.format(name=program)
-        sizes = " ".join(f"sizes.{n} = {v};" for n, v in bound_check.items())
+        files["CMakeLists.txt"] += BOUND_CHECK.format(name=program, target=target)
+        sizes = " ".join(f"sizes.{cpp_name(n)} = {v};" for n, v in bound_check.items())
         source = (HERE / "bound_check.cpp.in").read_text()
-        files[f"src/{program}_bound_check.cpp"] = source.replace("@NAME@", program).replace(
-            "@SIZES@", sizes)
+        files[f"src/{program}_bound_check.cpp"] = source.replace("@FILE@", program).replace(
+            "@NAME@", target).replace("@SIZES@", sizes)
     files[f"src/{program}_emulated.cpp"] = f'#include "{program}.cu"\n'
     for header in HEADERS:
         files[f"emulation/{header}"] = (HERE / header).read_bytes()
