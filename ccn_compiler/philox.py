@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import ml_dtypes
 import numpy as np
+
+from .numerics import NUMPY_DTYPES
 
 PHILOX_M0 = 0xD2511F53
 PHILOX_M1 = 0xCD9E8D57
@@ -33,14 +34,6 @@ RANDOM_INPUT_TAG = 0x80000000
 
 UInt32Words = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
-NUMPY_DTYPES: dict[str, np.dtype] = {
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-}
 
 
 def _as_u32(value: np.ndarray | int) -> np.ndarray:

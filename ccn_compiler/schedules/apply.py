@@ -6,24 +6,10 @@ which the reference interpreter and the backends execute.
 
 from __future__ import annotations
 
-from . import ir
-from .check_schedule import Schedule
-from .fuse import fuse_stages
-from .overlap import overlap_stages
-from .reorder import reorder_before_gather
-from .schedule_context import ScheduleContext
-from .shard import shard_states
-from .split import split_allreduce
-from .tune import tune_stage
-
-REWRITES = {
-    "split": split_allreduce,
-    "reorder": reorder_before_gather,
-    "shard": shard_states,
-    "fuse": fuse_stages,
-    "overlap": overlap_stages,
-    "tune": tune_stage,
-}
+from .. import ir
+from .check import Schedule
+from .context import ScheduleContext
+from .registry import DIRECTIVES
 
 
 def verify_state_updates(program: ir.Program) -> None:
@@ -40,6 +26,6 @@ def apply_schedule(program: ir.Program, schedule: Schedule) -> ir.Program:
     """The program after every directive of `schedule`; raises CompileError at a directive."""
     ctx = ScheduleContext(program)
     for directive in schedule.directives:
-        ctx.program = REWRITES[directive.name](ctx, directive)
+        ctx.program = DIRECTIVES[directive.name].rewrite(ctx, directive)
         verify_state_updates(ctx.program)
     return ctx.program

@@ -22,19 +22,19 @@ from dataclasses import replace
 from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError
 
-from . import ir
-from .ir_edit import is_used, readers, remove_top_level
-from .layout_rules import LayoutConflict
-from .relayout import relayout_program
-from .schedule_context import ScheduleContext, require_count, stage_names
-from .types import ValueType, sliced
+from .. import ir
+from ..ir_edit import is_used, readers, remove_top_level
+from ..layout_rules import LayoutConflict
+from ..relayout import relayout_program
+from ..types import ValueType, sliced
+from .context import ScheduleContext
+from .record import Count, DirectiveRecord
 
 
 def check_arguments(directive: ast.Directive) -> list[ast.NameRef]:
-    names = stage_names(directive)
-    require_count(directive, names, 1, None, "one or more state names")
-    if directive.targets:
-        raise CompileError("shard() binds no names", directive.location)
+    """The states named (one or more); no name bound."""
+    names = RECORD.operand_refs(directive)
+    RECORD.check_targets(directive)
     return names
 
 
@@ -105,8 +105,15 @@ def _drop_feeding_gather(ctx: ScheduleContext, state: str, directive: ast.Direct
 
 
 def shard_states(ctx: ScheduleContext, directive: ast.Directive) -> ir.Program:
+    """The program with the named states stored sliced (see the module docstring)."""
     for ref in check_arguments(directive):
         tensor = _state(ctx.program, ref)
         ctx.program = check_legality(ctx.program, tensor, ref)
         _drop_feeding_gather(ctx, tensor.name, directive)
     return ctx.relayout(directive, "sharding")
+
+
+RECORD = DirectiveRecord(
+    name="shard", usage="shard(T, ...)", operands="one or more state names",
+    operand_count=Count(1, None), target_count=Count(0, 0),
+    rewrite=shard_states, check_arguments=check_arguments)

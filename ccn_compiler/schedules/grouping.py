@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from parafuse.grammar.diagnostics import CompileError, Location
 
-from . import ir
-from .ir_edit import depends_on
+from .. import ir
+from ..ir_edit import depends_on
 
 
 def check_convex(program: ir.Program, members: set[str], location: Location) -> None:

@@ -21,26 +21,22 @@ from dataclasses import replace
 from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError
 
-from . import ir
-from .ir_edit import map_simple_stages, rename_in_stage, replace_top_level
-from .schedule_context import (
-    ScheduleContext,
-    lookup_stage,
-    require_count,
-    require_targets,
-    stage_names,
-)
-from .types import Layout, ValueType, sliced
+from .. import ir
+from ..ir_edit import map_simple_stages, rename_in_stage, replace_top_level
+from ..types import Layout, ValueType, sliced
+from .context import ScheduleContext, lookup_stage
+from .record import Count, DirectiveRecord
 
 
 def check_arguments(directive: ast.Directive) -> ast.NameRef:
-    names = stage_names(directive)
-    require_count(directive, names, 1, 1, "one allreduce stage")
-    require_targets(directive, 2)
+    """The allreduce named; two names bound (the reducescatter and the allgather)."""
+    names = RECORD.operand_refs(directive)
+    RECORD.check_targets(directive)
     return names[0]
 
 
 def check_legality(stage: ir.SimpleStage, ref: ast.NameRef) -> ir.CollectiveStage:
+    """`stage` must be an allreduce of a local, non-scalar value."""
     if not isinstance(stage, ir.CollectiveStage) or stage.op != "allreduce":
         kind = stage.op if isinstance(stage, ir.CollectiveStage) else "not a collective"
         raise CompileError(f"split needs an allreduce, but '{ref.name}' is {kind}",
@@ -57,6 +53,7 @@ def check_legality(stage: ir.SimpleStage, ref: ast.NameRef) -> ir.CollectiveStag
 
 
 def split_allreduce(ctx: ScheduleContext, directive: ast.Directive) -> ir.Program:
+    """The program with the named allreduce split in two (see the module docstring)."""
     ref = check_arguments(directive)
     stage = check_legality(lookup_stage(ctx, ref), ref)
     rs_name, ag_name = (t.name for t in directive.targets)
@@ -77,3 +74,9 @@ def split_allreduce(ctx: ScheduleContext, directive: ast.Directive) -> ir.Progra
                             for s, v in program.state_updates))
     ctx.remove(stage.name, directive)
     return program
+
+
+RECORD = DirectiveRecord(
+    name="split", usage="rs, ag = split(X)", operands="one allreduce stage",
+    operand_count=Count(1, 1), target_count=Count(2, 2),
+    rewrite=split_allreduce, check_arguments=check_arguments)

@@ -25,10 +25,11 @@ from dataclasses import replace
 from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError
 
-from . import ir
+from .. import ir
+from ..ir_edit import names_read
+from .context import ScheduleContext, lookup_stage
 from .grouping import check_convex, place_group
-from .ir_edit import names_read
-from .schedule_context import ScheduleContext, lookup_stage, require_count, stage_names
+from .record import Count, DirectiveRecord
 
 REJECTED = {
     "allreduce": "an allreduce cannot be fused: split it first (rs, ag = split(X))",
@@ -38,10 +39,9 @@ REJECTED = {
 
 
 def check_arguments(directive: ast.Directive) -> tuple[list[ast.NameRef], str | None]:
-    names = stage_names(directive)
-    require_count(directive, names, 2, None, "two or more stages")
-    if len(directive.targets) > 1:
-        raise CompileError("fuse() binds at most one name", directive.location)
+    """The stages named (two or more, none twice) and the group's name, if one is bound."""
+    names = RECORD.operand_refs(directive)
+    RECORD.check_targets(directive)
     if len({n.name for n in names}) != len(names):
         raise CompileError("a stage is listed twice", directive.location)
     return names, directive.targets[0].name if directive.targets else None
@@ -57,6 +57,7 @@ def _check_kind(stage: ir.SimpleStage, ref: ast.NameRef) -> None:
 
 def check_legality(program: ir.Program, stages: list[ir.SimpleStage],
                    refs: list[ast.NameRef], directive: ast.Directive) -> None:
+    """Fusable kinds, reducescatter first and allgather last, one iteration space, convex."""
     members = {s.name for s in stages}
     shapes = {s.type.shape for s in stages if s.type.shape}
     for stage, ref in zip(stages, refs):
@@ -82,6 +83,7 @@ def check_legality(program: ir.Program, stages: list[ir.SimpleStage],
 
 
 def fuse_stages(ctx: ScheduleContext, directive: ast.Directive) -> ir.Program:
+    """The program with the named stages grouped (see the module docstring)."""
     refs, bound = check_arguments(directive)
     stages = [lookup_stage(ctx, r) for r in refs]
     check_legality(ctx.program, stages, refs, directive)
@@ -89,3 +91,9 @@ def fuse_stages(ctx: ScheduleContext, directive: ast.Directive) -> ir.Program:
     parts = tuple(sorted(stages, key=lambda s: order[s.name]))
     group = ir.FusedStage(bound or ctx.fresh_name("fuse"), parts, directive.location)
     return replace(ctx.program, stages=place_group(ctx.program, group))
+
+
+RECORD = DirectiveRecord(
+    name="fuse", usage="[f =] fuse(S1, S2, ...)", operands="two or more stages",
+    operand_count=Count(2, None), target_count=Count(0, 1),
+    rewrite=fuse_stages, check_arguments=check_arguments)

@@ -28,8 +28,8 @@ from dataclasses import replace
 from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError
 
-from . import ir
-from .ir_edit import (
+from .. import ir
+from ..ir_edit import (
     is_used,
     map_simple_stages,
     names_read,
@@ -37,13 +37,17 @@ from .ir_edit import (
     rename_in_stage,
     replace_top_level,
 )
-from .schedule_context import ScheduleContext, lookup_stage, require_count, stage_names
-from .types import Layout, ValueType
+from ..types import Layout, ValueType
+from .context import ScheduleContext, lookup_stage
+from .record import Count, DirectiveRecord
 
 
 def check_arguments(directive: ast.Directive) -> tuple[ast.NameRef, list[ast.NameRef]]:
-    names = stage_names(directive)
-    require_count(directive, names, 2, None, "an allgather and the stages to move before it")
+    """The allgather and the stages listed after it, none listed twice.
+
+    The number of names bound is checked by the rewrite: one per gather it inserts.
+    """
+    names = RECORD.operand_refs(directive)
     seen: set[str] = set()
     for ref in names[1:]:
         if ref.name in seen:
@@ -54,6 +58,7 @@ def check_arguments(directive: ast.Directive) -> tuple[ast.NameRef, list[ast.Nam
 
 def check_legality(program: ir.Program, ag: ir.SimpleStage, ag_ref: ast.NameRef,
                    listed: list[ir.SimpleStage], refs: list[ast.NameRef]) -> None:
+    """`ag` is an allgather; the listed stages are element-wise and consume it."""
     if not isinstance(ag, ir.CollectiveStage) or ag.op != "allgather":
         hint = "split the allreduce first: rs, ag = split(X)" \
             if isinstance(ag, ir.CollectiveStage) and ag.op == "allreduce" else None
@@ -118,6 +123,7 @@ def _reads_whole(reader: ir.SimpleStage, name: str) -> bool:
 
 
 def reorder_before_gather(ctx: ScheduleContext, directive: ast.Directive) -> ir.Program:
+    """The program with the listed stages run on slices (see the module docstring)."""
     ag_ref, refs = check_arguments(directive)
     ag = lookup_stage(ctx, ag_ref)
     listed = [lookup_stage(ctx, r) for r in refs]
@@ -169,3 +175,10 @@ def _insert_gather(program: ir.Program, stage: ir.SimpleStage, name: str, listed
                    state_updates=tuple(
                        (s, swap.get(v, v) if program.tensor(s).type.layout.kind == "replicated"
                         else v) for s, v in program.state_updates))
+
+
+RECORD = DirectiveRecord(
+    name="reorder", usage="g1, ... = reorder(AG, S1, ...)",
+    operands="an allgather and the stages to move before it",
+    operand_count=Count(2, None), target_count=Count(0, None),
+    rewrite=reorder_before_gather, check_arguments=check_arguments)

@@ -11,11 +11,9 @@ from dataclasses import dataclass
 from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError, Note
 
-from . import ir
-from .scope import did_you_mean
-
-DIRECTIVES = ("split", "reorder", "shard", "fuse", "overlap", "tune")
-KEYWORD_ARGUMENTS = {"tune": ("chunks",)}
+from .. import ir
+from ..scope import did_you_mean
+from .registry import DIRECTIVES
 
 
 @dataclass(frozen=True)
@@ -28,9 +26,11 @@ class Schedule:
     location: object
 
 
-def _check_argument(arg, directive: ast.Directive, known: set[str], prog: ir.Program) -> None:
+def _check_argument(arg: ast.Expr | ast.InGroup | ast.KeywordArgument, directive: ast.Directive,
+                    known: set[str], prog: ir.Program) -> None:
+    """A positional argument names a known stage or state; a keyword is an option."""
     if isinstance(arg, ast.KeywordArgument):
-        allowed = KEYWORD_ARGUMENTS.get(directive.name, ())
+        allowed = DIRECTIVES[directive.name].keywords
         if arg.name.name not in allowed:
             raise CompileError(f"{directive.name}() has no option '{arg.name.name}'",
                                arg.name.location,
@@ -44,6 +44,7 @@ def _check_argument(arg, directive: ast.Directive, known: set[str], prog: ir.Pro
 
 
 def check_schedule(sched: ast.ScheduleAst, programs: dict[str, ir.Program]) -> Schedule:
+    """The schedule, once its program, directives, arguments and new names all check."""
     prog = programs.get(sched.program.name)
     if prog is None:
         raise CompileError(f"schedule '{sched.name.name}' is for unknown program "
@@ -72,6 +73,7 @@ def check_schedule(sched: ast.ScheduleAst, programs: dict[str, ir.Program]) -> S
 
 def check_schedules(schedules: tuple[ast.ScheduleAst, ...],
                     programs: dict[str, ir.Program]) -> dict[tuple[str, str], Schedule]:
+    """Every schedule by (program, schedule name); a name defined twice is an error."""
     checked: dict[tuple[str, str], Schedule] = {}
     first: dict[tuple[str, str], ast.ScheduleAst] = {}
     for sched in schedules:

@@ -23,19 +23,19 @@ from dataclasses import replace
 from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError
 
-from . import ir
+from .. import ir
+from ..ir_edit import names_read
+from .context import ScheduleContext, lookup_stage
 from .grouping import check_convex, place_group
-from .ir_edit import names_read
-from .schedule_context import ScheduleContext, lookup_stage, require_count, stage_names
+from .record import Count, DirectiveRecord
 
 DEFAULT_CHUNKS = 4
 
 
 def check_arguments(directive: ast.Directive) -> tuple[ast.NameRef, ast.NameRef, str | None]:
-    names = stage_names(directive)
-    require_count(directive, names, 2, 2, "a producer and a consumer")
-    if len(directive.targets) > 1:
-        raise CompileError("overlap() binds at most one name", directive.location)
+    """The producer, the consumer and the group's name, if one is bound."""
+    names = RECORD.operand_refs(directive)
+    RECORD.check_targets(directive)
     return names[0], names[1], directive.targets[0].name if directive.targets else None
 
 
@@ -67,6 +67,7 @@ def _check_chunkable(stage: ir.SimpleStage, ref: ast.NameRef) -> None:
 
 def check_legality(p: ir.SimpleStage, c: ir.SimpleStage, p_ref: ast.NameRef,
                    c_ref: ast.NameRef) -> None:
+    """Kinds that pipeline, `c` consumes `p`, both chunkable along dim 0, chunks aligned."""
     if _kind(p) not in ("matmul", "allreduce", "element-wise"):
         raise CompileError(f"overlap needs a matmul, allreduce or element-wise producer; "
                            f"'{p_ref.name}' is {_a(_kind(p))} (a rank's block of a "
@@ -88,6 +89,7 @@ def check_legality(p: ir.SimpleStage, c: ir.SimpleStage, p_ref: ast.NameRef,
 
 
 def overlap_stages(ctx: ScheduleContext, directive: ast.Directive) -> ir.Program:
+    """The program with producer and consumer grouped (see the module docstring)."""
     p_ref, c_ref, bound = check_arguments(directive)
     p, c = lookup_stage(ctx, p_ref), lookup_stage(ctx, c_ref)
     check_legality(p, c, p_ref, c_ref)
@@ -95,3 +97,9 @@ def overlap_stages(ctx: ScheduleContext, directive: ast.Directive) -> ir.Program
     group = ir.OverlapStage(bound or ctx.fresh_name("overlap"), (p, c), directive.location,
                             DEFAULT_CHUNKS)
     return replace(ctx.program, stages=place_group(ctx.program, group))
+
+
+RECORD = DirectiveRecord(
+    name="overlap", usage="[o =] overlap(P, C)", operands="a producer and a consumer",
+    operand_count=Count(2, 2), target_count=Count(0, 1),
+    rewrite=overlap_stages, check_arguments=check_arguments)

@@ -7,22 +7,26 @@ from dataclasses import dataclass, field
 from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError, Location, Note
 
-from . import ir
-from .ir_edit import group_of
-from .layout_rules import LayoutConflict
-from .relayout import relayout_program
+from .. import ir
+from ..ir_edit import group_of
+from ..layout_rules import LayoutConflict
+from ..relayout import relayout_program
 
 
 @dataclass
 class ScheduleContext:
+    """The program so far, the stages earlier directives removed, and fresh-name counters."""
+
     program: ir.Program
     removed: dict[str, tuple[str, Location]] = field(default_factory=dict)
     generated: int = 0
 
     def remove(self, name: str, directive: ast.Directive) -> None:
+        """Record that `directive` removed the stage `name` (later lookups cite it)."""
         self.removed[name] = (directive.name, directive.location)
 
     def fresh_name(self, prefix: str) -> str:
+        """A stage name `prefix<k>` not yet taken, for a group bound to no name."""
         taken = {s.name for s in self.program.flat_stages()} | {s.name for s in
                                                                  self.program.stages}
         while True:
@@ -32,36 +36,12 @@ class ScheduleContext:
                 return name
 
     def relayout(self, directive: ast.Directive, what: str) -> ir.Program:
+        """The program with layouts inferred again; a conflict is an error at `directive`."""
         try:
             return relayout_program(self.program)
         except LayoutConflict as conflict:
             raise CompileError(f"{directive.name}: {what} is not possible: {conflict.message}",
                                directive.location, hint=conflict.hint) from None
-
-
-def stage_names(directive: ast.Directive) -> list[ast.NameRef]:
-    """The positional arguments of a directive, which all name stages or states."""
-    return [a for a in directive.call.arguments if isinstance(a, ast.NameRef)]
-
-
-def require_count(directive: ast.Directive, names: list, least: int, most: int | None,
-                  usage: str) -> None:
-    if len(names) < least or (most is not None and len(names) > most):
-        raise CompileError(f"{directive.name}() takes {usage}", directive.location,
-                           hint=f"usage: {_usage(directive.name)}")
-
-
-def _usage(name: str) -> str:
-    return {"split": "rs, ag = split(X)", "reorder": "g1, ... = reorder(AG, S1, ...)",
-            "shard": "shard(T, ...)", "fuse": "[f =] fuse(S1, S2, ...)",
-            "overlap": "[o =] overlap(P, C)", "tune": "tune(S, chunks = K)"}[name]
-
-
-def require_targets(directive: ast.Directive, count: int) -> None:
-    if len(directive.targets) != count:
-        raise CompileError(f"{directive.name}() binds {count} name{'s' if count != 1 else ''}, "
-                           f"got {len(directive.targets)}", directive.location,
-                           hint=f"usage: {_usage(directive.name)}")
 
 
 def lookup_stage(ctx: ScheduleContext, ref: ast.NameRef, top_level: bool = True

@@ -13,31 +13,44 @@ from dataclasses import replace
 from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError
 
-from . import ir
-from .ir_edit import group_of
-from .schedule_context import ScheduleContext, require_count, stage_names
+from .. import ir
+from ..ir_edit import group_of
+from .context import ScheduleContext
+from .record import Count, DirectiveRecord
 
 
 def check_arguments(directive: ast.Directive) -> tuple[ast.NameRef, int]:
-    names = stage_names(directive)
-    require_count(directive, names, 1, 1, "one stage and chunks = K")
+    """The stage named and the chunk count K (a positive integer); no name bound."""
+    names = RECORD.operand_refs(directive)
     options = [a for a in directive.call.arguments if isinstance(a, ast.KeywordArgument)]
     if len(options) != 1:
         raise CompileError("tune() needs chunks = K", directive.location)
     value = options[0].value
     if not isinstance(value, ast.Number) or not value.is_integer or value.value < 1:
         raise CompileError("chunks must be a positive integer", value.location)
-    if directive.targets:
-        raise CompileError("tune() binds no names", directive.location)
+    RECORD.check_targets(directive)
     return names[0], value.value
 
 
-def tune_stage(ctx: ScheduleContext, directive: ast.Directive) -> ir.Program:
-    ref, chunks = check_arguments(directive)
-    group = group_of(ctx.program, ref.name)
+def check_legality(program: ir.Program, ref: ast.NameRef) -> ir.GroupedStage:
+    """The fused or overlapped group holding the stage `ref` names."""
+    group = group_of(program, ref.name)
     if group is None:
         raise CompileError(f"tune needs a fused or overlapped stage; '{ref.name}' is in "
                            "neither", ref.location, hint="fuse or overlap it first")
+    return group
+
+
+def tune_stage(ctx: ScheduleContext, directive: ast.Directive) -> ir.Program:
+    """The program with the group's chunk count fixed (see the module docstring)."""
+    ref, chunks = check_arguments(directive)
+    group = check_legality(ctx.program, ref)
     tuned = replace(group, chunks=chunks)
     return replace(ctx.program, stages=tuple(tuned if s.name == group.name else s
                                              for s in ctx.program.stages))
+
+
+RECORD = DirectiveRecord(
+    name="tune", usage="tune(S, chunks = K)", operands="one stage and chunks = K",
+    operand_count=Count(1, 1), target_count=Count(0, 0), keywords=("chunks",),
+    rewrite=tune_stage, check_arguments=check_arguments)

@@ -1,0 +1,16 @@
+"""Every schedule directive, by name, in the order the spec lists them.
+
+Adding a directive means writing its module (argument check, legality check,
+rewrite with a before/after docstring, and its `RECORD`) and listing it here.
+"""
+
+from __future__ import annotations
+
+from . import fuse, overlap, reorder, shard, split, tune
+from .record import DirectiveRecord
+
+DIRECTIVES: dict[str, DirectiveRecord] = {
+    record.name: record
+    for record in (split.RECORD, reorder.RECORD, shard.RECORD, fuse.RECORD, overlap.RECORD,
+                   tune.RECORD)
+}
