@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from parafuse.ccn_compiler import ir
+from parafuse.ccn_compiler.comm_volume import hierarchical_allreduce
 from parafuse.ccn_compiler.ir_edit import names_read
 from parafuse.ccn_compiler.types import Layout, ValueType
 from parafuse.emitters.names import cpp_name, prefixed_stem, schedule_class
@@ -100,12 +101,6 @@ def sizes_expressions(program: ir.Program) -> dict[str, str]:
     return {name: f"sizes_.{size_member(name)}" for name in program.size_vars}
 
 
-def hierarchical(stage: ir.SimpleStage) -> bool:
-    """An allreduce of a replicated value of a group: within the group, then across."""
-    return isinstance(stage, ir.CollectiveStage) and stage.op == "allreduce" and \
-        stage.operand.type.layout.kind == "replicated" and bool(stage.operand.type.layout.group)
-
-
 def _buffers(program: ir.Program, in_place: dict[str, str]) -> dict[str, Buffer]:
     """Every value's buffer; a value written in place is its state's buffer."""
     replicated = Layout("replicated")
@@ -125,7 +120,7 @@ def _buffers(program: ir.Program, in_place: dict[str, str]) -> dict[str, Buffer]
 def _communicators(program: ir.Program) -> tuple[Communicator, ...]:
     found = [Communicator("world")] + [Communicator("group", g.name) for g in program.groups]
     for stage in program.flat_stages():
-        if hierarchical(stage):
+        if hierarchical_allreduce(stage):
             found.append(Communicator("cross", stage.operand.type.layout.group, stage.name,
                                       stage.group))
     return tuple(found)
@@ -227,6 +222,6 @@ def make_plan(program: ir.Program, schedule: str) -> LoweringPlan:
     return LoweringPlan(
         program=program, schedule=schedule, class_name=schedule_class(schedule),
         buffers=buffers, in_place=in_place, pinned=pinned,
-        hierarchical=frozenset(s.name for s in program.flat_stages() if hierarchical(s)),
+        hierarchical=frozenset(s.name for s in program.flat_stages() if hierarchical_allreduce(s)),
         communicators=_communicators(program), fused=fused, overlap_reasons=overlaps,
         placements=_placements(fused, buffers, pinned))
