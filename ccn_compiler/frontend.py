@@ -1,9 +1,11 @@
-"""The front end of coconetc: text -> AST -> checked, typed IR for every program."""
+"""The front end of coconetc: text -> AST (step 1) -> checked, typed IR (2) -> every
+schedule applied (3)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from parafuse.grammar.ccn_ast import ModuleAst
 from parafuse.grammar.ccn_parser import parse_ccn
 from parafuse.grammar.diagnostics import CompileError, Note
 
@@ -47,9 +49,8 @@ class CheckedModule:
         return self.scheduled[(program, schedule)]
 
 
-def check_source(text: str, filename: str) -> CheckedModule:
-    """Parse and check a whole .ccn file; raises the first CompileError."""
-    module = parse_ccn(text, filename)
+def check_programs(module: ModuleAst) -> dict[str, ir.Program]:
+    """Step 2: every program of a parsed file as typed, layout-checked IR."""
     programs: dict[str, ir.Program] = {}
     for prog_ast in module.programs:
         name = prog_ast.name.name
@@ -57,6 +58,19 @@ def check_source(text: str, filename: str) -> CheckedModule:
             raise CompileError(f"program '{name}' is defined twice", prog_ast.name.location,
                                [Note("first defined here", programs[name].location)])
         programs[name] = check_program(prog_ast, module.source)
+    return programs
+
+
+def schedule_programs(module: ModuleAst, programs: dict[str, ir.Program],
+                      filename: str) -> CheckedModule:
+    """Step 3: every schedule of the file checked and applied to its program."""
     schedules = check_schedules(module.schedules, programs)
     scheduled = {key: apply_schedule(programs[key[0]], sched) for key, sched in schedules.items()}
     return CheckedModule(filename, programs, schedules, scheduled)
+
+
+def check_source(text: str, filename: str) -> CheckedModule:
+    """Parse (step 1), check (2) and schedule (3) a whole .ccn file; raises the first
+    CompileError."""
+    module = parse_ccn(text, filename)
+    return schedule_programs(module, check_programs(module), filename)

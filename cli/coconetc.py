@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from parafuse.ccn_compiler.frontend import CheckedModule, check_source
+from parafuse.ccn_compiler.frontend import CheckedModule, check_programs, schedule_programs
 from parafuse.ccn_compiler.printer import format_program
 from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
 from parafuse.emitters.autotune import autotune as autotune_program
@@ -16,6 +16,7 @@ from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.ccn.cuda.project import DEFAULT_CUDA_ARCH, build_cuda_project, tuning_builder
 from parafuse.emitters.toolchain.mpirun import run_ranks
 from parafuse.emitters.toolchain.nvidia import find_nvcc, gpu_present
+from parafuse.grammar.ccn_parser import parse_ccn
 
 from .errors import UsageError, read_source, reports_errors
 
@@ -23,7 +24,9 @@ BACKENDS = ("reference", "cpu", "cuda")
 
 
 def _load(path: str) -> CheckedModule:
-    return check_source(read_source(path), path)
+    """The front end, one step each (docs/architecture.md): parse, check, schedule."""
+    module = parse_ccn(read_source(path), path)
+    return schedule_programs(module, check_programs(module), path)
 
 
 
