@@ -109,16 +109,14 @@ def test_the_names_are_taken_by_the_language() -> None:
 
 
 def _syntax_check(folder: Path, sources: list[str], flags: list[str]) -> str:
-    """Errors of `c++ -fsyntax-only` on each source of a written project ('' if none)."""
-    mpicxx = Toolchain.current().tool("mpicxx")
-    errors = []
-    for source in sources:
-        done = subprocess.run([mpicxx, "-std=c++17", "-fopenmp", "-fsyntax-only",
-                               "-I", str(folder / "include"), *flags, str(folder / source)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            errors.append(f"{source}:\n{done.stderr[-3000:]}")
-    return "\n".join(errors)
+    """Errors of `c++ -fsyntax-only` on the project's sources, read as one translation
+    unit (one parse of the headers instead of one per file; '' if none)."""
+    unit = folder / "names_check.cpp"
+    unit.write_text("".join(f'#include "{folder / source}"\n' for source in sources))
+    done = subprocess.run([Toolchain.current().tool("mpicxx"), "-std=c++17", "-fopenmp",
+                           "-fsyntax-only", "-I", str(folder / "include"), *flags, str(unit)],
+                          capture_output=True, text=True)
+    return "" if done.returncode == 0 else f"{folder}:\n{done.stderr[-3000:]}"
 
 
 def _python_flags() -> list[str]:
@@ -133,8 +131,8 @@ def _check_group(chunk: list[str], root: Path) -> str:
     schedules = module.schedule_names(program)
     cpu = root / "cpu"
     write_tree(cpu, cpu_files(module, program, schedules, "names test", python=True))
-    errors = _syntax_check(cpu, [f"src/{program}.cpp", f"src/{program}_run.cpp"], [])
-    errors += _syntax_check(cpu, [f"src/{program}_python.cpp"], _python_flags())
+    sources = [f"src/{program}{suffix}.cpp" for suffix in ("", "_run", "_python")]
+    errors = _syntax_check(cpu, sources, _python_flags())
     cuda = root / "cuda"
     write_tree(cuda, emulated_files(module, program, schedules))
     errors += _syntax_check(cuda, [f"src/{program}_emulated.cpp", f"src/{program}_run.cpp"],
