@@ -12,11 +12,7 @@ from parafuse.emitters.ccn.cpp_expr import COMPUTE, literal
 from parafuse.emitters.ccn.cpu.program import lower_schedule
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.toolchain.cmake import Toolchain, build, cached_build, write_tree
-from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
-
-RUNTIME_HEADERS = ["chunked_collectives.hpp", "half.hpp", "math.hpp", "matmul.hpp", "mpi_util.hpp",
-                   "node_shared.hpp", "norms.hpp", "npy.hpp", "philox.hpp", "pipeline.hpp",
-                   "program.hpp", "runner.hpp"]
+from parafuse.emitters.toolchain.runtime import runtime_folders
 
 
 def _params(program: ir.Program) -> list[dict]:
@@ -57,8 +53,7 @@ def project_files(module: CheckedModule, program_name: str, schedules: list[str]
     }
     if python:
         files[f"src/{program_name}_python.cpp"] = render("ccn_cpu/python.cpp.j2", **context)
-    for header in RUNTIME_HEADERS:
-        files[f"include/parafuse/ccn/{header}"] = (CPP_RUNTIME / "ccn" / header).read_bytes()
+    files.update(runtime_folders(["ccn", "ccn/cpu"], under="include"))
     return files
 
 
