@@ -5,13 +5,15 @@
 #pragma once
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <type_traits>
 #include <vector>
 
-#include "half.hpp"
-#include "math.hpp"
+#include "ccn/half.hpp"
+#include "ccn/math.hpp"
 
 #define PF_MPI(call)                                                                   \
   do {                                                                                 \

@@ -3,11 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#if defined(__CUDACC__) || defined(PF_CUDA_EMULATION)
-#define PF_HOST_DEVICE __host__ __device__
-#else
-#define PF_HOST_DEVICE
-#endif
+#include "ccn/host_device.hpp"
 
 namespace pf {
 

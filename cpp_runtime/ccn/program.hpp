@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "half.hpp"
+#include "ccn/half.hpp"
 
 namespace pf {
 

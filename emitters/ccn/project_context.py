@@ -10,10 +10,6 @@ from parafuse.emitters.names import cpp_name, may_be_macro
 from .cpp_expr import COMPUTE, literal
 from .plan import LoweringPlan, make_plan, size_member
 
-RUNTIME_HEADERS = ["chunked_collectives.hpp", "half.hpp", "math.hpp", "matmul.hpp", "mpi_util.hpp",
-                   "node_shared.hpp", "norms.hpp", "npy.hpp", "philox.hpp", "pipeline.hpp",
-                   "program.hpp", "runner.hpp"]  # cpp_runtime/ccn
-
 
 def scheduled_plans(module: CheckedModule, program_name: str, schedules: list[str],
                     variants: dict[str, ir.Program] | None = None) -> list[LoweringPlan]:

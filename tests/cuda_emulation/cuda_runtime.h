@@ -16,6 +16,10 @@
 #define __shared__ static
 #define __syncthreads() pf_emu::syncthreads()
 
+// The runtime's kernel launches (PF_LAUNCH of ccn/cuda/launch.cuh) on this device.
+#define PF_LAUNCH(kernel, grid, stream, ...) \
+  pf_emu::launch(grid, pf::kThreads, stream, [=] { kernel(__VA_ARGS__); })
+
 using std::isnan;
 
 typedef int cudaError_t;

@@ -100,10 +100,10 @@ def test_a_missing_barrier_in_a_block_reduction_is_caught(tmp_path, monkeypatch)
     module = check_source(IN_PLACE, "swaps.ccn")
     program = module.programs["swaps"]
     files = emulated_files(module, "swaps", ["default"])
-    header = files["include/parafuse/ccn/cuda_util.cuh"].decode()
+    header = files["include/ccn/cuda/reduce.cuh"].decode()
     barrier = "  partial[threadIdx.x] = mine;\n  __syncthreads();\n"
     assert header.count(barrier) == 1
-    files["include/parafuse/ccn/cuda_util.cuh"] = header.replace(
+    files["include/ccn/cuda/reduce.cuh"] = header.replace(
         barrier, "  partial[threadIdx.x] = mine;\n")
     project = cached_build("swaps-cuda-emulated-mutant", files,
                            Toolchain.current().cmake_args(mpi=True))

@@ -1,7 +1,7 @@
 """Host logic of the CUDA backend that needs no GPU: the padded chunk layout of the
-pipelined fused collectives (cpp_runtime/ccn_cuda/padded_chunks.hpp, the CPU backend's
-ChunkPlan with NCCL's equal pieces). A host program simulates R ranks: each packs its
-pieces with `pack`, an NCCL reduce-scatter and allgather are emulated on the padded
+pipelined fused collectives (cpp_runtime/ccn/cuda/padded_chunks.hpp, the ChunkPlan of
+ccn/chunk_plan.hpp with NCCL's equal pieces). A host program simulates R ranks: each packs
+its pieces with `pack`, an NCCL reduce-scatter and allgather are emulated on the padded
 buffers, and `unpack` puts the gathered pieces in place; the result must be the split
 rule's blocks of the sum, for uneven and empty blocks and more chunks than rows."""
 
@@ -12,13 +12,13 @@ import subprocess
 import pytest
 
 from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
-from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
+from parafuse.emitters.toolchain.runtime import runtime_folders
 
 SIMULATION = r"""
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-#include "padded_chunks.hpp"
+#include "ccn/cuda/padded_chunks.hpp"
 
 int main(int argc, char** argv) {
   const int64_t rows = std::atoll(argv[1]), row_elems = std::atoll(argv[2]);
@@ -80,10 +80,7 @@ target_link_libraries(simulate PRIVATE MPI::MPI_CXX)
 @pytest.fixture(scope="module")
 def simulator():
     files = {"CMakeLists.txt": CMAKE, "simulate.cpp": SIMULATION}
-    for header in ("half.hpp", "math.hpp", "mpi_util.hpp", "pipeline.hpp"):
-        files[f"include/{header}"] = (CPP_RUNTIME / "ccn" / header).read_bytes()
-    padded = CPP_RUNTIME / "ccn_cuda" / "padded_chunks.hpp"
-    files["include/padded_chunks.hpp"] = padded.read_bytes()
+    files.update(runtime_folders(["ccn", "ccn/cpu", "ccn/cuda"], under="include"))
     project = cached_build("cuda-padded-chunks", files, Toolchain.current().cmake_args(mpi=True))
     return project / "build" / "simulate"
 

@@ -8,14 +8,10 @@ from pathlib import Path
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
-from parafuse.emitters.ccn.project_context import (
-    RUNTIME_HEADERS,
-    scheduled_plans,
-    template_context,
-)
+from parafuse.emitters.ccn.project_context import scheduled_plans, template_context
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.toolchain.cmake import Toolchain, build, cached_build, write_tree
-from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
+from parafuse.emitters.toolchain.runtime import runtime_folders
 
 from .program import lower_schedule
 
@@ -40,8 +36,7 @@ def project_files(module: CheckedModule, program_name: str, schedules: list[str]
     }
     if python:
         files[f"src/{program_name}_python.cpp"] = render("ccn_cpu/python.cpp.j2", **context)
-    for header in RUNTIME_HEADERS:
-        files[f"include/parafuse/ccn/{header}"] = (CPP_RUNTIME / "ccn" / header).read_bytes()
+    files.update(runtime_folders(["ccn", "ccn/cpu"], under="include"))
     return files
 
 

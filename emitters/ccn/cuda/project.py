@@ -8,21 +8,15 @@ from pathlib import Path
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
-from parafuse.emitters.ccn.project_context import (
-    RUNTIME_HEADERS,
-    scheduled_plans,
-    template_context,
-)
+from parafuse.emitters.ccn.project_context import scheduled_plans, template_context
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.toolchain.cmake import Toolchain, build, cached_build, write_tree
 from parafuse.emitters.toolchain.nvidia import cublas_library, find_nvcc, nccl_library
-from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
+from parafuse.emitters.toolchain.runtime import runtime_folders
 
 from .program import lower_schedule
 
 DEFAULT_CUDA_ARCH = "90;80"
-CUDA_HEADERS = ["blas.cuh", "cuda_util.cuh", "half.hpp", "math.hpp", "nccl_util.cuh",
-                "pipeline.cuh", "padded_chunks.hpp", "dlpack.hpp"]
 
 
 def project_files(module: CheckedModule, program_name: str, schedules: list[str],
@@ -46,12 +40,8 @@ def project_files(module: CheckedModule, program_name: str, schedules: list[str]
     }
     if python:
         files[f"src/{program_name}_python.cpp"] = render("ccn_cuda/python.cpp.j2", **context)
-    for header in RUNTIME_HEADERS:
-        files[f"include/parafuse/ccn/{header}"] = (CPP_RUNTIME / "ccn" / header).read_bytes()
-    files["include/parafuse/ccn/half_cpu.hpp"] = files.pop("include/parafuse/ccn/half.hpp")
-    files.pop("include/parafuse/ccn/math.hpp")
-    for header in CUDA_HEADERS:
-        files[f"include/parafuse/ccn/{header}"] = (CPP_RUNTIME / "ccn_cuda" / header).read_bytes()
+    # ccn/cpu too: the host code of the project (runner, Python module) uses its half.hpp
+    files.update(runtime_folders(["ccn", "ccn/cpu", "ccn/cuda"], under="include"))
     return files
 
 

@@ -1,4 +1,4 @@
-// Checks pf::f16 and pf::bf16 (cpp_runtime/ccn/half.hpp) against the compiler's
+// Checks pf::f16 and pf::bf16 (cpp_runtime/ccn/cpu/half.hpp) against the compiler's
 // _Float16 and a plain round-to-nearest-even bfloat16, over every f16 pattern and
 // every float pattern with a stride (argv[1]). Prints "ok" or the first mismatches.
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "half.hpp"
+#include "ccn/cpu/half.hpp"
 
 template <typename A, typename B> static A bits_of(B value) {
   A out;

@@ -17,10 +17,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "math.hpp"
-#include "mpi_util.hpp"
-#include "node_shared.hpp"
-#include "pipeline.hpp"
+#include "ccn/chunk_plan.hpp"
+#include "ccn/cpu/math.hpp"
+#include "ccn/cpu/node_shared.hpp"
+#include "ccn/cpu/pipeline.hpp"
+#include "ccn/mpi_util.hpp"
 
 namespace pf {
 
@@ -46,7 +47,7 @@ template <typename C> inline C combine(ReduceOp op, C a, C b) {
 
 // Chunks for a fused group when `tune` did not fix them. Shared memory: about 128 KiB of
 // the reduced type each, so that a reduced chunk is still in cache when the computation
-// reads it. MPI: auto_chunks (pipeline.hpp).
+// reads it. MPI: auto_chunks (ccn/chunk_plan.hpp).
 inline int fused_auto_chunks(bool shared, int64_t bytes) {
   if (!shared) return auto_chunks(bytes);
   return static_cast<int>(std::clamp<int64_t>(bytes / (128 * 1024), 1, 1 << 16));

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-#include "mpi_util.hpp"
+#include "ccn/mpi_util.hpp"
 
 namespace pf {
 

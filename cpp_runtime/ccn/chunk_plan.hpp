@@ -1,15 +1,13 @@
-// Chunk plans for the pipelined fused collectives and overlapped stages of the CPU
-// backend: which rows of which rank's block form chunk c, and the per-rank counts
-// and displacements that MPI's nonblocking collectives need (kept alive until the
-// requests complete).
+// Chunk plans of the pipelined fused collectives and overlapped stages (both backends):
+// which rows of which rank's block form chunk c, and the per-rank counts and
+// displacements of each chunk.
 #pragma once
-#include <mpi.h>
-
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
-#include "mpi_util.hpp"
+#include "ccn/mpi_util.hpp"
 
 namespace pf {
 
@@ -76,20 +74,6 @@ struct ChunkPlan {
 inline int auto_chunks(int64_t bytes) {
   int64_t chunks = bytes / (4 * 1024 * 1024);
   return static_cast<int>(std::clamp<int64_t>(chunks, 1, 16));
-}
-
-// Let Open MPI progress outstanding nonblocking collectives (it only does so in calls).
-inline void progress(std::vector<MPI_Request>& requests) {
-  if (requests.empty()) return;
-  int done = 0;
-  PF_MPI(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
-                     MPI_STATUSES_IGNORE));
-}
-
-inline void wait_all(std::vector<MPI_Request>& requests) {
-  if (requests.empty()) return;
-  PF_MPI(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
-  requests.clear();
 }
 
 }  // namespace pf

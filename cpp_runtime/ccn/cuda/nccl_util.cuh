@@ -7,11 +7,17 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
-#include "cuda_util.cuh"
-#include "mpi_util.hpp"
+#include "ccn/cuda/check.cuh"
+#include "ccn/cuda/device_memory.cuh"
+#include "ccn/cuda/launch.cuh"
+#include "ccn/half.hpp"
+#include "ccn/mpi_util.hpp"
 
 #define PF_NCCL(call)                                                              \
   do {                                                                             \

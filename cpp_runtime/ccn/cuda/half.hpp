@@ -1,17 +1,13 @@
-// Storage types of .ccn values in a CUDA project. Code compiled by nvcc stores f16 and
-// bf16 as CUDA's __half and __nv_bfloat16 (round to nearest even, usable on host and
-// device); code compiled by the host compiler (the runner) uses the CPU backend's
-// types from half_cpu.hpp. Both are 16-bit IEEE half and bfloat16 bit patterns.
+// Storage types of .ccn values in device code (ccn/half.hpp picks them): CUDA's __half
+// and __nv_bfloat16 (round to nearest even, usable on host and device). The host code
+// of a CUDA project uses ccn/cpu/half.hpp; both are the same 16-bit bit patterns.
 #pragma once
-#if defined(__CUDACC__) || defined(PF_CUDA_EMULATION)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
 
-#ifndef PF_HOST_DEVICE
-#define PF_HOST_DEVICE __host__ __device__
-#endif
+#include "ccn/host_device.hpp"
 
 namespace pf {
 
@@ -35,6 +31,3 @@ PF_HOST_DEVICE inline T store_as(V value) {
 }
 
 }  // namespace pf
-#else
-#include "half_cpu.hpp"
-#endif

@@ -2,8 +2,12 @@
 // or double), every call checked.
 #pragma once
 #include <cublas_v2.h>
+#include <cuda_runtime.h>
 
-#include "cuda_util.cuh"
+#include <algorithm>
+#include <cstdint>
+
+#include "ccn/cuda/check.cuh"
 
 #define PF_CUBLAS(call)                                                               \
   do {                                                                                \

@@ -1,5 +1,5 @@
 // Host-side layout of the CUDA backend's pipelined fused collectives (no CUDA here, so
-// that it is tested on machines without a GPU): the CPU backend's ChunkPlan, with each
+// that it is tested on machines without a GPU): the ChunkPlan of ccn/chunk_plan.hpp, with each
 // chunk's pieces padded to the largest one, since NCCL reduces and gathers equal counts.
 // In a padded buffer, chunk c starts at offset[c] and rank r's piece of it at
 // offset[c] + r * piece[c].
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "pipeline.hpp"
+#include "ccn/chunk_plan.hpp"
 
 namespace pf {
 

@@ -10,9 +10,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "cuda_util.cuh"
-#include "nccl_util.cuh"
-#include "padded_chunks.hpp"
+#include "ccn/cuda/check.cuh"
+#include "ccn/cuda/nccl_util.cuh"
+#include "ccn/cuda/padded_chunks.hpp"
+#include "ccn/mpi_util.hpp"
 
 namespace pf {
 

@@ -1,17 +1,11 @@
 // Element-wise functions with numpy's meaning (NaN-propagating max/min, tanh-form gelu),
-// callable from host and device code (the CUDA counterpart of ccn/math.hpp).
+// callable from host and device code (the CUDA counterpart of ccn/cpu/math.hpp).
 #pragma once
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
 
-#ifndef PF_HOST_DEVICE
-#if defined(__CUDACC__) || defined(PF_CUDA_EMULATION)
-#define PF_HOST_DEVICE __host__ __device__
-#else
-#define PF_HOST_DEVICE
-#endif
-#endif
+#include "ccn/host_device.hpp"
 
 namespace pf {
 

@@ -1,0 +1,100 @@
+// Device memory: a schedule's buffers (DeviceBuffer), a step's temporaries in stream order
+// (StreamBuffer), and copies between host and device.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "ccn/cuda/check.cuh"
+
+namespace pf {
+
+// Device memory of `count` elements (at least one, so that a pointer always exists), or,
+// between borrow() and restore(), the caller's device memory in its place (Program::bind).
+// swap() moves the borrowed pointer along with the memory.
+template <typename T> class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(int64_t count) { resize(count); }
+  ~DeviceBuffer() {
+    restore();
+    if (data_) cudaFree(data_);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void resize(int64_t count) {
+    restore();
+    if (data_) PF_CUDA(cudaFree(data_));
+    count_ = count;
+    PF_CUDA(cudaMalloc(&data_, sizeof(T) * std::max<int64_t>(count, 1)));
+    PF_CUDA(cudaMemset(data_, 0, sizeof(T) * std::max<int64_t>(count, 1)));
+    // cudaMemset runs on the legacy stream, which the schedule's non-blocking streams do
+    // not wait for: finish it before any of them may touch the buffer
+    PF_CUDA(cudaDeviceSynchronize());
+  }
+  T* data() const { return data_; }
+  int64_t size() const { return count_; }
+  void swap(DeviceBuffer& other) {
+    std::swap(data_, other.data_);
+    std::swap(count_, other.count_);
+    std::swap(owned_, other.owned_);
+  }
+  // Work on `external` (at least size() elements) instead of this buffer's own memory.
+  void borrow(T* external) {
+    if (!owned_) owned_ = data_;
+    data_ = external;
+  }
+  // Back to this buffer's own memory (its contents are what they were, or stale).
+  void restore() {
+    if (owned_) data_ = owned_;
+    owned_ = nullptr;
+  }
+
+ private:
+  T* data_ = nullptr;
+  T* owned_ = nullptr;  // this buffer's own memory while data_ is borrowed
+  int64_t count_ = 0;
+};
+
+// Device memory of one step, allocated and freed in stream order (cudaMallocAsync).
+template <typename T> class StreamBuffer {
+ public:
+  StreamBuffer(int64_t count, cudaStream_t stream) : stream_(stream) {
+    PF_CUDA(cudaMallocAsync(&data_, sizeof(T) * std::max<int64_t>(count, 1), stream));
+  }
+  ~StreamBuffer() { cudaFreeAsync(data_, stream_); }
+  StreamBuffer(const StreamBuffer&) = delete;
+  StreamBuffer& operator=(const StreamBuffer&) = delete;
+  T* data() const { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  cudaStream_t stream_;
+};
+
+template <typename T> void upload(T* device, const std::vector<T>& host, cudaStream_t stream) {
+  if (!host.empty()) {
+    PF_CUDA(cudaMemcpyAsync(device, host.data(), sizeof(T) * host.size(),
+                            cudaMemcpyHostToDevice, stream));
+  }
+}
+
+template <typename T> void download(std::vector<T>& host, const T* device, cudaStream_t stream) {
+  if (!host.empty()) {
+    PF_CUDA(cudaMemcpyAsync(host.data(), device, sizeof(T) * host.size(),
+                            cudaMemcpyDeviceToHost, stream));
+  }
+}
+
+// A device scalar read back to the host (after the work queued on `stream`).
+template <typename T> T read_scalar(const T* device, cudaStream_t stream) {
+  T value;
+  PF_CUDA(cudaMemcpyAsync(&value, device, sizeof(T), cudaMemcpyDeviceToHost, stream));
+  PF_CUDA(cudaStreamSynchronize(stream));
+  return value;
+}
+
+}  // namespace pf

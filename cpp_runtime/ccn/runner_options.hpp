@@ -1,0 +1,124 @@
+// The runner's command line (spec section 5), checked against the program before any
+// step: what the program has (ProgramInfo), what was asked (RunnerOptions), and the
+// InputError that every rank reports for bad input (ccn/runner_report.hpp).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pf {
+
+struct ProgramInfo {
+  std::string name;
+  std::vector<std::string> size_names, param_names, required_params, schedules;
+  std::string default_schedule;
+  std::vector<std::pair<std::string, int>> groups;           // name, blocks
+  std::vector<std::pair<int, int>> broadcast_roots;           // root, blocks of its group (1: world)
+};
+
+struct RunnerOptions {
+  std::map<std::string, std::string> sizes, params;
+  std::string schedule, inputs, outputs;
+  uint64_t seed = 0;
+  long iters = 1, warmup = 0;
+  bool random = false, json = false;
+};
+
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+inline void split_assignment(const std::string& option, const std::string& text,
+                             std::map<std::string, std::string>& into) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw InputError(option + " " + text + ": expected NAME=VALUE");
+  }
+  into[text.substr(0, eq)] = text.substr(eq + 1);
+}
+
+inline long parse_long(const std::string& option, const std::string& text) {
+  try {
+    size_t used = 0;
+    long value = std::stol(text, &used);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw InputError(option + " " + text + ": not an integer");
+}
+
+inline RunnerOptions parse_options(int argc, char** argv) {
+  RunnerOptions o;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw InputError(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--size") split_assignment(arg, value(), o.sizes);
+    else if (arg == "--param") split_assignment(arg, value(), o.params);
+    else if (arg == "--schedule") o.schedule = value();
+    else if (arg == "--inputs") o.inputs = value();
+    else if (arg == "--outputs") o.outputs = value();
+    else if (arg == "--seed") o.seed = static_cast<uint64_t>(parse_long(arg, value()));
+    else if (arg == "--iters") o.iters = parse_long(arg, value());
+    else if (arg == "--warmup") o.warmup = parse_long(arg, value());
+    else if (arg == "--random") o.random = true;
+    else if (arg == "--json") o.json = true;
+    else throw InputError("unknown option " + arg);
+  }
+  return o;
+}
+
+inline std::vector<int64_t> resolve_sizes(const ProgramInfo& info, const RunnerOptions& o) {
+  for (const auto& [name, text] : o.sizes) {
+    if (std::find(info.size_names.begin(), info.size_names.end(), name) == info.size_names.end()) {
+      throw InputError("--size " + name + ": program '" + info.name + "' has no size variable '" +
+                       name + "'");
+    }
+  }
+  std::vector<int64_t> sizes;
+  for (const auto& name : info.size_names) {
+    auto it = o.sizes.find(name);
+    if (it == o.sizes.end()) throw InputError("missing --size " + name + "=...");
+    long value = parse_long("--size " + name + "=", it->second);
+    if (value < 1) throw InputError("--size " + name + "=" + it->second + ": sizes must be at least 1");
+    sizes.push_back(value);
+  }
+  return sizes;
+}
+
+inline void check_launch(const ProgramInfo& info, const RunnerOptions& o, int ranks) {
+  if (o.iters < 1) throw InputError("--iters " + std::to_string(o.iters) + ": at least one step is needed");
+  if (o.warmup < 0) throw InputError("--warmup must not be negative");
+  if (std::find(info.schedules.begin(), info.schedules.end(), o.schedule) == info.schedules.end()) {
+    std::string known;
+    for (const auto& s : info.schedules) known += (known.empty() ? "" : ", ") + s;
+    throw InputError("unknown --schedule " + o.schedule + " (this build has: " + known + ")");
+  }
+  for (const auto& [name, text] : o.params) {
+    if (std::find(info.param_names.begin(), info.param_names.end(), name) == info.param_names.end()) {
+      throw InputError("--param " + name + ": program '" + info.name + "' has no param '" + name + "'");
+    }
+  }
+  for (const auto& name : info.required_params) {
+    if (!o.params.count(name)) throw InputError("missing --param " + name + "=...: it has no default");
+  }
+  for (const auto& [name, blocks] : info.groups) {
+    if (ranks % blocks) {
+      throw InputError(std::to_string(ranks) + " ranks cannot be split into " +
+                       std::to_string(blocks) + " equal blocks for group '" + name + "'");
+    }
+  }
+  for (const auto& [root, blocks] : info.broadcast_roots) {
+    if (root >= ranks / blocks) {
+      throw InputError("broadcast root " + std::to_string(root) + " is not a rank of its block");
+    }
+  }
+}
+
+}  // namespace pf

@@ -1,0 +1,72 @@
+"""Every header of cpp_runtime/ compiles alone with `-I cpp_runtime`: the C++ headers with the
+host compiler (OpenMP and the wheel's MPI), those of ccn/cuda/ with nvcc (NCCL and cuBLAS
+from their wheels, or the system's). Each is compiled as a one-line source that includes
+it, as a generated project does; two compilers at a time."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from parafuse.emitters.toolchain.cmake import Toolchain
+from parafuse.emitters.toolchain.nvidia import cublas_library, find_nvcc, nccl_library
+from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
+
+HEADERS = sorted(str(path.relative_to(CPP_RUNTIME)) for path in CPP_RUNTIME.rglob("*")
+                 if path.suffix in (".hpp", ".cuh"))
+
+
+def _needs_nvcc(header: str) -> bool:
+    return header.startswith("ccn/cuda/")
+
+
+@functools.cache
+def _mpi_includes() -> tuple[str, ...]:
+    shown = subprocess.run([Toolchain.current().tool("mpicxx"), "--showme:incdirs"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    return tuple(f"-I{folder}" for folder in shown)
+
+
+def _command(header: str, folder: Path) -> list[str]:
+    include = ["-I", str(CPP_RUNTIME), *_mpi_includes()]
+    if not _needs_nvcc(header):
+        return ["c++", "-std=c++17", "-fsyntax-only", "-fopenmp", *include, "-x", "c++", "-"]
+    source = folder / (header.replace("/", "_") + ".cu")
+    source.write_text(f'#include "{header}"\n')
+    libraries = [f"-I{lib.include}" for lib in (nccl_library(), cublas_library()) if lib.include]
+    return [str(find_nvcc()), "-std=c++17", "-x", "cu", "--extended-lambda", *include, *libraries,
+            "-c", str(source), "-o", "/dev/null"]
+
+
+def _compile(header: str, folder: Path) -> str:
+    """The compiler's complaints about `header` alone ("" when it compiles)."""
+    done = subprocess.run(_command(header, folder), input=f'#include "{header}"\n',
+                          capture_output=True, text=True)
+    return "" if done.returncode == 0 else done.stdout + done.stderr
+
+
+@functools.cache
+def _results() -> dict[str, str]:
+    """Every header compiled once (CUDA headers only where nvcc is found)."""
+    headers = [h for h in HEADERS if not _needs_nvcc(h) or find_nvcc()]
+    with tempfile.TemporaryDirectory() as folder, ThreadPoolExecutor(2) as pool:
+        return dict(zip(headers, pool.map(lambda h: _compile(h, Path(folder)), headers)))
+
+
+def test_the_tree_holds_headers_of_every_folder() -> None:
+    folders = {header.rsplit("/", 1)[0] for header in HEADERS}
+    assert {"ccn", "ccn/cpu", "ccn/cuda", "fsm"} <= folders
+
+
+@pytest.mark.skipif(shutil.which("c++") is None, reason="needs a C++ compiler")
+@pytest.mark.parametrize("header", HEADERS)
+def test_header_compiles_alone(header: str) -> None:
+    if _needs_nvcc(header) and not find_nvcc():
+        pytest.skip("nvcc not found (CUDA_HOME, PATH): CUDA headers not compiled")
+    assert _results()[header] == "", f"{header} alone:\n{_results()[header]}"
