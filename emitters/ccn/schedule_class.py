@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -19,3 +19,4 @@ class ScheduleClass:
     states: list[str]
     volume: list[str]
     destructor: list[str]
+    device: dict[str, list[str]] = field(default_factory=dict)  # CUDA: host <-> device copies

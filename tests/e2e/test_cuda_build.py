@@ -56,7 +56,7 @@ def test_every_schedule_compiles_and_links(sample, program) -> None:
 
 def test_fused_step_golden(golden) -> None:
     module = check_source((SAMPLES / "adam.ccn").read_text(), "samples/adam.ccn")
-    cls, _ = lower_schedule(make_plan(module.scheduled_program("adam", "fused"), "fused"))
+    cls = lower_schedule(make_plan(module.scheduled_program("adam", "fused"), "fused"))
     golden.check("golden/cuda/adam.fused.step.cu",
                  "coconetc build samples/adam.ccn --backend cuda --schedule fused "
                  "(the step of src/adam.cu)", "\n".join(cls.step))
@@ -64,7 +64,7 @@ def test_fused_step_golden(golden) -> None:
 
 def _step(sample: str, schedule: str) -> str:
     module = check_source((SAMPLES / f"{sample}.ccn").read_text(), f"samples/{sample}.ccn")
-    cls, _ = lower_schedule(make_plan(module.scheduled_program(sample, schedule), schedule))
+    cls = lower_schedule(make_plan(module.scheduled_program(sample, schedule), schedule))
     return "\n".join(cls.step)
 
 

@@ -32,7 +32,7 @@ def project_files(module: CheckedModule, program_name: str, schedules: list[str]
         f"cmake/{program_name}Config.cmake.in": render("ccn_cpu/Config.cmake.in.j2", **context),
         f"include/{program_name}.hpp": render("ccn_cpu/header.hpp.j2", **context),
         f"src/{program_name}.cpp": render("ccn_cpu/library.cpp.j2", **context),
-        f"src/{program_name}_run.cpp": render("ccn_cpu/runner.cpp.j2", **context),
+        f"src/{program_name}_run.cpp": render("ccn/runner.cpp.j2", **context),
     }
     if python:
         files[f"src/{program_name}_python.cpp"] = render("ccn_cpu/python.cpp.j2", **context)

@@ -149,8 +149,8 @@ def _bindings(program: ir.Program, buffers: dict[str, Buffer]) -> dict[str, list
             "unbind": [f"{var}_.restore();" for var in owners]}
 
 
-def lower_schedule(plan: LoweringPlan) -> tuple[ScheduleClass, dict]:
-    """The schedule class, and the host <-> device copies the library template calls."""
+def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
+    """The schedule class, with the host <-> device copies the library template calls."""
     program, buffers = plan.program, plan.buffers
     writer = CudaStageWriter(plan)
     comm_members, comm_ctor, dtor = _communicators(plan)
@@ -177,10 +177,9 @@ def lower_schedule(plan: LoweringPlan) -> tuple[ScheduleClass, dict]:
     copies["device_results"] = [_slot(n, v, buffers[v], -1, None) for n, v in program.outputs]
     copies["device_results"] += [_slot(s, v, buffers[s], -1, None)
                                  for s, v in program.state_updates]
-    cls = ScheduleClass(plan.schedule, plan.class_name, comm_members + storage_members,
-                        comm_ctor + storage_ctor, step, inputs, results, states,
-                        volume_lines(program), dtor)
-    return cls, copies
+    return ScheduleClass(plan.schedule, plan.class_name, comm_members + storage_members,
+                         comm_ctor + storage_ctor, step, inputs, results, states,
+                         volume_lines(program), dtor, device=copies)
 
 
 def lower_stage(stage: ir.Stage, writer: CudaStageWriter) -> list[str]:

@@ -28,15 +28,13 @@ def project_files(module: CheckedModule, program_name: str, schedules: list[str]
     plans = scheduled_plans(module, program_name, schedules, variants)
     context = template_context(module, program_name, schedules, command, python,
                                default_schedule)
-    classes = [lower_schedule(plan) for plan in plans]
-    context.update(schedules=classes, cuda_arch=cuda_arch, nccl=nccl_library(),
-                   cublas=cublas_library())
-    header_context = dict(context, schedules=[c for c, _ in classes])
+    context.update(schedules=[lower_schedule(plan) for plan in plans], cuda_arch=cuda_arch,
+                   nccl=nccl_library(), cublas=cublas_library())
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": render("ccn_cuda/CMakeLists.txt.j2", **context),
-        f"include/{program_name}.hpp": render("ccn_cuda/header.hpp.j2", **header_context),
+        f"include/{program_name}.hpp": render("ccn_cuda/header.hpp.j2", **context),
         f"src/{program_name}.cu": render("ccn_cuda/library.cu.j2", **context),
-        f"src/{program_name}_run.cpp": render("ccn_cpu/runner.cpp.j2", **header_context),
+        f"src/{program_name}_run.cpp": render("ccn/runner.cpp.j2", **context),
     }
     if python:
         files[f"src/{program_name}_python.cpp"] = render("ccn_cuda/python.cpp.j2", **context)
