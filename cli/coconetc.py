@@ -12,8 +12,12 @@ from parafuse.ccn_compiler.frontend import CheckedModule, check_programs, schedu
 from parafuse.ccn_compiler.printer import format_program
 from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
 from parafuse.emitters.autotune import autotune as autotune_program
+from parafuse.emitters.ccn.cpu import project as cpu
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
+from parafuse.emitters.ccn.cuda import project as cuda
 from parafuse.emitters.ccn.cuda.project import DEFAULT_CUDA_ARCH, build_cuda_project, tuning_builder
+from parafuse.emitters.ccn.project_context import scheduled_plans
+from parafuse.emitters.toolchain.cmake import build_tree, write_tree
 from parafuse.emitters.toolchain.mpirun import run_ranks
 from parafuse.emitters.toolchain.nvidia import find_nvcc, gpu_present
 from parafuse.grammar.ccn_parser import parse_ccn
@@ -164,8 +168,9 @@ def build(file: str, program_name: str | None, schedule: str, backend: str,
     schedules = _schedules(module, program.name, schedule)
     folder = Path(out_dir or f"{program.name}_cpu")
     command = "coconetc build " + " ".join(sys.argv[2:])
-    build_cpu_project(module, program.name, schedules, command, out_dir=folder,
-                      python=python_module)
+    plans = scheduled_plans(module, program.name, schedules)
+    files = cpu.print_project(module, program.name, plans, command, python=python_module)
+    build_tree(files, folder, cpu.cmake_arguments(python=python_module))
     click.echo(f"built {folder}/build/{program.name}_run with schedules: {', '.join(schedules)}")
 
 
@@ -190,9 +195,14 @@ def _build_cuda(module: CheckedModule, program: str, schedule: str, out_dir: str
     schedules = _schedules(module, program, schedule)
     folder = Path(out_dir or f"{program}_cuda")
     command = "coconetc build " + " ".join(sys.argv[2:])
-    _, built = build_cuda_project(module, program, schedules, command, out_dir=folder,
-                                  cuda_arch=cuda_arch, python=python)
-    if built:
+    plans = scheduled_plans(module, program, schedules)
+    files = cuda.print_project(module, program, plans, command, cuda_arch, python)
+    nvcc = find_nvcc()
+    if nvcc is not None:
+        build_tree(files, folder, cuda.cmake_arguments(nvcc, python))
+    else:
+        write_tree(folder, files)
+    if nvcc is not None:
         click.echo(f"built {folder}/build/{program}_run (CUDA {cuda_arch}) with schedules: "
                    f"{', '.join(schedules)}")
     else:

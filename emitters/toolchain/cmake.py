@@ -114,6 +114,12 @@ def _build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | Non
     _run([toolchain.tool("cmake"), "--build", str(build_dir), "-j", str(jobs)], build_dir, log)
 
 
+def build_tree(files: Mapping[str, str | bytes], out_dir: Path, cmake_args: list[str]) -> None:
+    """Write a project's files to `out_dir` (atomically) and build it in `out_dir/build`."""
+    write_tree(out_dir, files)
+    build(out_dir, out_dir / "build", cmake_args)
+
+
 def cache_root() -> Path:
     configured = os.environ.get("PARAFUSE_CACHE")
     base = Path(configured) if configured else Path.home() / ".cache" / "parafuse"

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
+from parafuse.emitters.ccn.plan import LoweringPlan
 from parafuse.emitters.ccn.project_context import scheduled_plans, template_context
 from parafuse.emitters.jinja_env import render
-from parafuse.emitters.toolchain.cmake import Toolchain, build, cached_build, write_tree
+from parafuse.emitters.toolchain.cmake import Toolchain, build_tree, cached_build
 from parafuse.emitters.toolchain.runtime import runtime_folders
 
 from .program import lower_schedule
@@ -20,12 +21,20 @@ def project_files(module: CheckedModule, program_name: str, schedules: list[str]
                   command: str, python: bool = False,
                   variants: dict[str, ir.Program] | None = None,
                   default_schedule: str | None = None) -> dict[str, str | bytes]:
-    """Every file of the generated project, by path. `variants` adds scheduled programs
-    under names of their own (the autotuner's chunk counts); `default_schedule` is the
-    runner's choice without --schedule (else `default`, or the only schedule)."""
+    """Every file of the generated project, by path: the plans of `schedules`, printed.
+    `variants` adds scheduled programs under names of their own (the autotuner's chunk
+    counts); `default_schedule` is the runner's choice without --schedule (else
+    `default`, or the first schedule)."""
     plans = scheduled_plans(module, program_name, schedules, variants)
-    context = template_context(module, program_name, schedules, command, python,
-                               default_schedule)
+    return print_project(module, program_name, plans, command, python, default_schedule)
+
+
+def print_project(module: CheckedModule, program_name: str, plans: list[LoweringPlan],
+                  command: str, python: bool = False,
+                  default_schedule: str | None = None) -> dict[str, str | bytes]:
+    """Every file of the project of `plans` (one schedule class each), by path."""
+    context = template_context(module, program_name, [p.schedule for p in plans], command,
+                               python, default_schedule)
     context["schedules"] = [lower_schedule(plan) for plan in plans]
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": render("ccn_cpu/CMakeLists.txt.j2", **context),
@@ -61,6 +70,5 @@ def build_cpu_project(module: CheckedModule, program_name: str, schedules: list[
     args = cmake_arguments(sanitize, python)
     if out_dir is None:
         return cached_build(program_name, files, args)
-    write_tree(out_dir, files)
-    build(out_dir, out_dir / "build", args)
+    build_tree(files, out_dir, args)
     return out_dir

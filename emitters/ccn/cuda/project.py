@@ -8,9 +8,10 @@ from pathlib import Path
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
+from parafuse.emitters.ccn.plan import LoweringPlan
 from parafuse.emitters.ccn.project_context import scheduled_plans, template_context
 from parafuse.emitters.jinja_env import render
-from parafuse.emitters.toolchain.cmake import Toolchain, build, cached_build, write_tree
+from parafuse.emitters.toolchain.cmake import Toolchain, build_tree, cached_build, write_tree
 from parafuse.emitters.toolchain.nvidia import cublas_library, find_nvcc, nccl_library
 from parafuse.emitters.toolchain.runtime import runtime_folders
 
@@ -26,8 +27,16 @@ def project_files(module: CheckedModule, program_name: str, schedules: list[str]
     """Every file of the generated CUDA project, by path. `variants` and
     `default_schedule` mean what they mean for the CPU backend's project_files."""
     plans = scheduled_plans(module, program_name, schedules, variants)
-    context = template_context(module, program_name, schedules, command, python,
-                               default_schedule)
+    return print_project(module, program_name, plans, command, cuda_arch, python,
+                         default_schedule)
+
+
+def print_project(module: CheckedModule, program_name: str, plans: list[LoweringPlan],
+                  command: str, cuda_arch: str = DEFAULT_CUDA_ARCH, python: bool = False,
+                  default_schedule: str | None = None) -> dict[str, str | bytes]:
+    """Every file of the CUDA project of `plans` (one schedule class each), by path."""
+    context = template_context(module, program_name, [p.schedule for p in plans], command,
+                               python, default_schedule)
     context.update(schedules=[lower_schedule(plan) for plan in plans], cuda_arch=cuda_arch,
                    nccl=nccl_library(), cublas=cublas_library())
     files: dict[str, str | bytes] = {
@@ -68,8 +77,7 @@ def build_cuda_project(module: CheckedModule, program_name: str, schedules: list
     args = cmake_arguments(nvcc, python)
     if out_dir is None:
         return cached_build(f"{program_name}-cuda", files, args), True
-    write_tree(out_dir, files)
-    build(out_dir, out_dir / "build", args)
+    build_tree(files, out_dir, args)
     return out_dir, True
 
 
