@@ -21,9 +21,9 @@ from parafuse.fsm_compiler.pipeline import analyse, determinise, minimise_dfa, p
 from parafuse.fsm_compiler.reference_executor import run_reference
 from parafuse.grammar.diagnostics import SourceFile
 
-# rebar's benchmark data, beside the repository unless REBAR_DATA says where
-DATA = Path(os.environ.get("REBAR_DATA",
-                           Path(__file__).resolve().parents[2] / "shared" / "data" / "rebar"))
+# The rebar corpus beside the repository (<repo>/../shared/data/rebar), or $REBAR_DATA.
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("REBAR_DATA", REPO.parent / "shared" / "data" / "rebar"))
 CHOSEN = [
     "leipzig/twain", "leipzig/shing", "leipzig/huck-saw",
     "leipzig/tom-sawyer-huckle-fin-insensitive", "leipzig/ing", "leipzig/awyer-inn",

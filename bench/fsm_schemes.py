@@ -40,10 +40,9 @@ from parafuse.emitters.fsm.project import (  # noqa: E402
     ProjectRequest,
     cached_project,
     table_driver,
-    training_hints,  # noqa: E402
 )
 from parafuse.emitters.toolchain.cmake import cache_root  # noqa: E402
-from parafuse.fsm_compiler.pipeline import compile_file  # noqa: E402
+from parafuse.fsm_compiler.pipeline import analyse_for_project, compile_file  # noqa: E402
 from parafuse.grammar.diagnostics import SourceFile  # noqa: E402
 
 SCHEMES = ("seq", "enum", "fused", "spec", "hspec", "auto")
@@ -141,7 +140,8 @@ def bench_case(case, repeat: int, work: Path, driver: Path) -> dict:
     label, machine, data, patterns = case
     sample = data.read_bytes()[:1 << 20]
     began = time.perf_counter()
-    project = cached_project(ProjectRequest(machine, f"{label}.fsm", train_sample=sample))
+    analysis = analyse_for_project(machine, sample)
+    project = cached_project(ProjectRequest(machine, f"{label}.fsm", analysis))
     runner = project / "build" / f"{machine.name}_run"
     row = {"label": label, "states": machine.state_count, "classes": machine.class_count,
            "build_seconds": time.perf_counter() - began, "bytes": data.stat().st_size,
@@ -152,7 +152,7 @@ def bench_case(case, repeat: int, work: Path, driver: Path) -> dict:
             print(label, scheme, threads, row["runs"][f"{scheme}/{threads}"].get("gbps"),
                   flush=True)
     blob = work / f"{label}.blob"
-    blob.write_bytes(machine_blob(machine, training_hints(machine, sample)))
+    blob.write_bytes(machine_blob(machine, analysis))
     for scheme in SCHEMES[1:]:
         for cores in (16, 64):
             measured = profile(driver, blob, data, scheme, cores)

@@ -23,7 +23,13 @@ from parafuse.cli.fsm_report import analysis_json, print_analysis, print_run
 from parafuse.emitters.fsm.project import ProjectRequest, cached_project, compile_project
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.options import SCHEMES
-from parafuse.fsm_compiler.pipeline import CompiledFile, analyse, compile_file, random_sample
+from parafuse.fsm_compiler.pipeline import (
+    CompiledFile,
+    analyse,
+    analyse_for_project,
+    compile_file,
+    random_sample,
+)
 from parafuse.fsm_compiler.reference_executor import result_json, run_reference
 from parafuse.grammar.diagnostics import SourceFile
 
@@ -154,7 +160,7 @@ def _runner_args(scheme, threads, chunks, repeat, with_matches, as_json) -> list
 
 def _run_cpp(machine: CompiledMachine, file: str, input_path: str, args: list[str]) -> int:
     """Build (or find in the cache) the machine's project and run its runner."""
-    project = cached_project(ProjectRequest(machine, file))
+    project = cached_project(ProjectRequest(machine, file, analyse_for_project(machine, None)))
     runner = project / "build" / f"{machine.name}_run"
     return subprocess.run([str(runner), input_path, *args]).returncode
 
@@ -178,7 +184,8 @@ def compile_command(file, machine, out_dir, with_python, train_path, no_build, m
         folder = Path(out_dir or compiled_machine.name)
         if several and out_dir:
             folder = folder / compiled_machine.name
-        request = ProjectRequest(compiled_machine, file, with_python, sample)
+        analysis = analyse_for_project(compiled_machine, sample)
+        request = ProjectRequest(compiled_machine, file, analysis, with_python)
         compile_project(request, folder, build_now=not no_build)
         built = "" if no_build else f"; built {folder / 'build' / (compiled_machine.name + '_run')}"
         click.echo(f"wrote {folder} (machine {compiled_machine.name}){built}")

@@ -9,10 +9,12 @@ the lexer; deterministic). Commands go through the `boostfsm` CLI, as a user typ
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 REPO = Path(__file__).resolve().parent.parent
 BOOSTFSM = str(Path(sys.executable).parent / "boostfsm")
@@ -53,12 +55,20 @@ def _runner_json(runner: Path, data: Path, scheme: str) -> dict | None:
     return json.loads(result.stdout) if result.returncode == 0 else None
 
 
+def _sample_inputs() -> ModuleType:
+    """samples/inputs.py (the sample inputs' generators), loaded from its file."""
+    spec = importlib.util.spec_from_file_location("parafuse_sample_inputs",
+                                                  REPO / "samples" / "inputs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def demo_lexer_cpp(out_root: Path) -> bool:
     """Compile samples/clexer.fsm, run it with seq and auto at 2 threads, print the speedup."""
     data = out_root / "clexer-32MiB.txt"
-    sys.path.insert(0, str(REPO / "samples"))
-    from inputs import clexer
-
+    clexer = _sample_inputs().clexer
     data.parent.mkdir(parents=True, exist_ok=True)
     data.write_bytes(clexer(LEXER_BYTES))
     project = out_root / "clexer"

@@ -1,5 +1,8 @@
 """The boostfsm data path, one function per stage: parse -> NFA/DFA -> minimise -> analyse.
 
+`analyse` reports on a machine (boostfsm analyse); `analyse_for_project` measures what
+a generated project embeds (boostfsm compile and run), handed to the emitter as data.
+
 The CLI calls these in order; no stage reaches back.
 """
 
@@ -26,6 +29,7 @@ from .dfa import SubsetDfa
 from .explicit import compile_explicit
 from .options import MachineOptions, check_machine_names, machine_options
 from .pattern_sets import build_subset_dfa, minimal_machine
+from .project_analysis import ProjectAnalysis, project_analysis
 from .reference_executor import state_trace
 from .scheme_choice import choose_scheme
 
@@ -112,3 +116,9 @@ def analyse(machine: CompiledMachine, sample: bytes, sample_name: str) -> Machin
     scheme, reason = choose_scheme(fused, steps, accuracy, slow_misses, lookback)
     return MachineAnalysis(machine, fused, steps, accuracy, tried, sample_name, len(sample),
                            scheme, reason)
+
+
+def analyse_for_project(machine: CompiledMachine, train_sample: bytes | None) -> ProjectAnalysis:
+    """Stage 4 for a C++ project: training hints (on --train's bytes, else seeded random
+    bytes) and the fused bound the project's tables are explored to."""
+    return project_analysis(machine, train_sample)

@@ -5,7 +5,16 @@
 // fused DFA accepted when walks over samples of this input stay inside it.
 #pragma once
 
-#include "schemes.hpp"
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fsm/schemes.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {

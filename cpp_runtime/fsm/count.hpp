@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "walk.hpp"
+#include "fsm/walk.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {

@@ -10,225 +10,23 @@
 //          their predecessor's latest result, until every chunk is confirmed
 //
 // Matches come from a second parallel pass from the known chunk start states.
+// The engine they share is fsm/engine.hpp; `auto` and the entry point, run_machine,
+// are fsm/auto_choice.hpp (engine -> schemes -> auto_choice).
 #pragma once
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <numeric>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "count.hpp"
-#include "tables.hpp"
-#include "walk.hpp"
+#include "fsm/engine.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
-
-struct RunOptions {
-  bool profile = false;  // record phase times (RunResult::phases)
-  std::string scheme = "auto";
-  int threads = 0;    // 0: OpenMP's default
-  size_t chunks = 0;  // 0: kLanes per thread
-  bool matches = false;
-};
-
-// The time of one phase: parallel phases also record each work unit (a group of up
-// to kLanes chunks run by one thread), from which scaling to more cores is projected.
-struct PhaseTiming {
-  std::string name;
-  bool parallel = false;
-  double seconds = 0;
-  std::vector<double> units;
-};
-
-struct RunResult {
-  std::vector<PhaseTiming> phases;
-  uint32_t final_state = 0;  // the machine's state number
-  std::vector<uint64_t> counts;
-  std::vector<Match> matches;
-  std::string scheme, reason;
-  int threads = 1;
-  size_t chunks = 1;
-};
-
-constexpr size_t kMaxChunks = size_t(1) << 20;
-
-inline bool is_scheme(const std::string& name) {
-  return name == "auto" || name == "seq" || name == "enum" || name == "fused" ||
-         name == "spec" || name == "hspec";
-}
-
-struct Chunk {
-  size_t begin = 0, end = 0;
-  uint32_t start = 0, finish = 0;  // offsets: the start used, the state after the chunk
-  std::vector<Match> matches;
-  std::vector<uint32_t> map;       // enum: finish offset per internal start state
-  uint32_t fused = 0;              // fused: the fused offset after the chunk
-  std::vector<uint32_t> fused_hist;  // empty when the chunk is too short to be worth one
-  bool fused_walked = false;
-  size_t miss_at = kNoMiss;
-  size_t met_at = kNoMiss;  // enum: paths from every state met after met_at bytes, at met_state
-  uint32_t met_state = 0;
-  size_t length() const { return end - begin; }
-};
-
-template <class Entry>
-class Engine {
- public:
-  Engine(const Tables& t, const uint8_t* data, size_t n, int threads)
-      : t_(t), m_(t), data_(data), n_(n), threads_(threads),
-        totals_(size_t(threads)),
-        dense_(size_t(threads)), all_states_(t.states) {
-    for (uint32_t s = 0; s < t.states; ++s) all_states_[s] = s << t.shift;
-    if (t.reporting_states() <= kPackedStates) {
-      inc_.assign(t.states, 0);
-      for (uint32_t s = t.report_floor; s < t.states; ++s) inc_[s] = uint64_t(1) << (8 * (s - t.report_floor));
-    }
-  }
-
-  std::string run_scheme(const std::string& scheme, size_t chunks, bool matches);
-  std::string choose(size_t chunks, std::string& reason);  // auto
-  void finish(RunResult& result) const;
-
- private:
-  const Tables& t_;
-  TypedTable<Entry> m_;
-  const uint8_t* data_;
-  size_t n_;
-  int threads_;
-  bool matches_ = false;
-  std::vector<Chunk> chunks_;
-  uint32_t final_ = 0;
-  // Visits of reporting states, per thread: runs from known starts add theirs, and so
-  // do speculative runs, whose misspeculated prefixes are corrected by differences.
-  std::vector<std::vector<uint64_t>> totals_;
-  std::vector<std::vector<uint32_t>> dense_;  // per thread, allocated on first use
-  std::vector<uint64_t> inc_;                 // packed counting's increments (count.hpp)
-  std::vector<uint32_t> all_states_;          // every state's offset
-  uint64_t* totals() {  // allocated by the thread that uses it, inside the timed phases
-    std::vector<uint64_t>& mine = totals_[size_t(omp_get_thread_num())];
-    if (mine.empty()) mine.assign(std::max<uint32_t>(1, t_.reporting_states()), 0);
-    return mine.data();
-  }
-  Counters counters();
-
-  void split(size_t count);
-  std::vector<size_t> all_from(size_t first) const;
-  template <class Body>
-  void each_group(const std::vector<size_t>& ids, Body&& body, const char* phase = "walk");
-  template <class Body>
-  void sequential(const char* phase, Body&& body);
-  std::vector<PhaseTiming> phases_;
- public:
-  bool profile_ = false;
-  double parallel_choose_seconds_ = 0;  // auto: the parallel parts of choosing
-  std::vector<PhaseTiming>& phases() { return phases_; }
- private:
-  void walk_known(const std::vector<size_t>& ids);  // count (or match) from chunk.start
-  void walk_group(const size_t* ids, int count, bool with_matches);
-  std::string run_seq();
-  std::string run_enum();
-  std::string run_fused();
-  std::string run_speculative(bool higher_order);
-  uint32_t predict(const Chunk& chunk, Enumerator& paths);
-  void predict_and_walk(const std::vector<size_t>& ids);
-  uint64_t fix(Chunk& chunk, uint32_t true_start);
-  void recount_fused(Chunk& chunk);
-  void enumerate(Chunk& chunk, Enumerator& paths, const uint32_t* starts, size_t skip);
-  double sampled_accuracy(size_t& slow_misses);
-  bool fused_stays_on_sample();
-  bool paths_meet_on_sample();
-  uint32_t compose_known_starts();
-};
-
-template <class Entry>
-void Engine<Entry>::split(size_t count) {
-  chunks_.assign(count, Chunk{});
-  for (size_t i = 0; i < count; ++i) {
-    chunks_[i].begin = size_t((unsigned __int128)n_ * i / count);
-    chunks_[i].end = size_t((unsigned __int128)n_ * (i + 1) / count);
-  }
-  chunks_[0].start = t_.start << t_.shift;
-}
-
-template <class Entry>
-std::vector<size_t> Engine<Entry>::all_from(size_t first) const {
-  std::vector<size_t> ids;
-  for (size_t i = first; i < chunks_.size(); ++i) ids.push_back(i);
-  return ids;
-}
-
-// Groups of up to kLanes consecutive chunks, spread over the threads.
-template <class Entry>
-template <class Body>
-void Engine<Entry>::each_group(const std::vector<size_t>& ids, Body&& body,
-                               const char* phase) {
-  const long groups = long((ids.size() + kLanes - 1) / kLanes);
-  std::vector<double> units(profile_ ? size_t(groups) : 0);
-  const double began = omp_get_wtime();
-#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1) if (groups > 1)
-  for (long g = 0; g < groups; ++g) {
-    const double unit_began = profile_ ? omp_get_wtime() : 0.0;
-    const size_t first = size_t(g) * kLanes;
-    body(ids.data() + first, int(std::min<size_t>(kLanes, ids.size() - first)));
-    if (profile_) units[size_t(g)] = omp_get_wtime() - unit_began;
-  }
-  if (profile_) phases_.push_back(PhaseTiming{phase, true, omp_get_wtime() - began, units});
-}
-
-template <class Entry>
-template <class Body>
-void Engine<Entry>::sequential(const char* phase, Body&& body) {
-  const double began = omp_get_wtime();
-  body();
-  if (profile_) phases_.push_back(PhaseTiming{phase, false, omp_get_wtime() - began, {}});
-}
-
-// Dense counters (walk.hpp) for tables of at most kDenseRows entries with at most
-// kDenseReporting reporting states, so that flushing them stays cheap.
-constexpr uint32_t kDenseRows = 1u << 15, kDenseReporting = 256;
-
-template <class Entry>
-Counters Engine<Entry>::counters() {
-  const size_t rows = size_t(t_.states) << t_.shift;
-  std::vector<uint32_t>& dense = dense_[size_t(omp_get_thread_num())];
-  const bool small = rows <= kDenseRows && t_.reporting_states() <= kDenseReporting;
-  if (small && dense.empty()) dense.assign(rows, 0);
-  return Counters{totals(), small ? dense.data() : nullptr, inc_.empty() ? nullptr : inc_.data(),
-                  t_.report_floor_offset(), t_.shift, uint32_t(rows)};
-}
-
-template <class Entry>
-void Engine<Entry>::walk_group(const size_t* ids, int count, bool with_matches) {
-  Lane lanes[kLanes];
-  CountVisit counts[kLanes];
-  MatchVisit matches[kLanes];
-  for (int k = 0; k < count; ++k) {
-    Chunk& chunk = chunks_[ids[k]];
-    chunk.matches.clear();
-    lanes[k] = Lane{data_ + chunk.begin, chunk.length(), chunk.begin, chunk.start};
-    counts[k] = CountVisit{totals(), t_.report_floor_offset(), t_.shift};
-    matches[k] = MatchVisit{counts[k], &t_, &chunk.matches};
-  }
-  if (with_matches) {
-    walk_lane_group(m_, lanes, matches, count);
-  } else {
-    Counters counting = counters();
-    count_lane_group(m_, lanes, counting, count);
-  }
-  for (int k = 0; k < count; ++k) chunks_[ids[k]].finish = lanes[k].state;
-}
-
-template <class Entry>
-void Engine<Entry>::walk_known(const std::vector<size_t>& ids) {
-  each_group(ids, [&](const size_t* group, int count) { walk_group(group, count, matches_); },
-             matches_ ? "match pass" : "recount");
-}
 
 template <class Entry>
 std::string Engine<Entry>::run_seq() {
@@ -237,31 +35,6 @@ std::string Engine<Entry>::run_seq() {
   sequential("walk", [&] { walk_group(&only, 1, matches_); });
   final_ = chunks_[0].finish;
   return "one sequential pass";
-}
-
-template <class Entry>
-void Engine<Entry>::enumerate(Chunk& chunk, Enumerator& paths, const uint32_t* starts,
-                              size_t skip) {
-  chunk.map.resize(t_.states);
-  paths.run(m_, t_.states, data_ + chunk.begin + skip, chunk.length() - skip, starts, t_.states,
-            chunk.map.data());
-}
-
-template <class Entry>
-uint32_t Engine<Entry>::compose_known_starts() {
-  uint32_t state = chunks_[0].finish;
-  for (size_t i = 1; i < chunks_.size(); ++i) {
-    Chunk& chunk = chunks_[i];
-    chunk.start = state;
-    if (chunk.met_at != kNoMiss)
-      state = chunk.finish;  // the same from every start
-    else if (chunk.fused_walked && chunk.miss_at == kNoMiss)
-      state = t_.fused_vectors[size_t(chunk.fused >> t_.fused_shift) * t_.states +
-                               (state >> t_.shift)] << t_.shift;
-    else
-      state = chunk.map[state >> t_.shift];
-  }
-  return state;
 }
 
 // enum: each chunk after the first runs from every state until its paths meet (or to
@@ -342,7 +115,197 @@ std::string Engine<Entry>::run_enum() {
   return reason.str();
 }
 
+template <class Entry>
+void Engine<Entry>::recount_fused(Chunk& chunk) {
+  uint64_t* hist = totals();
+  const uint32_t start = chunk.start >> t_.shift;
+  for (uint32_t f = 0; f < t_.reporting_fused(); ++f) {
+    if (!chunk.fused_hist[f]) continue;
+    const uint32_t state = t_.fused_vectors[size_t(t_.fused_floor + f) * t_.states + start];
+    if (state >= t_.report_floor) hist[state - t_.report_floor] += chunk.fused_hist[f];
+  }
+}
+
+template <class Entry>
+std::string Engine<Entry>::run_fused() {
+  const std::vector<size_t> ids = all_from(1);
+  each_group(all_from(0), [&](const size_t* group, int count) {
+    if (group[0] == 0) walk_group(group, 1, matches_), ++group, --count;  // chunk 0: its start is known
+    if (count == 0) return;
+    FusedLane lanes[kLanes];
+    thread_local std::vector<uint32_t> ignored;  // the histogram of chunks too short for one
+    ignored.resize(std::max<uint32_t>(1, t_.reporting_fused()));
+    for (int k = 0; k < count; ++k) {
+      Chunk& chunk = chunks_[group[k]];
+      chunk.fused_walked = true;
+      if (chunk.length() * 16 >= t_.reporting_fused())
+        chunk.fused_hist.assign(std::max<uint32_t>(1, t_.reporting_fused()), 0);
+      lanes[k] = FusedLane{data_ + chunk.begin, chunk.length(), t_.fused_start << t_.fused_shift,
+                           chunk.fused_hist.empty() ? ignored.data() : chunk.fused_hist.data(),
+                           kNoMiss, 0};
+    }
+    if (t_.fused_complete) walk_fused_group<false>(t_, lanes, count);
+    else walk_fused_group<true>(t_, lanes, count);
+    Enumerator paths;
+    std::vector<uint32_t> starts(t_.states);
+    for (int k = 0; k < count; ++k) {
+      Chunk& chunk = chunks_[group[k]];
+      chunk.fused = lanes[k].fused;
+      chunk.miss_at = lanes[k].miss_at;
+      if (chunk.miss_at == kNoMiss) continue;
+      // Continue as enum from the vector just before the missing transition.
+      const uint32_t* before =
+          t_.fused_vectors + size_t(lanes[k].miss_from >> t_.fused_shift) * t_.states;
+      for (uint32_t s = 0; s < t_.states; ++s) starts[s] = before[s] << t_.shift;
+      enumerate(chunk, paths, starts.data(), chunk.miss_at);
+    }
+  }, "fused walk");
+  sequential("compose", [&] { final_ = compose_known_starts(); });
+  std::vector<size_t> recount;
+  size_t missed = 0, fused_bytes = 0;
+  for (size_t id : ids) {
+    if (chunks_[id].miss_at != kNoMiss) ++missed, fused_bytes += chunks_[id].miss_at;
+    else fused_bytes += chunks_[id].length();
+    if (matches_ || chunks_[id].miss_at != kNoMiss || chunks_[id].fused_hist.empty())
+      recount.push_back(id);
+  }
+  if (!matches_) {
+    each_group(ids, [&](const size_t* group, int count) {
+      for (int k = 0; k < count; ++k)
+        if (chunks_[group[k]].miss_at == kNoMiss && !chunks_[group[k]].fused_hist.empty())
+          recount_fused(chunks_[group[k]]);
+    }, "fused counts");
+  }
+  walk_known(recount);
+  std::ostringstream reason;
+  if (t_.fused_complete) {
+    reason << "walked the fused DFA (" << t_.fused_count << " fused states) over "
+           << ids.size() << " chunks, one lookup per byte";
+  } else {
+    reason << "the fused DFA exceeds its bound, so the compiler stored its first "
+           << t_.fused_count << " fused states; " << ids.size() - missed << " of " << ids.size()
+           << " chunks stayed inside them and " << missed
+           << " left them and continued as enum (" << fused_bytes << " of "
+           << n_ - chunks_[0].length() << " bytes walked fused)";
+  }
+  if (matches_) reason << "; matches from a second pass from the chunks' start states";
+  return reason.str();
+}
+
+// The start state predicted by running the `lookback` bytes before the chunk from
+// every state: the most frequent end state (exact when the window reaches offset 0).
+// Where that would cost over kPredictLookups (big machines, e.g. pattern sets of
+// thousands of states: more than walking the chunk itself), from the start state only.
+constexpr size_t kPredictLookups = size_t(1) << 16;
+
+template <class Entry>
+uint32_t Engine<Entry>::predict(const Chunk& chunk, Enumerator& paths) {
+  const size_t window = std::min<size_t>(t_.lookback, chunk.begin);
+  const uint8_t* from = data_ + chunk.begin - window;
+  if (window == chunk.begin || size_t(t_.states) * window > kPredictLookups)
+    return walk_one(m_, from, window, 0, t_.start << t_.shift, NoVisit{});
+  paths.run(m_, t_.states, from, window, all_states_.data(), t_.states, nullptr);
+  return paths.most_frequent();
+}
+
+template <class Entry>
+void Engine<Entry>::predict_and_walk(const std::vector<size_t>& ids) {
+  each_group(ids, [&](const size_t* group, int count) {
+    Enumerator paths;
+    for (int k = 0; k < count; ++k)
+      if (group[k] != 0) chunks_[group[k]].start = predict(chunks_[group[k]], paths);
+    walk_group(group, count, false);  // matches come once the starts are known
+  }, "speculate");
+}
+
+// Re-run `chunk` from `true_start` beside its run from its current start until the two
+// paths meet; the histogram is corrected by the difference over that prefix.
+template <class Entry>
+uint64_t Engine<Entry>::fix(Chunk& chunk, uint32_t true_start) {
+  uint32_t old_path = chunk.start, new_path = true_start;
+  const uint8_t* bytes = data_ + chunk.begin;
+  const uint32_t floor_offset = t_.report_floor_offset(), shift = t_.shift;
+  uint64_t* hist = totals();
+  size_t i = 0;
+  for (; i < chunk.length() && old_path != new_path; ++i) {
+    old_path = m_.step(old_path, bytes[i]);
+    new_path = m_.step(new_path, bytes[i]);
+    if (old_path >= floor_offset) --hist[(old_path - floor_offset) >> shift];
+    if (new_path >= floor_offset) ++hist[(new_path - floor_offset) >> shift];
+  }
+  if (old_path != new_path) chunk.finish = new_path;
+  chunk.start = true_start;
+  return i;
+}
+
+template <class Entry>
+std::string Engine<Entry>::run_speculative(bool higher_order) {
+  predict_and_walk(all_from(0));
+  uint64_t rerun_bytes = 0;
+  size_t misspeculated = 0, rounds = 0;
+  for (size_t i = 1; i < chunks_.size(); ++i)
+    misspeculated += chunks_[i].start != chunks_[i - 1].finish;
+  if (!higher_order) {
+    sequential("validate", [&] {
+      for (size_t i = 1; i < chunks_.size(); ++i)
+        if (chunks_[i].start != chunks_[i - 1].finish)
+          rerun_bytes += fix(chunks_[i], chunks_[i - 1].finish);
+    });
+  } else {
+    size_t confirmed = 1;  // chunks [0, confirmed) ran from their true start states
+    std::vector<uint32_t> wanted(chunks_.size());
+    for (;;) {
+      while (confirmed < chunks_.size() &&
+             chunks_[confirmed].start == chunks_[confirmed - 1].finish)
+        ++confirmed;
+      if (confirmed == chunks_.size()) break;
+      std::vector<size_t> stale;
+      for (size_t i = confirmed; i < chunks_.size(); ++i) {
+        wanted[i] = chunks_[i - 1].finish;
+        if (chunks_[i].start != wanted[i]) stale.push_back(i);
+      }
+      const long count = long(stale.size());
+      uint64_t bytes = 0;
+      std::vector<double> units(profile_ ? stale.size() : 0);
+      const double began = omp_get_wtime();
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1) reduction(+ : bytes) if (count > 1)
+      for (long j = 0; j < count; ++j) {
+        const double unit_began = omp_get_wtime();
+        bytes += fix(chunks_[stale[j]], wanted[stale[j]]);
+        if (profile_) units[size_t(j)] = omp_get_wtime() - unit_began;
+      }
+      if (profile_)
+        phases_.push_back(PhaseTiming{"re-validate", true, omp_get_wtime() - began, units});
+      rerun_bytes += bytes;
+      ++rounds;
+    }
+  }
+  final_ = chunks_.back().finish;
+  if (matches_) {  // the counts come again with the matches
+    for (auto& partial : totals_) std::fill(partial.begin(), partial.end(), 0);
+    walk_known(all_from(0));
+  }
+  std::ostringstream reason;
+  reason << "speculated " << chunks_.size() - 1 << " chunk starts from " << t_.lookback
+         << " bytes of lookback; " << misspeculated << " misspeculated";
+  if (higher_order) reason << "; " << rounds << " parallel re-validation rounds";
+  reason << " re-ran " << rerun_bytes << " bytes until the paths converged";
+  if (matches_) reason << "; matches from a second pass from the chunks' start states";
+  return reason.str();
+}
+
+template <class Entry>
+std::string Engine<Entry>::run_scheme(const std::string& scheme, size_t chunks, bool matches) {
+  matches_ = matches;
+  if (scheme == "seq") return run_seq();
+  split(chunks);
+  if (scheme == "enum") return run_enum();
+  if (scheme == "fused") return run_fused();
+  if (scheme == "spec") return run_speculative(false);
+  if (scheme == "hspec") return run_speculative(true);
+  throw std::invalid_argument("unknown scheme '" + scheme +
+                              "' (schemes are auto, seq, enum, fused, spec, hspec)");
+}
+
 }  // namespace v1
 }  // namespace parafuse::fsm
-
-#include "schemes_parallel.hpp"

@@ -1,5 +1,5 @@
 // parafuse boostfsm: the table-driven driver the tests use. It loads a machine blob
-// (emitters/fsm_tables.py) at run time and runs it under many configurations, so
+// (emitters/fsm/blob.py) at run time and runs it under many configurations, so
 // property tests over many random machines need one build, not one per machine.
 //
 //   fsm_table_driver BLOB INPUT [--matches] [--profile] SCHEME:THREADS:CHUNKS ...
@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "fsm/auto_choice.hpp"
 #include "fsm/input.hpp"
 #include "fsm/json_output.hpp"
-#include "fsm/schemes.hpp"
 
 namespace fsm = parafuse::fsm;
 

@@ -1,5 +1,5 @@
 // parafuse boostfsm runtime: the tables of one machine, read from the blob that
-// emitters/fsm_tables.py writes (layout documented there). Views only: the blob
+// emitters/fsm/blob.py writes (layout documented there; slots in fsm/blob_slots.hpp). Views only: the blob
 // stays where it is (embedded with .incbin, or loaded from a file by the driver).
 #pragma once
 
@@ -8,6 +8,8 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+
+#include "fsm/blob_slots.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
@@ -41,16 +43,20 @@ struct Tables {
 };
 
 namespace detail {
-inline uint64_t slot(const uint8_t* blob, size_t index) {
+inline uint64_t slot_at(const uint8_t* blob, size_t index) {
   uint64_t value;
   std::memcpy(&value, blob + 8 * index, 8);
   return value;
 }
 
-inline const void* section(const uint8_t* blob, size_t size, size_t index, size_t expected) {
-  const uint64_t offset = slot(blob, 32 + 2 * index), length = slot(blob, 33 + 2 * index);
+inline uint64_t slot(const uint8_t* blob, BlobSlot which) { return slot_at(blob, size_t(which)); }
+
+inline const void* section(const uint8_t* blob, size_t size, BlobSection which, size_t expected) {
+  const size_t first = size_t(BlobSlot::sections) + 2 * size_t(which);
+  const uint64_t offset = slot_at(blob, first), length = slot_at(blob, first + 1);
   if (offset > size || length > size - offset || length != expected || offset % 64 != 0)
-    throw std::runtime_error("machine tables: section " + std::to_string(index) + " is corrupt");
+    throw std::runtime_error("machine tables: section " + std::to_string(size_t(which)) +
+                             " is corrupt");
   return blob + offset;
 }
 }  // namespace detail
@@ -58,39 +64,42 @@ inline const void* section(const uint8_t* blob, size_t size, size_t index, size_
 // Parse a blob (64-byte aligned); throws std::runtime_error when it is not one.
 inline Tables parse_tables(const uint8_t* blob, size_t size) {
   using detail::slot;
-  if (size < 512 || reinterpret_cast<uintptr_t>(blob) % 64 != 0 || slot(blob, 0) != kBlobMagic)
+  if (size < 8 * kHeaderSlots || reinterpret_cast<uintptr_t>(blob) % 64 != 0 ||
+      slot(blob, BlobSlot::magic) != kBlobMagic)
     throw std::runtime_error("machine tables: not a parafuse machine blob");
   Tables t;
-  t.states = uint32_t(slot(blob, 1));
-  t.classes = uint32_t(slot(blob, 2));
-  t.shift = uint32_t(slot(blob, 3));
-  t.entry_bytes = uint32_t(slot(blob, 4));
-  t.start = uint32_t(slot(blob, 5));
-  t.report_floor = uint32_t(slot(blob, 6));
-  t.tag_count = uint32_t(slot(blob, 7));
-  t.fused_count = uint32_t(slot(blob, 8));
-  t.fused_start = uint32_t(slot(blob, 9));
-  t.fused_floor = uint32_t(slot(blob, 10));
-  t.fused_complete = slot(blob, 11) != 0;
-  t.fused_bound = uint32_t(slot(blob, 12));
-  t.lookback = uint32_t(slot(blob, 13));
-  t.train_accuracy_ppm = slot(blob, 14);
-  t.converge2_p90 = slot(blob, 15);
-  t.converge4_median = slot(blob, 16);
-  const uint64_t tag_entries = slot(blob, 17);
-  t.fused_shift = uint32_t(slot(blob, 18));
+  t.states = uint32_t(slot(blob, BlobSlot::states));
+  t.classes = uint32_t(slot(blob, BlobSlot::classes));
+  t.shift = uint32_t(slot(blob, BlobSlot::shift));
+  t.entry_bytes = uint32_t(slot(blob, BlobSlot::entry_bytes));
+  t.start = uint32_t(slot(blob, BlobSlot::start));
+  t.report_floor = uint32_t(slot(blob, BlobSlot::report_floor));
+  t.tag_count = uint32_t(slot(blob, BlobSlot::tag_count));
+  t.fused_count = uint32_t(slot(blob, BlobSlot::fused_count));
+  t.fused_start = uint32_t(slot(blob, BlobSlot::fused_start));
+  t.fused_floor = uint32_t(slot(blob, BlobSlot::fused_floor));
+  t.fused_complete = slot(blob, BlobSlot::fused_complete) != 0;
+  t.fused_bound = uint32_t(slot(blob, BlobSlot::fused_bound));
+  t.lookback = uint32_t(slot(blob, BlobSlot::lookback));
+  t.train_accuracy_ppm = slot(blob, BlobSlot::train_accuracy_ppm);
+  t.converge2_p90 = slot(blob, BlobSlot::converge2_p90);
+  t.converge4_median = slot(blob, BlobSlot::converge4_median);
+  const uint64_t tag_entries = slot(blob, BlobSlot::tag_entries);
+  t.fused_shift = uint32_t(slot(blob, BlobSlot::fused_shift));
   if (t.shift > 24 || t.fused_shift > 24)
     throw std::runtime_error("machine tables: inconsistent header");
   const size_t rows = size_t(t.states) << t.shift, fused_rows = size_t(t.fused_count) << t.fused_shift;
-  t.byte_class = static_cast<const uint8_t*>(detail::section(blob, size, 0, 256));
-  t.table = detail::section(blob, size, 1, rows);
-  t.external = static_cast<const uint32_t*>(detail::section(blob, size, 2, 4 * size_t(t.states)));
-  t.tag_begin =
-      static_cast<const uint32_t*>(detail::section(blob, size, 3, 4 * (size_t(t.states) + 1)));
-  t.tag_list = static_cast<const uint32_t*>(detail::section(blob, size, 4, 4 * tag_entries));
-  t.fused_next = static_cast<const uint32_t*>(detail::section(blob, size, 5, fused_rows));
-  t.fused_vectors = static_cast<const uint32_t*>(
-      detail::section(blob, size, 6, 4 * size_t(t.fused_count) * t.states));
+  const auto words = [&](BlobSection which, size_t expected) {
+    return static_cast<const uint32_t*>(detail::section(blob, size, which, expected));
+  };
+  t.byte_class = static_cast<const uint8_t*>(
+      detail::section(blob, size, BlobSection::byte_class, 256));
+  t.table = detail::section(blob, size, BlobSection::table, rows);
+  t.external = words(BlobSection::external, 4 * size_t(t.states));
+  t.tag_begin = words(BlobSection::tag_begin, 4 * (size_t(t.states) + 1));
+  t.tag_list = words(BlobSection::tag_list, 4 * tag_entries);
+  t.fused_next = words(BlobSection::fused_next, fused_rows);
+  t.fused_vectors = words(BlobSection::fused_vectors, 4 * size_t(t.fused_count) * t.states);
   if (t.states == 0 || t.start >= t.states || t.report_floor > t.states || t.fused_count == 0 ||
       t.fused_start >= t.fused_count || t.fused_floor > t.fused_count ||
       (size_t(t.entry_bytes) << 3) > (size_t(1) << t.shift) || t.fused_shift < 5 ||

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tables.hpp"
+#include "fsm/tables.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {

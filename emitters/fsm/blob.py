@@ -23,28 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from parafuse.fsm_compiler.analysis import fused_bound
+from parafuse.emitters.fsm.blob_slots import HEADER_SLOTS, BlobSection, BlobSlot, section_slots
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.fused import MISSING, FusedDfa, build_fused_dfa
+from parafuse.fsm_compiler.project_analysis import ProjectAnalysis, table_shift
 
 MAGIC = int.from_bytes(b"PFSMBLB1", "little")
-HEADER_SLOTS = 64
-SECTION_SLOT = 32  # header slots 32.. hold (offset, length) per section
-SECTIONS = ("byte_class", "table", "external", "tag_begin", "tag_list", "fused_next",
-            "fused_vectors")
-FUSED_BLOB_BUDGET = 16 << 20  # bytes of fused tables a generated project embeds
-UNKNOWN = (1 << 64) - 1
-MIN_ROW = 8  # kSlots in cpp_runtime/fsm/walk.hpp
 FUSED_MISSING = 0xFFFFFFFF
-
-
-@dataclass(frozen=True)
-class TrainingHints:
-    """What the compile-time analysis measured, for `auto` (UNKNOWN where not measured)."""
-
-    accuracy_ppm: int = UNKNOWN  # lookback accuracy on the training sample, parts per million
-    converge2_p90: int = UNKNOWN  # bytes until <= 2 paths remain at 90% of positions
-    converge4_median: int = UNKNOWN  # bytes until <= 4 paths remain at half the positions
 
 
 @dataclass(frozen=True)
@@ -73,24 +58,18 @@ def entry_layout(states: int, row_shift: int) -> tuple[np.dtype, int]:
     raise ValueError("table offsets exceed 32 bits")
 
 
-def emitted_fused_bound(machine: CompiledMachine) -> int:
-    """max_fused_states, lowered by the analysis budgets and by the blob budget."""
-    bound, _ = fused_bound(machine, machine.options.max_fused_states, 4)
-    row_bytes = 4 * (machine.state_count + (1 << table_shift(machine.class_count)))
-    return max(1, min(bound, FUSED_BLOB_BUDGET // row_bytes))
-
-
-def table_shift(classes: int) -> int:
-    """log2 of the row length: classes rounded up to a power of two, at least MIN_ROW."""
-    return max(MIN_ROW.bit_length() - 1, (classes - 1).bit_length())
-
-
-def internal_fused(machine: CompiledMachine, order: InternalOrder) -> FusedDfa:
+def internal_fused(machine: CompiledMachine, order: InternalOrder, bound: int) -> FusedDfa:
+    """The fused DFA over internal state numbers, explored up to `bound` fused states."""
     internal_transitions = order.internal[machine.transitions[order.external]]
-    return build_fused_dfa(internal_transitions, emitted_fused_bound(machine))
+    return build_fused_dfa(internal_transitions, bound)
 
 
-def _fused_sections(fused: FusedDfa, order: InternalOrder, row_shift: int) -> tuple[dict, dict]:
+Sections = dict[BlobSection, bytes]
+Header = dict[BlobSlot, int]
+
+
+def _fused_sections(fused: FusedDfa, order: InternalOrder, row_shift: int
+                    ) -> tuple[Sections, Header]:
     """Fused tables with reporting fused states last; (sections, header values)."""
     shift = row_shift + 2  # byte offsets of 4-byte entries
     holds_report = (fused.vectors >= order.report_floor).any(axis=1)
@@ -102,15 +81,17 @@ def _fused_sections(fused: FusedDfa, order: InternalOrder, row_shift: int) -> tu
                        renumber[np.maximum(next_table, 0)].astype(np.int64) << shift)
     rows = np.full((fused.count, 1 << row_shift), FUSED_MISSING, dtype=np.uint32)
     rows[:, :next_table.shape[1]] = offsets
-    sections = {"fused_next": rows.tobytes(),
-                "fused_vectors": fused.vectors[by_report].astype(np.uint32).tobytes()}
-    header = {9: int(renumber[0]), 10: int((~holds_report).sum()), 11: int(fused.complete),
-              12: fused.bound, 8: fused.count, 18: shift}
+    sections = {BlobSection.FUSED_NEXT: rows.tobytes(),
+                BlobSection.FUSED_VECTORS: fused.vectors[by_report].astype(np.uint32).tobytes()}
+    header = {BlobSlot.FUSED_START: int(renumber[0]),
+              BlobSlot.FUSED_FLOOR: int((~holds_report).sum()),
+              BlobSlot.FUSED_COMPLETE: int(fused.complete), BlobSlot.FUSED_BOUND: fused.bound,
+              BlobSlot.FUSED_COUNT: fused.count, BlobSlot.FUSED_SHIFT: shift}
     return sections, header
 
 
-def machine_blob(machine: CompiledMachine, hints: TrainingHints) -> bytes:
-    """The blob for `machine` (fused DFA explored up to the emitted bound)."""
+def machine_blob(machine: CompiledMachine, analysis: ProjectAnalysis) -> bytes:
+    """The blob for `machine` (fused DFA explored up to the analysis's fused bound)."""
     order = internal_order(machine)
     classes = machine.class_count
     row_shift = table_shift(classes)
@@ -122,34 +103,42 @@ def machine_blob(machine: CompiledMachine, hints: TrainingHints) -> bytes:
     tag_begin = np.cumsum([0] + [len(tags) for tags in tag_lists]).astype(np.uint32)
     tag_list = np.array([tag for tags in tag_lists for tag in tags], dtype=np.uint32)
     sections = {
-        "byte_class": machine.byte_class.astype(np.uint8).tobytes(),
-        "table": table.tobytes(),
-        "external": order.external.astype(np.uint32).tobytes(),
-        "tag_begin": tag_begin.tobytes(),
-        "tag_list": tag_list.tobytes(),
+        BlobSection.BYTE_CLASS: machine.byte_class.astype(np.uint8).tobytes(),
+        BlobSection.TABLE: table.tobytes(),
+        BlobSection.EXTERNAL: order.external.astype(np.uint32).tobytes(),
+        BlobSection.TAG_BEGIN: tag_begin.tobytes(),
+        BlobSection.TAG_LIST: tag_list.tobytes(),
     }
-    fused_sections, header = _fused_sections(internal_fused(machine, order), order, row_shift)
+    fused = internal_fused(machine, order, analysis.fused_bound)
+    fused_sections, header = _fused_sections(fused, order, row_shift)
     sections.update(fused_sections)
-    header.update({0: MAGIC, 1: machine.state_count, 2: classes, 3: shift, 4: dtype.itemsize,
-                   5: int(order.internal[machine.start]), 6: order.report_floor,
-                   7: len(machine.tag_names), 13: machine.options.lookback,
-                   14: hints.accuracy_ppm, 15: hints.converge2_p90, 16: hints.converge4_median,
-                   17: len(tag_list)})
+    hints = analysis.hints
+    header.update({
+        BlobSlot.MAGIC: MAGIC, BlobSlot.STATES: machine.state_count, BlobSlot.CLASSES: classes,
+        BlobSlot.SHIFT: shift, BlobSlot.ENTRY_BYTES: dtype.itemsize,
+        BlobSlot.START: int(order.internal[machine.start]),
+        BlobSlot.REPORT_FLOOR: order.report_floor, BlobSlot.TAG_COUNT: len(machine.tag_names),
+        BlobSlot.LOOKBACK: machine.options.lookback,
+        BlobSlot.TRAIN_ACCURACY_PPM: hints.accuracy_ppm,
+        BlobSlot.CONVERGE2_P90: hints.converge2_p90,
+        BlobSlot.CONVERGE4_MEDIAN: hints.converge4_median, BlobSlot.TAG_ENTRIES: len(tag_list)})
     return _pack(header, sections)
 
 
-def _pack(header: dict[int, int], sections: dict[str, bytes]) -> bytes:
+def _pack(header: Header, sections: Sections) -> bytes:
+    """Header slots, then each section 64-byte aligned, in BlobSection order."""
     slots = [0] * HEADER_SLOTS
     for slot, value in header.items():
         slots[slot] = value
     body = bytearray()
     position = HEADER_SLOTS * 8
-    for index, name in enumerate(SECTIONS):
+    for section in BlobSection:
         padding = (-position) % 64
         body += bytes(padding)
         position += padding
-        slots[SECTION_SLOT + 2 * index] = position
-        slots[SECTION_SLOT + 2 * index + 1] = len(sections[name])
-        body += sections[name]
-        position += len(sections[name])
+        offset_slot, length_slot = section_slots(section)
+        slots[offset_slot] = position
+        slots[length_slot] = len(sections[section])
+        body += sections[section]
+        position += len(sections[section])
     return np.array(slots, dtype=np.uint64).tobytes() + bytes(body)

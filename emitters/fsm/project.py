@@ -1,11 +1,16 @@
 """Emit the C++ project of one machine (templates under templates/fsm/) and build it.
 
-    project_files(machine, ...)  -> {path: content}: CMakeLists.txt, include/M.hpp,
-                                    src/M.cpp, src/M_tables.cpp + src/M.tables.bin,
-                                    src/M_run.cpp, src/M_python.cpp, cmake/MConfig.cmake.in,
-                                    runtime/fsm/*.hpp
-    compile_project(...)         -> writes DIR and builds DIR/build (boostfsm compile)
-    cached_project(...)          -> a build in the content-keyed cache (boostfsm run)
+    project_files(request)  -> {path: content}: CMakeLists.txt, include/M.hpp, src/M.cpp,
+                               src/M_tables.cpp + src/M.tables.bin, src/M_run.cpp,
+                               src/M_python.cpp, cmake/CConfig.cmake.in, runtime/fsm/*.hpp
+    compile_project(...)    -> writes DIR and builds DIR/build (boostfsm compile)
+    cached_project(...)     -> a build in the content-keyed cache (boostfsm run)
+
+M is the machine's name as the user wrote it (file names, the runner `M_run`, the
+Python module `M`, the runner's JSON); C is `names.cpp_name(M)`, the name of every
+C++ identifier, blob symbol, CMake target and package derived from it, so that a
+machine may be named `pipe`, `class` or `test`. The emitter decides nothing: the
+analysis the project embeds comes in the request (fsm_compiler.project_analysis).
 """
 
 from __future__ import annotations
@@ -14,81 +19,59 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from parafuse.emitters.fsm.blob import UNKNOWN, TrainingHints, machine_blob
+from parafuse.emitters.fsm.blob import machine_blob
 from parafuse.emitters.jinja_env import render
+from parafuse.emitters.names import CXX_KEYWORDS, cpp_name
 from parafuse.emitters.toolchain.cmake import Toolchain, build, cached_build, write_tree
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME, runtime_files
-from parafuse.fsm_compiler.analysis import convergence, lookback_accuracy
 from parafuse.fsm_compiler.compiled import CompiledMachine
-from parafuse.fsm_compiler.reference_executor import state_trace
-from parafuse.grammar.diagnostics import CompileError
+from parafuse.fsm_compiler.project_analysis import ProjectAnalysis
 
-RUNTIME_HEADERS = ["fsm/tables.hpp", "fsm/walk.hpp", "fsm/count.hpp", "fsm/schemes.hpp",
-                   "fsm/schemes_parallel.hpp", "fsm/auto_choice.hpp", "fsm/input.hpp",
-                   "fsm/json_output.hpp",
-                   "fsm/runner_args.hpp"]
-CXX_KEYWORDS = frozenset(
-    "alignas alignof and asm auto bitand bitor bool break case catch char class compl concept "
-    "const consteval constexpr constinit const_cast continue co_await co_return co_yield "
-    "decltype default delete do double dynamic_cast else enum explicit export extern false "
-    "float for friend goto if inline int long mutable namespace new noexcept not nullptr "
-    "operator or private protected public register reinterpret_cast requires return short "
-    "signed sizeof static static_assert static_cast struct switch template this thread_local "
-    "throw true try typedef typeid typename union unsigned using virtual void volatile wchar_t "
-    "while xor std parafuse main".split())
+# The runtime tree a project ships, copied as it stands: every header of cpp_runtime/fsm.
+RUNTIME_HEADERS = sorted(path.relative_to(CPP_RUNTIME).as_posix()
+                         for path in (CPP_RUNTIME / "fsm").glob("*.hpp"))
+CONFIG_DEPENDENCIES = ["OpenMP"]  # find_dependency() of the installed package
 
 
 @dataclass(frozen=True)
 class ProjectRequest:
+    """One machine's project: the machine, its analysis, and what to build."""
+
     machine: CompiledMachine
     source_name: str  # the .fsm file, as the user named it
+    analysis: ProjectAnalysis  # what the analysis step measured, embedded in the blob
     python: bool = False
-    train_sample: bytes | None = None  # --train: the analysis sample for `auto`'s hints
 
 
-def training_hints(machine: CompiledMachine, sample: bytes | None) -> TrainingHints:
-    """Convergence and lookback accuracy on the training sample (random bytes without one)."""
-    if sample is None:
-        sample = np.random.default_rng(0).integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
-    classes = machine.byte_class[np.frombuffer(sample, dtype=np.uint8)].astype(np.int64)
-    steps = {item.threshold: item for item in convergence(machine, classes)}
-    accuracy, _, _ = lookback_accuracy(machine, classes, state_trace(machine, sample),
-                                    machine.options.lookback)
-
-    def known(value: int | None) -> int:
-        return UNKNOWN if value is None else value
-
-    return TrainingHints(
-        accuracy_ppm=UNKNOWN if accuracy is None else round(accuracy * 1e6),
-        converge2_p90=known(steps[2].p90) if 2 in steps else UNKNOWN,
-        converge4_median=known(steps[4].median) if 4 in steps else UNKNOWN)
-
-
-def check_machine_name(machine: CompiledMachine) -> None:
-    if machine.name in CXX_KEYWORDS or machine.name.startswith("__"):
-        raise CompileError(f"machine '{machine.name}' cannot be a C++ namespace",
-                           machine.location, hint="rename the machine")
-
-
-def project_files(request: ProjectRequest) -> dict[str, str | bytes]:
+def template_context(request: ProjectRequest, blob_bytes: int) -> dict[str, object]:
+    """What every template of the project is rendered with."""
     machine = request.machine
-    check_machine_name(machine)
-    name = machine.name
-    blob = machine_blob(machine, training_hints(machine, request.train_sample))
-    context = {
-        "banner": f"Generated by boostfsm from {request.source_name} "
-                  f"(boostfsm compile {request.source_name} --machine {name}); do not edit.",
-        "name": name, "kind": machine.kind, "explicit": machine.kind == "explicit",
+    name, source = machine.name, request.source_name
+    cxx_name = cpp_name(name)
+    return {
+        "banner": f"Generated by boostfsm from {source} "
+                  f"(boostfsm compile {source} --machine {name}); do not edit.",
+        "name": name, "cxx_name": cxx_name, "renamed": cxx_name != name,
+        # a name that could be a macro is #undef'd around PYBIND11_MODULE (python.cpp.j2)
+        "guard_macro": cxx_name != name and name not in CXX_KEYWORDS,
+        "kind": machine.kind, "explicit": machine.kind == "explicit",
         "state_count": machine.state_count, "tag_count": len(machine.tag_names),
         "start_state": machine.start, "state_names": machine.state_names,
         "tag_names": machine.tag_names, "default_scheme": machine.options.scheme,
-        "python": request.python, "blob_bytes": len(blob),
+        "python": request.python, "blob_bytes": blob_bytes,
+        "config_dependencies": CONFIG_DEPENDENCIES, "check_components": True,
     }
+
+
+def project_files(request: ProjectRequest) -> dict[str, str | bytes]:
+    """Every file of the machine's project, keyed by its path in the project."""
+    name = request.machine.name
+    blob = machine_blob(request.machine, request.analysis)
+    context = template_context(request, len(blob))
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": render("fsm/CMakeLists.txt.j2", **context),
-        f"cmake/{name}Config.cmake.in": render("fsm/Config.cmake.in.j2", **context),
+        f"cmake/{context['cxx_name']}Config.cmake.in":
+            render("common/Config.cmake.in.j2", **context),
         f"include/{name}.hpp": render("fsm/machine.hpp.j2", **context),
         f"src/{name}.cpp": render("fsm/machine.cpp.j2", **context),
         f"src/{name}_tables.cpp": render("fsm/tables.cpp.j2", **context),
@@ -101,6 +84,7 @@ def project_files(request: ProjectRequest) -> dict[str, str | bytes]:
 
 
 def cmake_arguments(python: bool, sanitize: str = "") -> list[str]:
+    """CMake's arguments for a project build (pybind11 and this Python with `python`)."""
     args = Toolchain.current().cmake_args(mpi=False)
     if python:
         import pybind11
@@ -113,7 +97,8 @@ def cmake_arguments(python: bool, sanitize: str = "") -> list[str]:
 
 
 def sanitize_argument(name: str, sanitize: str) -> list[str]:
-    return [f"-D{name}_SANITIZE={sanitize}"] if sanitize else []
+    """The cache variable that builds machine `name`'s project with sanitizers."""
+    return [f"-D{cpp_name(name)}_SANITIZE={sanitize}"] if sanitize else []
 
 
 def compile_project(request: ProjectRequest, out_dir: Path, build_now: bool = True) -> Path:

@@ -15,13 +15,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parafuse.emitters.fsm.project import ProjectRequest, cached_project, table_driver
+from parafuse.emitters.fsm.project import cached_project, table_driver
 from parafuse.emitters.toolchain.cmake import Toolchain, build
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.fsm_compiler.reference_executor import result_json, run_reference
 from parafuse.grammar.diagnostics import SourceFile
 from tests.conftest import SAMPLES
-from tests.property.fsm_cpp_driver import assert_all_equal_reference, configurations
+from tests.property.fsm_cpp_driver import (
+    assert_all_equal_reference,
+    configurations,
+    project_request,
+)
 
 sys.path.insert(0, str(SAMPLES))
 import inputs  # noqa: E402
@@ -37,7 +41,7 @@ def sample_machine(name: str):
 
 @pytest.fixture(scope="module")
 def csv_project() -> Path:
-    return cached_project(ProjectRequest(sample_machine("csv"), "samples/csv.fsm", python=True))
+    return cached_project(project_request(sample_machine("csv"), "samples/csv.fsm", python=True))
 
 
 @pytest.fixture(scope="module")

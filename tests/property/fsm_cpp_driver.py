@@ -13,15 +13,22 @@ from pathlib import Path
 
 import numpy as np
 
-from parafuse.emitters.fsm.blob import TrainingHints, machine_blob
-from parafuse.emitters.fsm.project import table_driver
+from parafuse.emitters.fsm.blob import machine_blob
+from parafuse.emitters.fsm.project import ProjectRequest, table_driver
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.options import MachineOptions
+from parafuse.fsm_compiler.pipeline import analyse_for_project
+from parafuse.fsm_compiler.project_analysis import untrained_analysis
 from parafuse.fsm_compiler.reference_executor import run_reference
 from parafuse.grammar.diagnostics import Location
 
 SCHEMES = ("seq", "enum", "fused", "spec", "hspec", "auto")
 THREADS = (1, 2, 3)
+
+
+def project_request(machine: CompiledMachine, source_name: str, **kwargs) -> ProjectRequest:
+    """A project request with the analysis `boostfsm compile` makes without --train."""
+    return ProjectRequest(machine, source_name, analyse_for_project(machine, None), **kwargs)
 
 
 def configurations(input_bytes: int, threads=THREADS, schemes=SCHEMES) -> list[str]:
@@ -39,7 +46,7 @@ def driver_results(machine: CompiledMachine, data: bytes, configs: list[str], wo
                    driver: Path | None = None, env: dict | None = None,
                    matches: bool = True) -> list[dict]:
     blob, data_path = work / f"{machine.name}.blob", work / f"{machine.name}.input"
-    blob.write_bytes(machine_blob(machine, TrainingHints()))
+    blob.write_bytes(machine_blob(machine, untrained_analysis(machine)))
     data_path.write_bytes(data)
     done = subprocess.run([str(driver or table_driver()), str(blob), str(data_path),
                            *(["--matches"] if matches else []), *configs],
