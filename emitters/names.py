@@ -69,6 +69,7 @@ dim3 blockIdx blockDim threadIdx gridDim warpSize half nv_bfloat16 clock64
 Program Sizes Params Slot ScheduleImpl Result Options Match Tables world
 """.split())
 
+# Names ending in `_t` are POSIX's types (`size_t`, `pid_t`, ...), all of them reserved.
 # Prefixes of whole families of library names (MPI, Open MPI, OpenMP, CUDA, NCCL,
 # cuBLAS, CPython); `_` because such names are the implementation's.
 RESERVED_PREFIXES = ("_", "mpi_", "pmpi_", "mpix_", "ompi_", "opal_", "omp_",
@@ -88,7 +89,7 @@ def collides(user: str) -> bool:
     folded = user.lower()
     return (user in CXX_KEYWORDS or user in LIBRARY_NAMES or folded in CMAKE_RESERVED
             or folded.startswith(RESERVED_PREFIXES) or bool(OUR_PREFIX.match(user))
-            or user.endswith("_"))
+            or user.endswith(("_", "_t")))
 
 
 def cpp_name(user: str) -> str:

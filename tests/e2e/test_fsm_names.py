@@ -128,8 +128,6 @@ def test_python_modules_of_library_names_compile(projects: Path) -> None:
     assert not errors, errors
 
 
-@pytest.mark.xfail(strict=True, reason="emitters/names.py does not yet reserve the `_t` "
-                                       "type names of <cstdint>/<sys/types.h>")
 def test_type_names_ending_in_t(tmp_path: Path) -> None:
     for name in ("size_t", "uint32_t", "ssize_t"):
         write_tree(tmp_path / name, project_files(project_request(machine_named(name),
