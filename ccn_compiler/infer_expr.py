@@ -1,4 +1,5 @@
-"""Type, shape and layout inference for element-wise expressions (spec 3.2-3.3).
+"""Type, shape and layout inference for element-wise expressions (docs/ccn-language.md sections
+4-6).
 
 `check_expr` turns an AST expression into a typed IR expression or raises a
 located CompileError that names the dtypes, shapes or layouts involved.

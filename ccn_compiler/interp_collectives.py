@@ -1,4 +1,4 @@
-"""Collectives and `send` across the simulated ranks (spec section 3.3).
+"""Collectives and `send` across the simulated ranks (docs/ccn-language.md section 7).
 
 Inputs are rounded to the value's dtype, reductions run in its compute dtype in
 rank order, and the caller rounds the result when it is bound to its name.

@@ -2,7 +2,8 @@
 
 Results are held in the node's compute dtype (f32 for f16/bf16) and are not
 rounded: inside one statement intermediates stay in the computation dtype. The
-rounding points of spec 3.2 (binding, collectives, matmul, reductions, dropout,
+rounding points of docs/ccn-language.md section 4 (binding, collectives, matmul, reductions,
+dropout,
 update) are applied where they occur.
 """
 

@@ -1,4 +1,5 @@
-"""Per-rank values of the reference interpreter and the block reads of spec section 3.3.
+"""Per-rank values of the reference interpreter and the block reads of docs/ccn-language.md
+section 6.
 
 A `PerRank` value is a list with one numpy array per simulated rank, holding
 exactly what the layout says that rank holds (its block for `sliced`).

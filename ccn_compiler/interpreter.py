@@ -2,7 +2,7 @@
 
 It is the oracle every backend and schedule is checked against, so it does the
 obvious thing: each stage in order, every rank's value held explicitly, states
-replaced at the end of the step (spec 3.1).
+replaced at the end of the step (docs/ccn-language.md section 3).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Layout rules of spec section 3.3: element-wise joins, the matmul table, collectives.
+"""Layout rules of docs/ccn-language.md sections 6-7: element-wise joins, the matmul table,
+collectives.
 
 Each rule returns the resulting layout or raises a `LayoutConflict` whose text
 names the layouts involved and the collective that would fix the program; the

@@ -1,4 +1,4 @@
-"""numpy dtypes of .ccn values and the spec's rounding points (section 3.2)."""
+"""numpy dtypes of .ccn values and the rounding points of docs/ccn-language.md section 4."""
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
-"""Philox4x32-10 (Random123), vectorised over numpy arrays, and the two uses the spec makes of it.
+"""Philox4x32-10 (Random123), vectorised over numpy arrays, and its two uses (docs/ccn-language.md
+sections 5 and 10).
 
 The generator is a pure function of a 128-bit counter and a 64-bit key, so every
 element of a tensor gets its own random word without any sequential state:
 
-- `dropout` (spec section 3.2): counter `(idx_lo32, idx_hi32, rank_or_0, site)`,
+- `dropout` (docs/ccn-language.md section 5): counter `(idx_lo32, idx_hi32, rank_or_0, site)`,
   key `(s_lo32, s_hi32)` with `s = seed + step`; keep an element when `u >= p`.
-- `--random` inputs (spec section 5): counter
+- `--random` inputs (docs/ccn-language.md section 10): counter
   `(idx_lo32, idx_hi32, rank_or_0, 0x80000000 | declaration ordinal)`, key
   `(seed_lo32, seed_hi32)`; the value is `2u - 1`, uniform in `[-1, 1)`.
 
@@ -136,7 +137,8 @@ def dropout(
     site: int,
     seed_plus_step: int,
 ) -> np.ndarray:
-    """`dropout(x, p)` as spec section 3.2 defines it, rounded to `x`'s dtype at the end.
+    """`dropout(x, p)` as docs/ccn-language.md section 5 defines it, rounded to `x`'s dtype
+    at the end.
 
     `p` is converted to f32; the scale `1/(1-p)` is computed in f32; kept elements are
     multiplied by it in f32 (f64 for an f64 `x`, see docs/ccn.md); dropped elements are 0,

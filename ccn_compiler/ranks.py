@@ -1,4 +1,5 @@
-"""The world of R ranks: the block split rule and the blocks of groups (spec section 1)."""
+"""The world of R ranks: the block split rule and the blocks of groups (docs/ccn-language.md
+section 1)."""
 
 from __future__ import annotations
 

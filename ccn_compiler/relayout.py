@@ -86,7 +86,7 @@ def relayout_stage(stage: ir.SimpleStage, type_of: TypeOf) -> ir.SimpleStage:
 
 
 def _collective_accepts(stage: ir.CollectiveStage, layout: Layout) -> bool:
-    """Is `layout` still a legal input of the collective (spec 3.3's table)?"""
+    """Is `layout` still a legal input of the collective (docs/ccn-language.md section 7)?"""
     if stage.op == "allgather":
         return layout.kind == "sliced" and layout.group == stage.group
     if stage.op == "send":

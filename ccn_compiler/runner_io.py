@@ -1,4 +1,5 @@
-"""The runner contract of spec section 5 on the Python side: options, .npy in and out.
+"""The runner contract of docs/ccn-language.md section 10 on the Python side: options, .npy in and
+out.
 
 Everything is validated before any step runs; a problem is one `RunnerInputError`
 naming the file or option. Outputs are written to temporary names and renamed.

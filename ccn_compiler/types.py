@@ -1,4 +1,5 @@
-"""Dtypes, shapes and layouts of .ccn values, and the dtype rules of spec section 3.2."""
+"""Dtypes, shapes and layouts of .ccn values, and the dtype rules of docs/ccn-language.md section
+4."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def compute_dtype(dtype: str) -> str:
 
 
 def promote(a: str, b: str) -> str:
-    """Result dtype of `a op b` for arithmetic (both numeric), by spec section 3.2."""
+    """Result dtype of `a op b` for arithmetic (both numeric), by docs/ccn-language.md section 4."""
     if a == b:
         return a
     if "f64" in (a, b):

@@ -37,7 +37,7 @@ PROG = "boostfsm"
 
 
 def option_flags(command: Callable) -> Callable:
-    """Flags that override `options` blocks (spec section 5)."""
+    """Flags that override `options` blocks (docs/fsm-language.md section 5)."""
     flags = [
         click.option("--max-states", type=click.IntRange(1), help="DFA state limit."),
         click.option("--max-fused-states", type=click.IntRange(1), help="Fused-state bound."),

@@ -1,4 +1,4 @@
-"""`coconetc`: check, show and run .ccn programs (spec/ccn-language.md, section 5)."""
+"""`coconetc`: check, show and run .ccn programs (docs/ccn-language.md, sections 9-10)."""
 
 from __future__ import annotations
 

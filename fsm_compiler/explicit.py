@@ -1,4 +1,4 @@
-"""Explicit machines (spec section 3), compiled as written.
+"""Explicit machines (docs/fsm-language.md section 3), compiled as written.
 
 States keep their names and their declaration order (results name them); states
 unreachable from `start` are dropped with a warning. No minimisation.

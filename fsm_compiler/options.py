@@ -1,4 +1,5 @@
-"""Machine options (spec section 5): defaults, `options` blocks, command-line overrides.
+"""Machine options (docs/fsm-language.md section 5): defaults, `options` blocks, command-line
+overrides.
 
 An `options` block applies to the machines after it; later blocks override earlier
 ones key by key; command-line flags override both.

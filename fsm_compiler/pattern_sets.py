@@ -1,4 +1,4 @@
-"""Pattern sets (spec section 4): regexes -> NFA -> DFA -> minimal DFA in BFS order.
+"""Pattern sets (docs/fsm-language.md section 4): regexes -> NFA -> DFA -> minimal DFA in BFS order.
 
 Tag `i` is the i-th pattern in declaration order (tags are unique, so this is the
 order of first appearance). The `max_states` limit is enforced during subset

@@ -1,4 +1,4 @@
-"""The reference executor: the result of spec section 1, computed sequentially.
+"""The reference executor: the result of docs/fsm-language.md section 1, computed sequentially.
 
 One pass over the input with a flat, pre-multiplied transition table (the inner
 loop is `itertools.accumulate`, about 0.2 us per byte); counts and matches then
@@ -65,7 +65,7 @@ def result_json(
     machine: CompiledMachine, result: RunResult, byte_count: int, seconds: float,
     requested_scheme: str,
 ) -> dict:
-    """The runner's JSON object (spec section 7) for a reference run."""
+    """The runner's JSON object (docs/fsm-language.md section 8) for a reference run."""
     payload: dict = {
         "machine": machine.name,
         "bytes": byte_count,

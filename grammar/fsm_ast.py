@@ -1,4 +1,4 @@
-"""AST of a `.fsm` file (spec/fsm-language.md). Every node has a `location`."""
+"""AST of a `.fsm` file (docs/fsm-language.md). Every node has a `location`."""
 
 from __future__ import annotations
 

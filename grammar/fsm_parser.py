@@ -1,4 +1,4 @@
-"""Parse `.fsm` text into the AST of `fsm_ast.py` (spec/fsm-language.md).
+"""Parse `.fsm` text into the AST of `fsm_ast.py` (docs/fsm-language.md).
 
 Syntax errors come from Lark, translated into words by `lark_errors`; the contents
 of byte literals, regexes and option values are checked here, each error at its

@@ -1,4 +1,4 @@
-"""AST of the byte-level regex subset (spec section 4). Every node has a `location`.
+"""AST of the byte-level regex subset (docs/fsm-language.md section 4). Every node has a `location`.
 
 Byte sets are 256-bit integers: bit `b` set means byte `b` is in the set. Flags are
 already applied by the parser (`i` folds case into every set, `s` widens `.`), so

@@ -1,4 +1,4 @@
-"""Byte sets, escapes and class items of the regex subset (spec section 4).
+"""Byte sets, escapes and class items of the regex subset (docs/fsm-language.md section 4).
 
 `EscapeParser` holds the cursor shared with `regex_parser.py`: the text, the
 position, and how an offset in the regex becomes a `Location`.

@@ -1,4 +1,4 @@
-"""Recursive-descent parser for the byte-level regex subset of spec section 4.
+"""Recursive-descent parser for the byte-level regex subset of docs/fsm-language.md section 4.
 
 The text is a Latin-1 string (one character per byte). Errors are located at the
 column of the offending construct inside the regex and say why the construct is

@@ -1,5 +1,6 @@
 """Run a compiled backend's runner and compare its output files with the reference
-interpreter, per spec section 6 (sharded and sliced results compared as logical values)."""
+interpreter, per docs/ccn-language.md section 13 (sharded and sliced results compared as logical
+values)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""When two results agree: spec section 6, reusable by every backend and schedule test.
+"""When two results agree: docs/ccn-language.md section 13, reusable by every backend and schedule
+test.
 
 Per output, `max|a - b| <= atol + rtol * max|b|` with `(rtol, atol)` by dtype, exact
 equality for integers, booleans and dropout masks. An output that depends on a

@@ -1,6 +1,6 @@
 """Name-level checks of schedule blocks: the program, the directives, the stages they name.
 
-The rewrites themselves (spec section 4) are applied by the schedule passes; this
+The rewrites themselves (docs/ccn-language.md section 8) are applied by the schedule passes; this
 module only makes sure that a schedule refers to things that exist.
 """
 

@@ -1,4 +1,4 @@
-"""Every schedule directive, by name, in the order the spec lists them.
+"""Every schedule directive, by name, in the order docs/ccn-language.md section 8 lists them.
 
 Adding a directive means writing its module (argument check, legality check,
 rewrite with a before/after docstring, and its `RECORD`) and listing it here.

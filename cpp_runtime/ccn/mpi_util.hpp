@@ -1,7 +1,7 @@
 // MPI for generated .ccn programs: every call checked (the failing call and the
 // generated source line are reported, then every rank aborts), datatypes and
 // user-defined reduction operators for f16/bf16 (reduced in float), and the
-// collectives of spec 3.3 on blocks of uneven size.
+// collectives of docs/ccn-language.md section 7 on blocks of uneven size.
 #pragma once
 #include <mpi.h>
 

@@ -1,5 +1,5 @@
 // Philox4x32-10 (Random123), usable from host and device code; the dropout masks
-// and --random inputs of spec sections 3.2 and 5 are pure functions of it.
+// and --random inputs of docs/ccn-language.md sections 5 and 10 are pure functions of it.
 #pragma once
 #include <cstdint>
 

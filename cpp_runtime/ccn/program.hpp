@@ -26,7 +26,7 @@ inline size_t dtype_size(DType t) {
   return sizes[static_cast<int>(t)];
 }
 
-// The block of a logical tensor that one rank holds (spec section 1's split rule).
+// The block of a logical tensor that one rank holds (the split rule of docs/ccn-language.md section 1).
 struct Local {
   std::vector<int64_t> logical, start, shape;
   int64_t count = 1;

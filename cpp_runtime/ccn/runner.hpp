@@ -1,4 +1,4 @@
-// The runner contract of spec section 5, shared by every generated P_run:
+// The runner contract of docs/ccn-language.md section 10, shared by every generated P_run:
 //   mpirun -np R P_run --size N=... [--schedule S] [--inputs IN] [--outputs OUT]
 //          [--param k=v ...] [--seed S] [--iters K] [--warmup W] [--random] [--json]
 // Bad input is found by every rank before any step; rank 0 prints one line and

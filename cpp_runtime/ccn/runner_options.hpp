@@ -1,4 +1,4 @@
-// The runner's command line (spec section 5), checked against the program before any
+// The runner's command line (docs/ccn-language.md section 10), checked against the program before any
 // step: what the program has (ProgramInfo), what was asked (RunnerOptions), and the
 // InputError that every rank reports for bad input (ccn/runner_report.hpp).
 #pragma once

@@ -1,4 +1,4 @@
-// parafuse boostfsm runtime: the runner's output, JSON (spec section 7) or text.
+// parafuse boostfsm runtime: the runner's output, JSON (docs/fsm-language.md section 8) or text.
 #pragma once
 
 #include <cstdint>

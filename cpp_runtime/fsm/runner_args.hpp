@@ -1,4 +1,4 @@
-// parafuse boostfsm runtime: the runner's command line (spec section 7).
+// parafuse boostfsm runtime: the runner's command line (docs/fsm-language.md section 8).
 //
 //   M_run INPUT [--threads T] [--scheme S] [--chunks C] [--matches] [--json] [--repeat K]
 #pragma once

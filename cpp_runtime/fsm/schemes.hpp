@@ -1,4 +1,4 @@
-// parafuse boostfsm runtime: the execution schemes (spec section 6), all exact.
+// parafuse boostfsm runtime: the execution schemes (docs/fsm-language.md section 6), all exact.
 //
 //   seq    one pass, interleaving nothing: the baseline
 //   enum   chunks run from every state (merging paths) -> compose -> recount from true starts

@@ -1,6 +1,6 @@
 """Print typed .ccn IR expressions as C++ expressions.
 
-Every node is printed in its compute type (float for f16/bf16, spec 3.2), with
+Every node is printed in its compute type (float for f16/bf16, docs/ccn-language.md section 4), with
 casts only where a child's compute type differs, and with parentheses from a
 precedence table so that the output stays readable. How a leaf is read (which
 element of which buffer) and how a result is stored are the caller's business:

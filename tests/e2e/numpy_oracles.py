@@ -1,11 +1,12 @@
-"""Hand-written numpy versions of every sample, for R simulated ranks, written from the spec.
+"""Hand-written numpy versions of every sample, for R simulated ranks, written from
+docs/ccn-language.md.
 
 Each oracle takes the inputs as the runner contract stores them (the whole logical
 tensor for `replicated`/`sliced` values and initial states, one tensor per rank for
 `local` ones), the rank count, the params, the seed and `--iters`, and returns, for
 every output and updated state, what each rank holds after the last step.
 
-Arithmetic follows spec section 3.2: f16/bf16 are computed in f32 and rounded to
+Arithmetic follows docs/ccn-language.md section 4: f16/bf16 are computed in f32 and rounded to
 their dtype when bound to a name, at the inputs and outputs of collectives, matmul,
 reductions and dropout, and once in `update`. Collectives add in f32 (f64 for f64)
 in rank order and round their result once. They are deliberately written out by

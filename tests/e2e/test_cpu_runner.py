@@ -29,7 +29,7 @@ def sgd():
 def write_sgd_inputs(folder, ranks: int) -> None:
     folder.mkdir()
     rng = np.random.default_rng(3)
-    for r in range(ranks):  # bf16 local gradients, stored as the spec's V2 bits
+    for r in range(ranks):  # bf16 local gradients, stored as V2 bits
         g = rng.uniform(-1, 1, N).astype(ml_dtypes.bfloat16)
         np.save(folder / f"g.rank{r}.npy", g.view(np.dtype("V2")))
     np.save(folder / "w.npy", rng.uniform(-1, 1, N).astype(np.float32))

@@ -1,6 +1,7 @@
 """The oracles themselves, against direct single-process f64 formulas on the logical tensors.
 
-At R = 1 the only differences are the spec's rounding points, so the oracle must
+At R = 1 the only differences are the rounding points of docs/ccn-language.md section 4, so the
+oracle must
 match at the tolerance of the values' own dtype; at R > 1 the blocks, partial sums
 and per-rank masks must add up to the same logical result.
 """

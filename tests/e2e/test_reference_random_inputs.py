@@ -1,4 +1,4 @@
-"""`coconetc run --random`: inputs drawn from Philox as spec section 5 and docs/ccn.md say.
+"""`coconetc run --random`: inputs drawn from Philox as docs/ccn-language.md section 10 says.
 
 The oracle gets the same inputs from `philox.random_tensor`: the whole logical tensor
 with `rank_or_0 = 0` for replicated and sliced values, one tensor per world rank for

@@ -2,7 +2,7 @@
 
 Each test writes random inputs as the runner contract stores them, runs the sample
 for R ranks with `--iters 2` in a subprocess, and compares every file each rank
-wrote (and the manifest) with the oracle at the spec's section-6 tolerances.
+wrote (and the manifest) with the oracle at the tolerances of docs/ccn-language.md section 13.
 """
 
 from __future__ import annotations

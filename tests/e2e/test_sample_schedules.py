@@ -1,4 +1,5 @@
-"""Every sample schedule gives the default schedule's results (spec section 6 tolerances)
+"""Every sample schedule gives the default schedule's results (docs/ccn-language.md section 13
+tolerances)
 at R = 1..5 with sizes that no R divides, over 3 steps."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 // Storage types of .ccn values: f16 (IEEE binary16) and bf16 (bfloat16), both held as
 // 16-bit patterns and converted from float with round-to-nearest-even. Arithmetic on
-// both is done in float (spec 3.2); these types only store.
+// both is done in float (docs/ccn-language.md section 4); these types only store.
 //
 // The conversions are branch-free integer and float arithmetic rather than the
 // compiler's _Float16: GCC 12 does not vectorise loops that load or store _Float16,

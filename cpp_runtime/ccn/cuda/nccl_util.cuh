@@ -1,6 +1,6 @@
 // NCCL for generated .ccn programs: every call checked, the bootstrap (rank 0's
 // ncclUniqueId broadcast by MPI, the device picked from the node-local rank,
-// communicators split per group), and the collectives of spec 3.3 on a stream, with
+// communicators split per group), and the collectives of docs/ccn-language.md section 7 on a stream, with
 // uneven blocks padded internally to NCCL's equal counts.
 #pragma once
 #include <cuda_runtime.h>

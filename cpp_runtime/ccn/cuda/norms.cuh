@@ -1,5 +1,5 @@
 // Row-wise normalisations over the last dim, in place, computed in float or double
-// (spec 3.2): layernorm (biased variance) and rmsnorm, one block per row.
+// (docs/ccn-language.md section 5): layernorm (biased variance) and rmsnorm, one block per row.
 #pragma once
 #include <cuda_runtime.h>
 

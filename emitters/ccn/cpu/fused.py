@@ -7,7 +7,7 @@ intermediates in registers), then the gather of chunk c. The collectives are
 `pf::ChunkedReduceScatter` and `pf::ChunkedAllgather` (cpp_runtime/ccn/
 chunked_collectives.hpp): loads and stores in node-shared memory when the ranks
 share a node, MPI's nonblocking collectives otherwise. A member that needs a
-scalar reduction of earlier members starts a new phase (spec section 4: the work
+scalar reduction of earlier members starts a new phase (docs/ccn-language.md section 8: the work
 before the reduction chunk by chunk, the cross-rank reduction, then the rest).
 `overlap(P, C)` computes or reduces chunk c of P while C works on chunk c-1.
 """
