@@ -38,7 +38,10 @@ def print_project(module: CheckedModule, program_name: str, plans: list[Lowering
     context["schedules"] = [lower_schedule(plan) for plan in plans]
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": render("ccn_cpu/CMakeLists.txt.j2", **context),
-        f"cmake/{program_name}Config.cmake.in": render("ccn_cpu/Config.cmake.in.j2", **context),
+        f"cmake/{program_name}Config.cmake.in": render(
+            "common/Config.cmake.in.j2", **context, cxx_name=program_name,
+            config_dependencies=["MPI COMPONENTS CXX", "OpenMP COMPONENTS CXX"],
+            check_components=False),
         f"include/{program_name}.hpp": render("ccn_cpu/header.hpp.j2", **context),
         f"src/{program_name}.cpp": render("ccn_cpu/library.cpp.j2", **context),
         f"src/{program_name}_run.cpp": render("ccn/runner.cpp.j2", **context),
