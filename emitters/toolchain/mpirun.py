@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import signal
 import subprocess
 from pathlib import Path
 
 from parafuse.emitters.toolchain.cmake import Toolchain
+from parafuse.grammar.diagnostics import CompileError
+
+# the slowest legitimate launch of the test suite takes seconds; a loaded 2-core machine
+# oversubscribed by four ranks, some under AddressSanitizer, is given minutes
+DEFAULT_TIMEOUT_S = 600.0
+TIMEOUT_VARIABLE = "PARAFUSE_RUN_TIMEOUT"
 
 LAUNCHER_BLOCK = re.compile(r"^-{20,}\n.*?^-{20,}\n?", re.S | re.M)
 # PMIx's own line when a rank exits non-zero before the launcher polls it, and libevent's
@@ -33,15 +41,79 @@ def mpirun_command(project: Path, program: str, ranks: int, args: list[str]) -> 
             str(runner), *args]
 
 
-def run_ranks(project: Path, program: str, ranks: int, args: list[str], asan: bool = False
-              ) -> subprocess.CompletedProcess:
+class LaunchTimeout(CompileError):
+    """A launch ran past its time limit: the launcher and its ranks were killed."""
+
+    def __init__(self, command: list[str], timeout_s: float, output: str) -> None:
+        tail = "\n".join(output.strip().splitlines()[-20:])
+        super().__init__(f"timed out after {timeout_s:g} s (set {TIMEOUT_VARIABLE} or "
+                         f"timeout_s for more), killed: {shlex.join(command)}"
+                         + (f"\n{tail}" if tail else ""), None)
+        self.command = command
+
+
+def launch_timeout(timeout_s: float | None) -> float:
+    """The given limit, else $PARAFUSE_RUN_TIMEOUT, else DEFAULT_TIMEOUT_S."""
+    if timeout_s is not None:
+        return timeout_s
+    return float(os.environ.get(TIMEOUT_VARIABLE) or DEFAULT_TIMEOUT_S)
+
+
+def run_bounded(command: list[str], env: dict[str, str], timeout_s: float | None = None
+                ) -> subprocess.CompletedProcess:
+    """Run command with its output captured; past the limit, kill its whole process group
+    (the launcher and every rank it started) and raise LaunchTimeout naming it."""
+    limit = launch_timeout(timeout_s)
+    with subprocess.Popen(command, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=env, start_new_session=True) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            stderr = end_session(process)
+            raise LaunchTimeout(command, limit, stderr) from None
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def end_session(process: subprocess.Popen) -> str:
+    """Ask the launcher to stop its ranks (SIGTERM), then kill whatever of its session is
+    left: Open MPI puts each rank in a process group of its own, inside the session."""
+    process.terminate()
+    try:
+        _, stderr = process.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        stderr = ""
+    for pid in [process.pid, *session_members(process.pid)]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    if process.returncode is None:
+        stderr = process.communicate()[1]
+    return stderr
+
+
+def session_members(session: int) -> list[int]:
+    """Processes whose session id is `session` (Linux /proc; none found elsewhere)."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[3]) == session:  # after "pid (comm)": state ppid pgrp session
+            members.append(int(stat.parent.name))
+    return members
+
+
+def run_ranks(project: Path, program: str, ranks: int, args: list[str], asan: bool = False,
+              timeout_s: float | None = None) -> subprocess.CompletedProcess:
     """Run the runner; Open MPI's own boxed messages and PMIx lines are dropped from
-    stderr."""
+    stderr. Past timeout_s (default: launch_timeout) the launch is killed and
+    LaunchTimeout names it."""
     env = launch_environment(ranks)
     if asan:  # Open MPI's own allocations are not ours to report
         env["ASAN_OPTIONS"] = "detect_leaks=0"
         env["UBSAN_OPTIONS"] = "print_stacktrace=1"
-    done = subprocess.run(mpirun_command(project, program, ranks, args), text=True,
-                          capture_output=True, env=env)
+    done = run_bounded(mpirun_command(project, program, ranks, args), env, timeout_s)
     done.stderr = LAUNCHER_LINE.sub("", LAUNCHER_BLOCK.sub("", done.stderr))
     return done
