@@ -19,10 +19,16 @@ from parafuse.emitters.ccn.plan import make_plan
 from parafuse.emitters.toolchain.cmake import cached_build
 from parafuse.emitters.toolchain.nvidia import cublas_library, find_nvcc, gpu_present, nccl_library
 from tests.conftest import SAMPLES
+from tests.required_tools import require_nvcc
 
 TEST_ARCH = "90"  # CI compiles one architecture; users get 90;80 by default
 CASES = sorted(SAMPLES.glob("*.ccn"))
-needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="no nvcc on this machine")
+needs_nvcc = pytest.mark.usefixtures("nvcc_required")
+
+
+@pytest.fixture
+def nvcc_required() -> None:
+    require_nvcc()
 
 
 def _programs():

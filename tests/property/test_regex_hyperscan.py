@@ -6,10 +6,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 from parafuse.fsm_compiler.reference_executor import run_reference
+from tests.required_tools import require_module
 
 from .fsm_regex_strategies import compile_patterns, haystacks, hyperscan_matches, pattern_sets
 
-pytest.importorskip("hyperscan")
+require_module("hyperscan", module_level=True)
 
 FIXED_CASES = [
     ([("ab|b", "")], b"abab"),

@@ -13,6 +13,7 @@ from parafuse.fsm_compiler.pipeline import analyse, compile_file
 from parafuse.fsm_compiler.reference_executor import run_reference
 from parafuse.grammar.diagnostics import SourceFile
 from tests.conftest import SAMPLES
+from tests.required_tools import require_module
 
 sys.path.insert(0, str(SAMPLES))
 import gen_huffman  # noqa: E402
@@ -46,8 +47,8 @@ def test_sample_compiles_cleanly_and_analyses(name: str) -> None:
 
 
 def test_weblog_matches_hyperscan_on_its_input() -> None:
-    hyperscan_matches = pytest.importorskip(
-        "tests.property.fsm_regex_strategies").hyperscan_matches
+    require_module("hyperscan")
+    from tests.property.fsm_regex_strategies import hyperscan_matches
     result = compiled("weblog")
     pattern_set, machine = result.fsm_file.machines[0], result.machines[0]
     patterns = [(p.text, p.flags) for p in pattern_set.patterns]

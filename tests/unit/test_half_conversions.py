@@ -4,19 +4,17 @@ and every 101st float pattern (all exponents, signs and rounding cases)."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
+from tests.required_tools import require_cxx
 
 SOURCE = Path(__file__).parent / "cpp" / "half_conversions.cpp"
 
 
-@pytest.mark.skipif(shutil.which("c++") is None, reason="needs a C++ compiler")
 def test_half_conversions_are_exact(tmp_path: Path) -> None:
+    require_cxx()
     binary = tmp_path / "half_conversions"
     subprocess.run(["c++", "-std=c++17", "-O2", "-fno-math-errno", f"-I{CPP_RUNTIME}",
                     str(SOURCE), "-o", str(binary)], check=True)

@@ -6,7 +6,6 @@ it, as a generated project does; two compilers at a time."""
 from __future__ import annotations
 
 import functools
-import shutil
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +16,7 @@ import pytest
 from parafuse.emitters.toolchain.cmake import Toolchain
 from parafuse.emitters.toolchain.nvidia import cublas_library, find_nvcc, nccl_library
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
+from tests.required_tools import require_cxx, require_nvcc
 
 HEADERS = sorted(str(path.relative_to(CPP_RUNTIME)) for path in CPP_RUNTIME.rglob("*")
                  if path.suffix in (".hpp", ".cuh"))
@@ -64,9 +64,9 @@ def test_the_tree_holds_headers_of_every_folder() -> None:
     assert {"ccn", "ccn/cpu", "ccn/cuda", "fsm"} <= folders
 
 
-@pytest.mark.skipif(shutil.which("c++") is None, reason="needs a C++ compiler")
 @pytest.mark.parametrize("header", HEADERS)
 def test_header_compiles_alone(header: str) -> None:
-    if _needs_nvcc(header) and not find_nvcc():
-        pytest.skip("nvcc not found (CUDA_HOME, PATH): CUDA headers not compiled")
+    require_cxx()
+    if _needs_nvcc(header):
+        require_nvcc()
     assert _results()[header] == "", f"{header} alone:\n{_results()[header]}"
