@@ -16,7 +16,7 @@ from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.toolchain.mpirun import run_ranks
 from tests.conftest import SAMPLES
 from tests.schedule_compare import dependency_dtype, logical_values, run_schedule
-from tests.tolerances import assert_close
+from tests.tolerances import EXACT_DTYPES, assert_close
 
 
 def load_results(out: Path, program: ir.Program, ranks: int) -> dict[str, list[np.ndarray]]:
@@ -44,11 +44,37 @@ def assert_backend_matches_reference(project: Path, default: ir.Program, schedul
     world, expected = run_schedule(scheduled, ranks, sizes, iters, seed)
     expected = logical_values(scheduled, world, expected)
     actual = logical_values(scheduled, world, load_results(out, scheduled, ranks))
+    assert set(actual) == set(expected), f"results {sorted(actual)} vs {sorted(expected)}"
     for file_name, values in expected.items():
         value_name = dict(scheduled.result_names())[file_name]
-        dtype = dependency_dtype(scheduled, value_name)
-        for rank, (a, b) in enumerate(zip(actual[file_name], values)):
-            assert_close(a, b, dtype, f"{schedule} R={ranks} {file_name} (rank {rank})")
+        assert len(actual[file_name]) == len(values), f"{file_name}: one array per rank"
+        for rank, (a, b) in enumerate(zip(actual[file_name], values, strict=True)):
+            assert_result_agrees(scheduled, value_name, a, b,
+                                 f"{schedule} R={ranks} {file_name} (rank {rank})")
+
+
+def assert_result_agrees(program: ir.Program, value_name: str, actual: np.ndarray,
+                         expected: np.ndarray, what: str) -> None:
+    """docs/ccn-language.md section 13: a dropout's mask (the zeros it produces) bit for
+    bit, an integer or boolean result exactly, anything else at the tolerance of the
+    lowest precision it depends on."""
+    if is_dropout(program, value_name):
+        dropped, expected_dropped = np.asarray(actual) == 0, np.asarray(expected) == 0
+        assert dropped.shape == expected_dropped.shape, f"{what}: shape differs"
+        differ = int(np.count_nonzero(dropped != expected_dropped))
+        assert differ == 0, f"{what}: the dropout mask differs in {differ} elements"
+    own = program.value_type(value_name).dtype
+    dtype = own if own in EXACT_DTYPES else dependency_dtype(program, value_name)
+    assert_close(actual, expected, dtype, what)
+
+
+def is_dropout(program: ir.Program, value_name: str) -> bool:
+    """Whether the value is a dropout's result (through casts), so its zeros are a mask."""
+    stage = program.stage(value_name)
+    expr = stage.expr if isinstance(stage, ir.ElementwiseStage) else None
+    while isinstance(expr, ir.Cast):
+        expr = expr.operand
+    return isinstance(expr, ir.Dropout)
 
 
 

@@ -32,3 +32,76 @@ schedule fused for twin {
     fuse(rs, w1, agw)
 }
 """
+
+# Every built-in and dtype of docs/ccn-language.md's tour, dropout of every layout and
+# float dtype as an output (so that its mask is compared), reductions and a matmul of a
+# sliced operand (empty blocks when the rows are fewer than the ranks).
+BUILTINS = """
+program tour(B, H) {
+    param eps: f32 = 1e-5
+    param p: f32 = 0.3
+    param k: i32 = 3
+    input x: f16[B, H] replicated
+    input bias: bf16[H] replicated
+    input idx: i32[H] replicated
+    input d: f64[H] replicated
+    input rows: f32[B, H] sliced(0)
+    input g: f64[B, H] local
+    input big: i64[H] replicated
+    input w: f16[H, H] replicated
+
+    a = sqrt(abs(x)) + rsqrt(abs(x) + 1) + exp(x) + log(abs(x) + 1)
+    b = tanh(x) + relu(x) + gelu(x) + sigmoid(x)
+    c = max(x, 0) + min(x, 1) + pow(x, 2)
+    e = where(x > 0, x, -x)
+    f = cast(x, bf16)
+    gb = x + bias
+    h = idx / 2
+    i = idx * 2
+    j = d + x
+    l = layernorm(x, eps)
+    m = rmsnorm(x, eps) * bias
+    s = sum(x)
+    n = norm(x)
+    mx = amax(x)
+    si = sum(idx)
+    dr = dropout(x, p)
+    q = x == 0
+    ki = idx + k
+    drs = dropout(rows * 2, p)
+    drl = dropout(g, 0.5)
+    drb = dropout(bias, p)
+    ts = sum(rows)
+    tn = norm(rows)
+    ta = amax(rows)
+    lr = layernorm(rows, eps)
+    bi = big * 2 + k
+    ci = cast(rows * 3, i32)
+    mm = matmul(rows, w)
+    output a, b, c, e, f, gb, h, i, j, l, m, s, n, mx, si, dr, q, ki
+    output drs, drl, drb, ts, tn, ta, lr, bi, ci, mm
+}
+"""
+
+# Every collective of docs/ccn-language.md section 7 (world and group), send included.
+COLLECTIVES = """
+program coll(B, H) {
+    group node = blocks(2)
+    input g: f32[B, H] local
+    input xs: f32[B, H] sliced(-1)
+    input seed: i64[H] local
+
+    total = allreduce(sum, g)
+    part = reducescatter(max, g)
+    whole = allgather(xs)
+    same = broadcast(seed, 1)
+    innode = allreduce(avg, g, in node)
+    twolevel = allreduce(sum, innode)
+    nodeblk = reducescatter(sum, g, in node)
+    nodeall = allgather(nodeblk, in node)
+    nodebc = broadcast(seed, 0, in node)
+    nxt = send(g, node, 1)
+    low = allreduce(min, g)
+    output total, part, whole, same, innode, twolevel, nodeall, nodebc, nxt, low
+}
+"""
