@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from parafuse.ccn_compiler.frontend import check_source
-from parafuse.emitters.ccn.cpu.project import build_cpu_project, cmake_arguments
+from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.toolchain.cmake import Toolchain, build
 from parafuse.emitters.toolchain.mpirun import launch_environment, run_ranks
 from tests.backend_compare import sample_project
@@ -68,7 +68,11 @@ def test_sanitizers_find_nothing(tmp_path: Path) -> None:
     module = check_source((SAMPLES / "lamb.ccn").read_text(), "samples/lamb.ccn")
     project = build_cpu_project(module, "lamb", ["default", "fused"], "test", tmp_path / "lamb",
                                 sanitize=True)
-    assert "-DPARAFUSE_SANITIZE=ON" in cmake_arguments(sanitize=True)
+    for built, symbols in ((project / "build" / "lamb_run", ["nm", "-D"]),
+                           (project / "build" / "liblamb.a", ["nm"])):
+        listed = subprocess.run([*symbols, str(built)], capture_output=True, text=True,
+                                check=True).stdout
+        assert "__asan_" in listed and "__ubsan_handle_" in listed, f"{built.name} not sanitized"
     for schedule in ("default", "fused"):
         done = run_ranks(project, "lamb", 2, ["--size", "N=1001", "--random", "--iters", "2",
                                               "--schedule", schedule], asan=True)
