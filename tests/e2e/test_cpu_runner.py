@@ -3,6 +3,7 @@ rank 0, non-zero exit, nothing written), and an abort rather than a hang on a fa
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -59,7 +60,16 @@ def test_npy_inputs_give_the_reference_results(sgd, schedule, tmp_path) -> None:
             cpu = np.load(tmp_path / "cpu" / f"{name}.rank{r}.npy")
             ref = np.load(tmp_path / "ref" / f"{name}.rank{r}.npy")
             assert_close(cpu, ref, "bf16", f"{schedule} {name} rank {r}")
-    assert load_results(tmp_path / "cpu", program, 3)
+    cpu_manifest, ref_manifest = (json.loads((tmp_path / side / "manifest.json").read_text())
+                                  for side in ("cpu", "ref"))
+    assert cpu_manifest["outputs"] == ref_manifest["outputs"]
+    for entry, (name, _, value_type) in zip(cpu_manifest["outputs"], program.result_types(),
+                                            strict=True):
+        assert (entry["name"], entry["dtype"], entry["shape"]) == (name, value_type.dtype, [N])
+        assert entry["files"] == [f"{name}.rank{r}.npy" for r in range(3)]
+    written = sorted(path.name for path in (tmp_path / "cpu").iterdir())
+    assert written == sorted(["manifest.json", *(f for e in cpu_manifest["outputs"]
+                                                 for f in e["files"])])
 
 
 BAD_INPUTS = {
