@@ -72,5 +72,5 @@ def assert_same_results(default: ir.Program, scheduled: ir.Program, ranks: int,
     for file_name, values in expected.items():
         value_name = dict(default.result_names())[file_name]
         dtype = dependency_dtype(default, value_name)
-        for rank, (a, b) in enumerate(zip(actual[file_name], values)):
+        for rank, (a, b) in enumerate(zip(actual[file_name], values, strict=True)):
             assert_close(a, b, dtype, f"{what} {file_name} (rank {rank})")

@@ -18,6 +18,7 @@ from tests.conftest import SAMPLES
 from tests.schedule_compare import assert_same_results
 
 SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11}
+DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i32": 4, "i64": 8, "bool": 1}
 
 
 def _cases():
@@ -53,10 +54,12 @@ def test_schedule_runs_from_the_command_line(path, program, schedule, tmp_path) 
     assert summary["schedule"] == schedule and summary["bytes_per_rank"] > 0
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     scheduled = module.scheduled[(program, schedule)]
-    for entry, (name, _, vt) in zip(manifest["outputs"], scheduled.result_types()):
+    assert [e["name"] for e in manifest["outputs"]] == [n for n, _, _ in scheduled.result_types()]
+    for entry, (name, _, vt) in zip(manifest["outputs"], scheduled.result_types(), strict=True):
         assert entry["name"] == name and entry["layout"] == str(vt.layout)
+        assert entry["files"] == [f"{name}.rank{r}.npy" for r in range(2)]
         arrays = [np.load(tmp_path / file) for file in entry["files"]]
-        assert len(arrays) == 2
+        assert all(a.dtype.itemsize == DTYPE_BYTES[vt.dtype] for a in arrays), entry
         if vt.layout.kind == "sliced":  # the blocks of the two ranks make the whole dim
             dim = vt.layout.dim
             assert sum(a.shape[dim] for a in arrays) == SIZES[vt.shape[dim]]
