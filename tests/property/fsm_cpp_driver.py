@@ -59,19 +59,21 @@ def driver_results(machine: CompiledMachine, data: bytes, configs: list[str], wo
 
 def assert_all_equal_reference(machine: CompiledMachine, data: bytes, work: Path,
                                configs: list[str] | None = None, matches: bool = True,
-                               **kwargs) -> None:
+                               **kwargs) -> list[dict]:
     """With `matches`, the visits are counted where matches are listed; without, by the
-    counting kernels (cpp_runtime/fsm/count.hpp), so tests should run both."""
+    counting kernels (cpp_runtime/fsm/count.hpp), so tests should run both. Returns the
+    driver's result of each configuration."""
     expected = reference_triple(machine, data)
     if not matches:
         expected = expected[:2]
     configs = configs or configurations(len(data))
     results = driver_results(machine, data, configs, work, matches=matches, **kwargs)
-    for config, result in zip(configs, results):
+    for config, result in zip(configs, results, strict=True):
         got = result["final_state"], result["counts"], result.get("matches")
         assert got[:len(expected)] == expected, f"{machine.name} {config} ({result['reason']})"
         if not config.startswith("auto"):
             assert result["scheme"] == config.split(":")[0]
+    return results
 
 
 def random_machine(rng: np.random.Generator, states: int, classes: int, kind: str,

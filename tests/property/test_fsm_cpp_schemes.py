@@ -7,6 +7,7 @@ for random pattern sets."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 
 import numpy as np
@@ -111,6 +112,10 @@ def test_speculation_that_keeps_failing_stays_exact(tmp_path) -> None:
     machine.byte_class[:] = 0
     machine.byte_class[1] = 1
     data = bytes(rng.integers(0, 2, 20000, dtype=np.uint8))
-    assert_all_equal_reference(machine, data, tmp_path,
-                               configs=[f"{s}:{t}:{c}" for s in ("spec", "hspec")
-                                        for t in (1, 2, 3) for c in (7, 64, 500)])
+    configs = [f"{s}:{t}:{c}" for s in ("spec", "hspec") for t in (1, 2, 3) for c in (7, 64, 500)]
+    results = assert_all_equal_reference(machine, data, tmp_path, configs=configs)
+    for config, result in zip(configs, results, strict=True):
+        chunks = int(config.split(":")[2])
+        missed = int(re.search(r"; (\d+) misspeculated", result["reason"]).group(1))
+        rerun = int(re.search(r"re-ran (\d+) bytes", result["reason"]).group(1))
+        assert (chunks - 1) // 4 <= missed <= chunks - 1 and rerun >= missed, (config, result)
