@@ -10,6 +10,7 @@ from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from tests.backend_compare import assert_backend_matches_reference, sample_module, sample_project
 from tests.conftest import SAMPLES
 from tests.e2e.ccn_programs import IN_PLACE, UNPLACED
+from tests.e2e.transport_trace import RankCalls, TransportTrace
 
 SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11}
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
@@ -32,14 +33,28 @@ def test_every_schedule_matches_the_reference(sample: str, tmp_path) -> None:
                                              sizes, out)
 
 
+def assert_transport(calls: list[RankCalls], transport: str, ranks: int) -> None:
+    """Node-shared: a window on every rank and no MPI reduce-scatter or all-gather; MPI: no
+    window, and MPI's collectives on every rank."""
+    assert len(calls) == ranks, calls
+    for rank_calls in calls:
+        mpi_calls = rank_calls.reduce_scatters + rank_calls.all_gathers
+        if transport == "shared":
+            assert rank_calls.shared_windows >= 1 and mpi_calls == 0, rank_calls
+        else:
+            assert rank_calls.shared_windows == 0 and mpi_calls >= 1, rank_calls
+
+
 @pytest.mark.parametrize("transport", ["shared", "mpi"])
 @pytest.mark.parametrize("sample", ["adam", "lamb", "megatron", "sgd"])
 def test_pipelined_fused_groups_match_the_reference(sample: str, transport: str, tmp_path,
                                                      monkeypatch) -> None:
     """The fused collective as a real pipeline (3 and 7 chunks, uneven), not one chunk, over
-    node-shared memory (the default on one node) and over MPI's nonblocking collectives."""
+    node-shared memory (the default on one node) and over MPI's nonblocking collectives;
+    which of the two ran is seen in the MPI calls of every rank."""
     if transport == "mpi":
         monkeypatch.setenv("PARAFUSE_FUSED_TRANSPORT", "mpi")
+    trace = TransportTrace(monkeypatch, tmp_path / "trace")
     module = sample_module(sample)
     default = module.programs[sample]
     fused = module.scheduled_program(sample, "fused")
@@ -51,6 +66,7 @@ def test_pipelined_fused_groups_match_the_reference(sample: str, transport: str,
         for ranks in (2, 3):
             assert_backend_matches_reference(project, default, program, name, ranks, sizes,
                                              tmp_path / f"{name}-{ranks}")
+            assert_transport(trace.take(), transport, ranks)
 
 
 def test_states_updated_in_place_only_where_nothing_reads_the_old_value(tmp_path) -> None:
@@ -77,6 +93,7 @@ def test_fused_collectives_copy_values_they_cannot_hold(transport: str, tmp_path
 
     if transport == "mpi":
         monkeypatch.setenv("PARAFUSE_FUSED_TRANSPORT", "mpi")
+    trace = TransportTrace(monkeypatch, tmp_path / "trace")
     module = check_source(UNPLACED, "twin.ccn")
     default = module.programs["twin"]
     fused = module.scheduled_program("twin", "fused")
@@ -88,3 +105,4 @@ def test_fused_collectives_copy_values_they_cannot_hold(transport: str, tmp_path
         for ranks in (1, 2, 3):
             assert_backend_matches_reference(project, default, program, name, ranks,
                                              {"N": 1021}, tmp_path / f"{name}-{ranks}")
+            assert_transport(trace.take(), transport, ranks)
