@@ -29,11 +29,13 @@ class ProgramBuilder:
     updated: set[str] = field(default_factory=set)
     reads: dict[str, set[str]] = field(default_factory=dict)
     elementwise: set[str] = field(default_factory=set)
+    code: dict[str, str] = field(default_factory=dict)
 
     def add(self, name: str, layout: str, code: str) -> None:
         self.lines.append(f"    {name} = {code}")
         self.reads[name] = set(re.findall(r"[A-Za-z_]\w*", code)) & set(self.values)
         self.values[name] = layout
+        self.code[name] = code
         self.stages.append(name)
         if not re.match(r"(allreduce|reducescatter|allgather)\(", code):
             self.elementwise.add(name)
@@ -193,9 +195,13 @@ def _fuse(state: ScheduleState, draw) -> str:
     return f"fuse({', '.join(group)})"
 
 
-def _overlap(state: ScheduleState, draw) -> str:
-    edges = [(p, c) for c, read in state.reads.items() for p in read if p in state.stages]
-    p, c = draw(st.sampled_from(edges)) if edges else state.stages[:2]
+def _overlap(state: ScheduleState, draw) -> str | None:
+    """A producer and its consumer, neither grouped yet (None where there is none)."""
+    edges = [(p, c) for c, read in state.reads.items() for p in read
+             if p in state.stages and c in state.stages and not {p, c} & set(state.grouped)]
+    if not edges:
+        return None
+    p, c = draw(st.sampled_from(edges))
     state.grouped += [p, c]
     return f"overlap({p}, {c})"
 
@@ -203,6 +209,14 @@ def _overlap(state: ScheduleState, draw) -> str:
 def _tune(state: ScheduleState, draw) -> str:
     target = draw(st.sampled_from(state.grouped or state.stages))
     return f"tune({target}, chunks = {draw(st.integers(1, 5))})"
+
+
+def _shardable(state: ScheduleState) -> list[str]:
+    """States that no stage but their own update reads (the others are read whole)."""
+    return [s for s in state.b.states
+            if all(s not in read or code.startswith(f"update({s},")
+                   for name, read in state.reads.items()
+                   for code in [state.b.code.get(name, "")])]
 
 
 DIRECTIVE_ORDER = ["split", "reorder", "shard", "fuse", "overlap", "tune"]
@@ -217,6 +231,8 @@ def schedules(draw, b: ProgramBuilder) -> str:
     kinds = draw(st.lists(st.sampled_from(DIRECTIVE_ORDER), min_size=1, max_size=5))
     if b.allreduces and draw(st.booleans()):
         kinds = ["split", "reorder"] + kinds
+    if "tune" in kinds and not {"fuse", "overlap"} & set(kinds):  # tune needs a group
+        kinds.insert(kinds.index("tune"), draw(st.sampled_from(["fuse", "overlap"])))
     if draw(st.integers(0, 4)):  # mostly in the order a performance engineer writes them
         kinds.sort(key=DIRECTIVE_ORDER.index)
     for kind in kinds:
@@ -226,12 +242,13 @@ def schedules(draw, b: ProgramBuilder) -> str:
             line = _reorder(state, draw)
             lines += [line] if line else []
         elif kind == "shard":
-            lines.append(f"shard({draw(st.sampled_from(b.states))})")
+            lines.append(f"shard({draw(st.sampled_from(_shardable(state) or b.states))})")
         elif kind == "fuse" and len(state.stages) >= 2:
             lines.append(_fuse(state, draw))
         elif kind == "overlap" and len(state.stages) >= 2:
-            lines.append(_overlap(state, draw))
-        elif kind == "tune":
+            line = _overlap(state, draw)
+            lines += [line] if line else []
+        elif kind == "tune" and (state.grouped or not draw(st.integers(0, 4))):
             lines.append(_tune(state, draw))
     body = "\n".join(f"    {line}" for line in lines)
     return f"schedule random for rand {{\n{body}\n}}\n"
