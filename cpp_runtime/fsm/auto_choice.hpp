@@ -204,6 +204,7 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
   engine.profile_ = options.profile;
   RunResult result;
   result.threads = threads;
+  result.entry_bytes = int(sizeof(Entry));
   std::string scheme = options.scheme, choice;
   const double began = omp_get_wtime();
   if (scheme == "auto") scheme = engine.choose(chunks, choice);

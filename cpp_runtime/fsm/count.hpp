@@ -28,6 +28,7 @@ struct Counters {
   const uint64_t* inc;    // [states]: 1 << (8 * reporting index), 0 for others; or null
   uint32_t floor_offset, shift, rows;
   uint64_t pending = 0;   // steps counted densely since the last flush (each slot <= this)
+  uint32_t* modes = nullptr;  // or: bit `mode` set for each mode a block was counted in
 
   uint64_t dense_reports() const {
     uint64_t total = 0;
@@ -131,6 +132,7 @@ inline void count_lanes(const TypedTable<Entry>& m, Lane* lanes, Counters& c) {
   Counting mode = Counting::sparse;
   for (size_t begin = 0; begin < common; begin += kBlock) {
     const size_t end = std::min(common, begin + kBlock);
+    if (c.modes) *c.modes |= 1u << unsigned(mode);
     const uint64_t reports = count_block<K>(m, mode, state, data, begin, end, c);
     mode = c.next(mode, reports, (end - begin) * K);
   }

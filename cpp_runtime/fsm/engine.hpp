@@ -44,6 +44,8 @@ struct RunResult {
   std::string scheme, reason;
   int threads = 1;
   size_t chunks = 1;
+  uint32_t counting_modes = 0;  // bit `Counting` mode: a block was counted that way (count.hpp)
+  int entry_bytes = 0;          // bytes of a transition table entry
 };
 
 constexpr size_t kMaxChunks = size_t(1) << 20;
@@ -73,7 +75,7 @@ class Engine {
   Engine(const Tables& t, const uint8_t* data, size_t n, int threads)
       : t_(t), m_(t), data_(data), n_(n), threads_(threads),
         totals_(size_t(threads)),
-        dense_(size_t(threads)), all_states_(t.states) {
+        dense_(size_t(threads)), modes_(size_t(threads), 0), all_states_(t.states) {
     for (uint32_t s = 0; s < t.states; ++s) all_states_[s] = s << t.shift;
     if (t.reporting_states() <= kPackedStates) {
       inc_.assign(t.states, 0);
@@ -98,6 +100,7 @@ class Engine {
   // do speculative runs, whose misspeculated prefixes are corrected by differences.
   std::vector<std::vector<uint64_t>> totals_;
   std::vector<std::vector<uint32_t>> dense_;  // per thread, allocated on first use
+  std::vector<uint32_t> modes_;               // per thread: the counting modes used
   std::vector<uint64_t> inc_;                 // packed counting's increments (count.hpp)
   std::vector<uint32_t> all_states_;          // every state's offset
   uint64_t* totals() {  // allocated by the thread that uses it, inside the timed phases
@@ -189,8 +192,11 @@ Counters Engine<Entry>::counters() {
   std::vector<uint32_t>& dense = dense_[size_t(omp_get_thread_num())];
   const bool small = rows <= kDenseRows && t_.reporting_states() <= kDenseReporting;
   if (small && dense.empty()) dense.assign(rows, 0);
-  return Counters{totals(), small ? dense.data() : nullptr, inc_.empty() ? nullptr : inc_.data(),
-                  t_.report_floor_offset(), t_.shift, uint32_t(rows)};
+  Counters counting{totals(), small ? dense.data() : nullptr,
+                    inc_.empty() ? nullptr : inc_.data(), t_.report_floor_offset(), t_.shift,
+                    uint32_t(rows)};
+  counting.modes = &modes_[size_t(omp_get_thread_num())];
+  return counting;
 }
 
 template <class Entry>
@@ -271,6 +277,8 @@ void Engine<Entry>::finish(RunResult& result) const {
       result.matches.insert(result.matches.end(), chunk.matches.begin(), chunk.matches.end());
   }
   result.chunks = chunks_.size();
+  result.counting_modes = 0;
+  for (uint32_t used : modes_) result.counting_modes |= used;
 }
 
 }  // namespace v1

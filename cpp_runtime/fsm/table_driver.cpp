@@ -60,6 +60,11 @@ std::string result_line(const fsm::RunResult& result, bool matches) {
   fsm::append_json_string(out, result.reason);
   out += ", \"threads\": " + std::to_string(result.threads);
   out += ", \"chunks\": " + std::to_string(result.chunks);
+  out += ", \"entry_bytes\": " + std::to_string(result.entry_bytes) + ", \"counting\": [";
+  const char* const modes[] = {"\"sparse\"", "\"packed\"", "\"dense\""};
+  for (unsigned mode = 0, listed = 0; mode < 3; ++mode)
+    if (result.counting_modes >> mode & 1u) out += std::string(listed++ ? ", " : "") + modes[mode];
+  out += "]";
   out += ", \"final_state\": " + std::to_string(result.final_state) + ", \"counts\": [";
   for (size_t i = 0; i < result.counts.size(); ++i)
     out += (i ? ", " : "") + std::to_string(result.counts[i]);

@@ -65,10 +65,14 @@ def test_random_machines_every_scheme_equals_reference(kind: str, states: int, t
 # the counting kernels to switch modes: packed (<= 8 reporting states, frequent reports),
 # dense (more reporting states, small table), sparse; table entries of 1, 2 and 4 bytes;
 # more than 65535 states.
-@pytest.mark.parametrize("states, reporting, length", [
-    (5, 1, 200_000), (12, 8, 200_000), (40, 30, 200_000), (300, 120, 150_000),
-    (9000, 3000, 60_000), (70_000, 20, 3000)])
+# The driver reports the modes some block was counted in (over every configuration) and
+# the table's entry width, so that each case is checked to exercise what it is meant to.
+@pytest.mark.parametrize("states, reporting, length, modes, entry_bytes", [
+    (5, 1, 200_000, {"sparse", "packed"}, 1), (12, 8, 200_000, {"sparse", "packed"}, 1),
+    (40, 30, 200_000, {"sparse", "dense"}, 2), (300, 120, 150_000, {"sparse", "dense"}, 2),
+    (9000, 3000, 60_000, {"sparse"}, 4), (70_000, 20, 3000, {"sparse"}, 4)])
 def test_counting_modes_and_entry_widths(states: int, reporting: int, length: int,
+                                         modes: set[str], entry_bytes: int,
                                          tmp_path) -> None:
     rng = np.random.default_rng(states + reporting)
     machine = random_machine(rng, states, 3, "converging")
@@ -79,7 +83,9 @@ def test_counting_modes_and_entry_widths(states: int, reporting: int, length: in
     data = noise + bytes([int(machine.byte_class.argmax())]) * (length // 4) + noise[:length // 4]
     configs = [f"{scheme}:{threads}:{chunks}" for scheme in SCHEMES
                for threads, chunks in ((1, 1), (1, 4), (2, 7), (3, 64))]
-    assert_all_equal_reference(machine, data, tmp_path, configs, matches=False)
+    counted = assert_all_equal_reference(machine, data, tmp_path, configs, matches=False)
+    assert {mode for result in counted for mode in result["counting"]} == modes
+    assert {result["entry_bytes"] for result in counted} == {entry_bytes}
     assert_all_equal_reference(machine, data[:5000], tmp_path, configs)
 
 
