@@ -2,7 +2,7 @@
 schedule through the CPU backend at R = 1..4, against the reference interpreter. One
 project per program (a build each), so a few: of 200 drawn (derandomized) whose schedule
 is accepted, those that together cover the most directives and operations. N = 3 leaves
-a rank an empty block at R = 4."""
+a rank an empty block at R = 4; N = 13 splits unevenly into blocks and chunks."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from tests.backend_compare import assert_backend_matches_reference
 from tests.property.ccn_random_programs import programs, schedules
 
 PROGRAMS = 3  # each costs a C++ build
+RUNS = [(1, 3), (2, 3), (3, 3), (4, 3), (1, 13), (3, 13)]  # (ranks, N)
 FEATURES = re.compile(r"\b(split|reorder|shard|fuse|overlap|tune|allreduce|reducescatter|"
                       r"allgather|dropout|update|norm|sum|amax|output|max|min|sqrt|tanh)\(?")
 
@@ -64,7 +65,7 @@ def test_random_programs_match_the_reference(tmp_path: Path) -> None:
                                     f"random program {index}")
         for name in ("default", "random"):
             scheduled = module.scheduled_program("rand", name)
-            for ranks in range(1, 5):
+            for ranks, n in RUNS:
+                out = tmp_path / f"p{index}-{name}-{ranks}-{n}"
                 assert_backend_matches_reference(project, default, scheduled, name, ranks,
-                                                 {"N": 3}, tmp_path / f"p{index}-{name}-{ranks}",
-                                                 iters=2)
+                                                 {"N": n}, out, iters=2)
