@@ -3,7 +3,8 @@
 # the wheels of bench/gpu_wheels.sh in .whl/; works offline). Builds every sample and
 # schedule for this GPU, runs each at one rank (mpirun -np 1) on random inputs against the
 # reference interpreter, and measures the fused optimizer steps' bandwidth against a
-# device-to-device copy; prints a table last. `--emulated`: a dry run without a GPU.
+# device-to-device copy; prints a table last. Its dry run on the emulated device, without a
+# GPU, is tests/e2e/test_gpu_check_script.py (in `make test`).
 # PARAFUSE_CUDA_ARCH=90 (say) compiles for that architecture instead of the GPU present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
