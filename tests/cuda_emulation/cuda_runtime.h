@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstring>
 
-#include "pf_emulated_device.hpp"
+#include "pf_emulated_kernels.hpp"
 
 #define __global__
 #define __device__
@@ -58,14 +58,16 @@ inline cudaError_t cudaGetLastError() {
 }
 
 inline cudaError_t cudaGetDeviceCount(int* count) {
-  *count = 1;
+  *count = pf_emu::device_count();
   return cudaSuccess;
 }
 inline cudaError_t cudaSetDevice(int device) {
-  return device == 0 ? cudaSuccess : cudaErrorInvalidValue;
+  if (device < 0 || device >= pf_emu::device_count()) return cudaErrorInvalidValue;
+  pf_emu::current_device() = device;
+  return cudaSuccess;
 }
 inline cudaError_t cudaGetDevice(int* device) {
-  *device = 0;
+  *device = pf_emu::current_device();
   return cudaSuccess;
 }
 
@@ -77,7 +79,7 @@ enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold = 4 };
 inline cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
   static CUmemPoolHandle_st only;
   *pool = &only;
-  return device == 0 ? cudaSuccess : cudaErrorInvalidValue;
+  return device >= 0 && device < pf_emu::device_count() ? cudaSuccess : cudaErrorInvalidValue;
 }
 inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr, void* value) {
   return pool && value ? cudaSuccess : cudaErrorInvalidValue;

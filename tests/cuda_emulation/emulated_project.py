@@ -14,8 +14,8 @@ from parafuse.emitters.names import cpp_name
 from parafuse.emitters.toolchain.cmake import Toolchain, build, cached_build, write_tree
 
 HERE = Path(__file__).resolve().parent
-HEADERS = ["pf_emulated_device.hpp", "cuda_runtime.h", "cuda_fp16.h", "cuda_bf16.h", "nccl.h",
-           "cublas_v2.h"]
+HEADERS = ["pf_emulated_device.hpp", "pf_emulated_kernels.hpp", "cuda_runtime.h", "cuda_fp16.h",
+           "cuda_bf16.h", "nccl.h", "cublas_v2.h"]
 
 CMAKE = """\
 cmake_minimum_required(VERSION 3.18)

@@ -15,7 +15,7 @@ from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
 from tests.backend_compare import assert_backend_matches_reference, sample_module
 from tests.conftest import SAMPLES
 from tests.cuda_emulation.emulated_project import build_emulated, emulated_files
-from tests.e2e.ccn_programs import IN_PLACE, UNPLACED
+from tests.e2e.ccn_programs import IN_PLACE, NORMS, UNPLACED
 
 SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11}
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
@@ -74,6 +74,15 @@ def test_states_in_place_and_values_of_other_programs(tmp_path, monkeypatch) -> 
     project = build_emulated(twin, "twin", ["default", "fused"], variants)
     for name, scheduled in (("fused", fused), ("fused.c3", variants["fused.c3"])):
         _check(project, twin.programs["twin"], scheduled, name, {"N": 1021}, tmp_path, monkeypatch)
+
+
+def test_norms_whose_epsilon_is_computed_in_the_step(tmp_path, monkeypatch) -> None:
+    """An epsilon that is a value or a reduction of the step lives in device memory: the
+    norm kernels read it there (the emulated device faults on a host dereference)."""
+    module = check_source(NORMS, "norms.ccn")
+    program = module.programs["norms"]
+    project = build_emulated(module, "norms", ["default"])
+    _check(project, program, program, "default", {"B": 7, "H": 13}, tmp_path, monkeypatch)
 
 
 def test_a_missing_event_between_the_streams_is_caught(tmp_path, monkeypatch) -> None:
