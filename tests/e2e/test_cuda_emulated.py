@@ -1,5 +1,5 @@
-"""The CUDA backend's generated code run on the emulated device (tests/cuda_emulation/):
-every sample and schedule, and the fused pipelines at 3 and 7 chunks, against the reference
+"""The CUDA backend's generated code run on the emulated device (ccn/cuda_emulated/): every
+sample and schedule, and the fused pipelines at 3 and 7 chunks, against the reference
 interpreter at R = 1..3 with sizes no R divides. At R = 2 the communication streams run as
 late as stream order allows, at R = 3 the compute streams, so that a missing event between
 the two streams, in either direction, reads stale or poisoned memory;
@@ -142,7 +142,7 @@ def test_autotune_times_the_cuda_candidates(tmp_path, monkeypatch) -> None:
     done = run_ranks(out, "sgd", 2, ["--size", "N=101", "--random", "--json"])
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["schedule"] == chosen and report["backend"] == "cuda"
+    assert report["schedule"] == chosen and report["backend"] == "cuda-emulated"
 
 
 @pytest.mark.parametrize("missing", ["nvcc", "an NVIDIA GPU"])

@@ -10,7 +10,6 @@ import pytest
 
 from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
 from parafuse.emitters.toolchain.runtime import runtime_folders
-from tests.cuda_emulation.emulated_project import HEADERS, HERE
 
 CHECK = r"""
 #include <cuda_runtime.h>
@@ -61,7 +60,7 @@ project(row_norms CXX)
 set(CMAKE_CXX_STANDARD 17)
 find_package(MPI REQUIRED COMPONENTS CXX)
 add_executable(row_norms row_norms.cpp)
-target_include_directories(row_norms PRIVATE include emulation)
+target_include_directories(row_norms PRIVATE include/ccn/cuda_emulated include)
 target_compile_definitions(row_norms PRIVATE PF_CUDA_EMULATION)
 target_link_libraries(row_norms PRIVATE MPI::MPI_CXX)
 """
@@ -70,8 +69,7 @@ target_link_libraries(row_norms PRIVATE MPI::MPI_CXX)
 @pytest.fixture(scope="module")
 def row_norms():
     files = {"CMakeLists.txt": CMAKE, "row_norms.cpp": CHECK}
-    files.update(runtime_folders(["ccn", "ccn/cuda"], under="include"))
-    files.update({f"emulation/{h}": (HERE / h).read_bytes() for h in HEADERS})
+    files.update(runtime_folders(["ccn", "ccn/cuda", "ccn/cuda_emulated"], under="include"))
     project = cached_build("cuda-row-norms", files, Toolchain.current().cmake_args(mpi=True))
     return project / "build" / "row_norms"
 

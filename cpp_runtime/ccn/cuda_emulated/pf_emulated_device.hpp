@@ -1,4 +1,4 @@
-// The emulated device behind tests/cuda_emulation/: device memory, streams, events and
+// The emulated CUDA device (ccn/cuda_emulated/, README.md there): device memory, streams, events and
 // kernel launches of the CUDA runtime, on the CPU of one MPI rank.
 //
 // Stream order is kept and nothing more: work queued on a stream runs in queue order

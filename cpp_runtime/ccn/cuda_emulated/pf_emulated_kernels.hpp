@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "pf_emulated_device.hpp"
+#include "ccn/cuda_emulated/pf_emulated_device.hpp"
 
 namespace pf_emu {
 

@@ -1,5 +1,6 @@
 // The part of the CUDA runtime API that generated .ccn projects call, on the emulated
-// device of pf_emulated_device.hpp (tests only: the CUDA backend's code compiled as C++).
+// device of pf_emulated_device.hpp (`--backend cuda-emulated` and the tests: the CUDA
+// backend's code compiled as C++).
 // Copies from device to pageable host memory wait for their stream, as CUDA's do; copies
 // from the host take the host data when called.
 #pragma once
@@ -7,7 +8,7 @@
 #include <cstddef>
 #include <cstring>
 
-#include "pf_emulated_kernels.hpp"
+#include "ccn/cuda_emulated/pf_emulated_kernels.hpp"
 
 #define __global__
 #define __device__
