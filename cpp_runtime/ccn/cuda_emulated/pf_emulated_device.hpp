@@ -278,6 +278,14 @@ inline void drain(Stream* stream, uint64_t position) {
   while (stream->done < position) run_head(stream);
 }
 
+// Operations queued on any stream and not yet run (a step that returned before its work
+// ran leaves some where streams run late).
+inline uint64_t queued_work() {
+  uint64_t queued = legacy_stream()->queued - legacy_stream()->done;
+  for (auto& s : streams()) queued += s->queued - s->done;
+  return queued;
+}
+
 inline void drain_all() {
   drain(legacy_stream(), legacy_stream()->queued);
   for (auto& s : streams()) drain(s.get(), s->queued);
