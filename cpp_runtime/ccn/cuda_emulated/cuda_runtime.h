@@ -182,6 +182,17 @@ inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned) {
   *stream = pf_emu::create_stream();
   return cudaSuccess;
 }
+// Priorities change nothing here (streams run as PF_EMU_LAZY says); the range is CUDA's.
+inline cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+  *least = 0;
+  *greatest = -5;
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned flags,
+                                                int priority) {
+  if (priority > 0 || priority < -5) return cudaErrorInvalidValue;
+  return cudaStreamCreateWithFlags(stream, flags);
+}
 inline cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   pf_emu::drain(stream, stream->queued);  // the stream's work still runs, as on a GPU
   return cudaSuccess;
