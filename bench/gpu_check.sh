@@ -3,8 +3,15 @@
 # the wheels of bench/gpu_wheels.sh in .whl/; works offline). Builds every sample and
 # schedule for this GPU, runs each at one rank (mpirun -np 1) on random inputs against the
 # reference interpreter, and measures the fused optimizer steps' bandwidth against a
-# device-to-device copy; prints a table last. `--emulated`: a dry run without a GPU.
+# device-to-device copy; prints a table last. Its dry run on the emulated device, without a
+# GPU, is tests/e2e/test_gpu_check_script.py (in `make test`).
 # PARAFUSE_CUDA_ARCH=90 (say) compiles for that architecture instead of the GPU present.
+# On a GPU machine without network: run bench/gpu_wheels.sh where there is network (it puts
+# the lark and Open MPI wheels in .whl/), carry .whl/ along and run this script with a
+# timeout of about 540 s (it stops itself at 470 s). Without .venv it installs the carried
+# wheels under build/gpu_check_prefix beside the machine's python3 (which needs numpy,
+# jinja2, click, cmake, ninja, pybind11 and the NCCL and cuBLAS wheels). NCCL refuses two
+# ranks on one GPU, so a one-GPU check runs at one rank.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1

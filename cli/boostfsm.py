@@ -20,14 +20,21 @@ import click
 
 from parafuse.cli.errors import UsageError, read_source, reports_errors
 from parafuse.cli.fsm_report import analysis_json, print_analysis, print_run
-from parafuse.emitters.fsm.project import ProjectRequest, cached_project, compile_project
+from parafuse.emitters.fsm.project import (
+    ProjectRequest,
+    cached_project,
+    cmake_arguments,
+    project_files,
+)
+from parafuse.emitters.toolchain.cmake import build_tree, write_tree
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.options import SCHEMES
 from parafuse.fsm_compiler.pipeline import (
     CompiledFile,
     analyse,
     analyse_for_project,
-    compile_file,
+    compile_machines,
+    parse_file,
     random_sample,
 )
 from parafuse.fsm_compiler.reference_executor import result_json, run_reference
@@ -55,7 +62,9 @@ def _overrides(max_states, max_fused_states, lookback, scheme=None) -> dict:
 
 
 def _compile(path: str, overrides: dict, machine: str | None) -> CompiledFile:
-    compiled = compile_file(SourceFile(path, read_source(path)), overrides, only=machine)
+    """Stages 1 (parse) and 2-3 (automata) of docs/architecture.md, one call each."""
+    fsm_file = parse_file(SourceFile(path, read_source(path)))
+    compiled = compile_machines(fsm_file, overrides, only=machine)
     for warning in compiled.warnings:
         click.echo(warning.render(), err=True)
     if machine is not None and not compiled.machines:
@@ -185,8 +194,11 @@ def compile_command(file, machine, out_dir, with_python, train_path, no_build, m
         if several and out_dir:
             folder = folder / compiled_machine.name
         analysis = analyse_for_project(compiled_machine, sample)
-        request = ProjectRequest(compiled_machine, file, analysis, with_python)
-        compile_project(request, folder, build_now=not no_build)
+        files = project_files(ProjectRequest(compiled_machine, file, analysis, with_python))
+        if no_build:
+            write_tree(folder, files)
+        else:
+            build_tree(files, folder, cmake_arguments(with_python))
         built = "" if no_build else f"; built {folder / 'build' / (compiled_machine.name + '_run')}"
         click.echo(f"wrote {folder} (machine {compiled_machine.name}){built}")
 

@@ -15,6 +15,7 @@ from parafuse.emitters.autotune import autotune as autotune_program
 from parafuse.emitters.ccn.cpu import project as cpu
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.ccn.cuda import project as cuda
+from parafuse.emitters.ccn.cuda.emulated import build_emulated_project
 from parafuse.emitters.ccn.cuda.project import DEFAULT_CUDA_ARCH, build_cuda_project, tuning_builder
 from parafuse.emitters.ccn.project_context import scheduled_plans
 from parafuse.emitters.toolchain.cmake import build_tree, write_tree
@@ -24,7 +25,9 @@ from parafuse.grammar.ccn_parser import parse_ccn
 
 from .errors import UsageError, read_source, reports_errors
 
-BACKENDS = ("reference", "cpu", "cuda")
+BACKENDS = ("reference", "cpu", "cuda", "cuda-emulated")
+# cuda-emulated: the CUDA backend's code on the emulated device (the system's C++ compiler
+# and MPI, no CUDA toolkit or GPU; cpp_runtime/ccn/cuda_emulated/README.md)
 
 
 def _load(path: str) -> CheckedModule:
@@ -82,7 +85,7 @@ def run(file: str, program_name: str | None, schedule: str, backend: str, ranks:
     program = module.scheduled_program(module.program(program_name).name, schedule)
     options = RunOptions(ranks, sizes, params, seed, inputs, outputs, iters, warmup,
                          random_inputs)
-    if backend in ("cpu", "cuda"):
+    if backend != "reference":
         sys.exit(_run_compiled(module, program.name, schedule, options, as_json, backend))
     summary = run_reference(program, schedule, options)
     if as_json:
@@ -122,6 +125,9 @@ def _run_compiled(module: CheckedModule, program: str, schedule: str, options: R
         project, _ = build_cuda_project(module, program, module.schedule_names(program),
                                         f"coconetc build {module.filename} --backend cuda",
                                         cuda_arch="native")
+    elif backend == "cuda-emulated":
+        project = build_emulated_project(module, program, module.schedule_names(program),
+                                         f"coconetc build {module.filename} --backend {backend}")
     else:
         project = build_cpu_project(module, program, module.schedule_names(program),
                                     f"coconetc build {module.filename}")
@@ -144,7 +150,7 @@ def _run_compiled(module: CheckedModule, program: str, schedule: str, options: R
 @click.option("--program", "program_name", help="Program to build (default: the only one).")
 @click.option("--schedule", default="all", show_default=True,
               help="A schedule, or `all` (the runner picks with --schedule).")
-@click.option("--backend", type=click.Choice(("cpu", "cuda")), default="cpu", show_default=True)
+@click.option("--backend", type=click.Choice(BACKENDS[1:]), default="cpu", show_default=True)
 @click.option("-o", "out_dir", type=click.Path(file_okay=False), help="Project folder.")
 @click.option("--python", "python_module", is_flag=True, help="Also build a pybind11 module.")
 @click.option("--autotune", is_flag=True, help="Time every schedule and chunk count, keep "
@@ -165,6 +171,9 @@ def build(file: str, program_name: str | None, schedule: str, backend: str,
     if backend == "cuda":
         _build_cuda(module, program.name, schedule, out_dir, python_module, cuda_arch)
         return
+    if backend == "cuda-emulated":
+        _build_emulated(module, program.name, schedule, out_dir, python_module)
+        return
     schedules = _schedules(module, program.name, schedule)
     folder = Path(out_dir or f"{program.name}_cpu")
     command = "coconetc build " + " ".join(sys.argv[2:])
@@ -179,10 +188,12 @@ def _autotune(module: CheckedModule, program: str, backend: str, ranks: int | No
     if not ranks or not sizes:
         raise UsageError("--autotune needs -n R and --size NAME=N for the measurements")
     builder = build_cpu_project
-    if backend == "cuda":
+    if backend == "cuda-emulated":
+        builder = build_emulated_project
+    elif backend == "cuda":
         _require_nvcc_and_gpu("--autotune with --backend cuda", "to time the candidates")
         builder = tuning_builder(cuda_arch)
-    folder = Path(out_dir or f"{program}_{backend}")
+    folder = Path(out_dir or f"{program}_{backend.replace('-', '_')}")
     chosen = autotune_program(module, program, ranks, sizes, folder,
                               "coconetc build " + " ".join(sys.argv[2:]),
                               lambda line: click.echo(line, err=True), builder)
@@ -208,6 +219,20 @@ def _build_cuda(module: CheckedModule, program: str, schedule: str, out_dir: str
     else:
         click.echo(f"no nvcc found: wrote the CUDA sources to {folder}/ without building them "
                    f"(schedules: {', '.join(schedules)})")
+
+
+def _build_emulated(module: CheckedModule, program: str, schedule: str, out_dir: str | None,
+                    python: bool) -> None:
+    if python:
+        raise UsageError("--python is not available with --backend cuda-emulated: the Python "
+                         "module hands out device memory that only a GPU framework can read "
+                         "(use --backend cpu or cuda)")
+    schedules = _schedules(module, program, schedule)
+    folder = Path(out_dir or f"{program}_cuda_emulated")
+    build_emulated_project(module, program, schedules,
+                           "coconetc build " + " ".join(sys.argv[2:]), folder)
+    click.echo(f"built {folder}/build/{program}_run (CUDA on the emulated device) with "
+               f"schedules: {', '.join(schedules)}")
 
 
 if __name__ == "__main__":

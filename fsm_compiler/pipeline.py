@@ -74,8 +74,15 @@ class CompiledFile:
 def compile_file(
     source: SourceFile, overrides: dict | None = None, only: str | None = None
 ) -> CompiledFile:
-    """Parse and compile every machine (or just `only`); warnings are collected."""
-    fsm_file = parse_file(source)
+    """Parse (stage 1) and compile (stages 2-3) every machine (or just `only`)."""
+    return compile_machines(parse_file(source), overrides, only)
+
+
+def compile_machines(
+    fsm_file: FsmFile, overrides: dict | None = None, only: str | None = None
+) -> CompiledFile:
+    """Stages 2-3 for every machine of a parsed file (or just `only`); warnings are
+    collected."""
     options = machine_options(fsm_file, overrides)
     result = CompiledFile(fsm_file, [])
     for machine in fsm_file.machines:

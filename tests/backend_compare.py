@@ -12,11 +12,11 @@ import numpy as np
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule, check_source
+from parafuse.ccn_compiler.tolerances import EXACT_DTYPES, assert_close, dependency_dtype
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.toolchain.mpirun import run_ranks
 from tests.conftest import SAMPLES
-from tests.schedule_compare import dependency_dtype, logical_values, run_schedule
-from tests.tolerances import EXACT_DTYPES, assert_close
+from tests.schedule_compare import logical_values, run_schedule
 
 
 def load_results(out: Path, program: ir.Program, ranks: int) -> dict[str, list[np.ndarray]]:

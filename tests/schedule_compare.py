@@ -13,7 +13,7 @@ from parafuse.ccn_compiler.interp_values import World
 from parafuse.ccn_compiler.interpreter import run_program
 from parafuse.ccn_compiler.ranks import Topology
 from parafuse.ccn_compiler.runner_io import load_tensors, parse_params
-from tests.tolerances import assert_close, lowest_precision
+from parafuse.ccn_compiler.tolerances import assert_close, dependency_dtype
 
 
 def run_schedule(program: ir.Program, ranks: int, sizes: dict[str, int], iters: int = 3,
@@ -44,22 +44,6 @@ def logical_values(program: ir.Program, world: World, results: dict[str, list[np
         else:
             out[file_name] = list(per_rank)
     return out
-
-
-def dependency_dtype(program: ir.Program, name: str) -> str:
-    """The lowest-precision dtype among `name` and every value it depends on."""
-    seen, todo, dtypes = set(), [name], []
-    while todo:
-        current = todo.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        dtypes.append(program.value_type(current).dtype)
-        stage = program.stage(current)
-        if stage is not None:
-            todo += [n.name for e in ir.stage_exprs(stage) for n in ir.walk(e)
-                     if isinstance(n, ir.Ref)]
-    return lowest_precision(*dtypes)
 
 
 def assert_same_results(default: ir.Program, scheduled: ir.Program, ranks: int,

@@ -3,11 +3,11 @@
 // displacements of each chunk.
 #pragma once
 #include <algorithm>
+#include <climits>
 #include <cstdint>
+#include <stdexcept>
 #include <utility>
 #include <vector>
-
-#include "ccn/mpi_util.hpp"
 
 namespace pf {
 
@@ -18,18 +18,32 @@ inline std::pair<int64_t, int64_t> chunk_rows(int64_t rows, int chunks, int c) {
   return {start, std::min<int64_t>(start + b, rows)};
 }
 
+// Counts (in elements) of each rank's block of `rows` rows of `row_elems`, in 64 bits.
+inline std::vector<int64_t> block_sizes(int64_t rows, int64_t row_elems, int parts) {
+  std::vector<int64_t> sizes(parts);
+  int64_t b = parts ? (rows + parts - 1) / parts : rows;
+  for (int r = 0; r < parts; ++r) {
+    int64_t start = std::min<int64_t>(r * b, rows), stop = std::min<int64_t>(start + b, rows);
+    sizes[r] = (stop - start) * row_elems;
+  }
+  return sizes;
+}
+
 // A tensor of `rows` x `row_elems` split into `parts` blocks along dim 0, each block
-// cut into `chunks` pieces: piece c of every block is reduced/gathered together.
+// cut into `chunks` pieces: piece c of every block is reduced/gathered together. Counts
+// and offsets are 64-bit (a tensor of 2^31 elements fits on one GPU); MPI's int arrays
+// (mpi_counts, mpi_whole_displs) exist only where every value fits in an int.
 struct ChunkPlan {
   int chunks = 1, parts = 1;
   int64_t row_elems = 1;
-  std::vector<int64_t> block_start, block_rows;            // per rank, in rows
-  std::vector<std::vector<int>> counts, whole_displs, packed_displs;  // [chunk][rank]
-  std::vector<int64_t> packed_offset;                       // [chunk], in elements
+  std::vector<int64_t> block_start, block_rows;                  // per rank, in rows
+  std::vector<std::vector<int64_t>> counts, whole_displs, packed_displs;  // [chunk][rank]
+  std::vector<int64_t> packed_offset;                             // [chunk], in elements
+  std::vector<std::vector<int>> mpi_counts, mpi_whole_displs;     // as MPI takes them
 
   ChunkPlan(int64_t rows, int64_t row_elems_, int parts_, int chunks_)
       : chunks(chunks_), parts(parts_), row_elems(row_elems_) {
-    std::vector<int> block = block_counts(rows, 1, parts);
+    std::vector<int64_t> block = block_sizes(rows, 1, parts);
     int64_t start = 0;
     for (int r = 0; r < parts; ++r) {
       block_start.push_back(start);
@@ -38,19 +52,31 @@ struct ChunkPlan {
     }
     int64_t packed = 0;
     for (int c = 0; c < chunks; ++c) {
-      std::vector<int> count(parts), whole(parts), inpack(parts);
+      std::vector<int64_t> count(parts), whole(parts), inpack(parts);
       packed_offset.push_back(packed);
       for (int r = 0; r < parts; ++r) {
         auto [lo, hi] = chunk_rows(block_rows[r], chunks, c);
-        count[r] = static_cast<int>((hi - lo) * row_elems);
-        whole[r] = static_cast<int>((block_start[r] + lo) * row_elems);
-        inpack[r] = static_cast<int>(packed - packed_offset[c]);
+        count[r] = (hi - lo) * row_elems;
+        whole[r] = (block_start[r] + lo) * row_elems;
+        inpack[r] = packed - packed_offset[c];
         packed += count[r];
       }
       counts.push_back(count);
       whole_displs.push_back(whole);
       packed_displs.push_back(inpack);
     }
+    if (rows * row_elems <= INT_MAX) {
+      for (int c = 0; c < chunks; ++c) {
+        mpi_counts.emplace_back(counts[c].begin(), counts[c].end());
+        mpi_whole_displs.emplace_back(whole_displs[c].begin(), whole_displs[c].end());
+      }
+    }
+  }
+
+  // MPI's counts and displacements of chunk c (MPI's collectives count in int).
+  const std::vector<int>& mpi_counts_of(int c) const { return mpi_arrays(mpi_counts, c); }
+  const std::vector<int>& mpi_whole_displs_of(int c) const {
+    return mpi_arrays(mpi_whole_displs, c);
   }
 
   // This rank's piece c, in elements relative to its own block.
@@ -65,6 +91,14 @@ struct ChunkPlan {
       const T* from = whole + whole_displs[c][r];
       std::copy(from, from + counts[c][r], packed + packed_offset[c] + packed_displs[c][r]);
     }
+  }
+
+ private:
+  static const std::vector<int>& mpi_arrays(const std::vector<std::vector<int>>& arrays, int c) {
+    if (arrays.empty()) {
+      throw std::overflow_error("a chunked MPI collective of 2^31 elements or more");
+    }
+    return arrays[c];
   }
 };
 

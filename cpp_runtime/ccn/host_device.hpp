@@ -1,5 +1,5 @@
 // Device code or not: nvcc compiling, or the tests compiling the CUDA backend as C++ for
-// their emulated device (PF_CUDA_EMULATION, tests/cuda_emulation/). PF_HOST_DEVICE marks
+// their emulated device (PF_CUDA_EMULATION, ccn/cuda_emulated/). PF_HOST_DEVICE marks
 // the functions that both host and device code call.
 #pragma once
 

@@ -78,6 +78,7 @@ class ScheduleImpl {
   virtual std::vector<Slot> results() = 0;  // outputs and updated states, after a step
   virtual std::vector<Slot> states() = 0;   // states as stored (warm-up saves and restores them)
   virtual void step(uint64_t seed, uint64_t step_index) = 0;
+  virtual void synchronize() {}  // the steps queued are done (a device's; CPU steps are)
   virtual double bytes_per_rank() const = 0;
 };
 

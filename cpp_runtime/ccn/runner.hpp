@@ -43,6 +43,7 @@ inline std::vector<double> timed_steps(ScheduleImpl& impl, const RunnerOptions& 
     if (k == 0) test_hook_fail_rank(comm);
     auto begin = std::chrono::steady_clock::now();
     impl.step(o.seed, static_cast<uint64_t>(k));
+    impl.synchronize();  // a device's step returns once queued: time it done
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
     double slowest = ms;
     PF_MPI(MPI_Allreduce(&ms, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm));
@@ -60,6 +61,7 @@ inline void warm_up(ScheduleImpl& impl, const RunnerOptions& o) {
     saved.emplace_back(data, data + s.local.count * dtype_size(s.dtype));
   }
   for (long k = 0; k < o.warmup; ++k) impl.step(o.seed, 0);
+  impl.synchronize();
   std::vector<Slot> states = impl.states();
   for (size_t i = 0; i < states.size(); ++i) std::memcpy(states[i].data, saved[i].data(), saved[i].size());
 }

@@ -98,7 +98,6 @@ class StageWriter:
         buf = Buffer(var, ValueType("f64" if work == "double" else "f32", node.type.shape,
                                     node.type.layout), local)
         space = self.space(node.operand.type, local)
-        eps, _ = cpp_expr(node.eps, self._scalar_context(done))
         storage = STORAGE[node.operand.type.dtype]
         lines = self.temporary(var, local, work, node.type)
 
@@ -107,9 +106,17 @@ class StageWriter:
             return [f"{var}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
         lines += self.loop(space, body, self.resolve(space, done))
         last = len(node.type.shape) - 1
+        eps, eps_lines = self.norm_eps(node, work, done)
+        lines += eps_lines
         lines.append(f"pf::{node.kind}_rows({self.pointer(var)}, {local}.count, "
-                     f"{local}.shape[{last}], static_cast<{work}>({eps}){self.stream_arg});")
+                     f"{local}.shape[{last}], {eps}{self.stream_arg});")
         return buf, lines
+
+    def norm_eps(self, node: ir.RowNorm, work: str,
+                 done: dict[int, object]) -> tuple[str, list[str]]:
+        """A row norm's epsilon as its call takes it: (the argument, lines computing it)."""
+        eps, _ = cpp_expr(node.eps, self._scalar_context(done))
+        return f"static_cast<{work}>({eps})", []
 
     def _scalar_context(self, done: dict[int, object]) -> ExprContext:
         space = LoopSpace(ValueType("f32", (), Layout("replicated")), "L_scalar_",

@@ -3,7 +3,6 @@
     project_files(request)  -> {path: content}: CMakeLists.txt, include/M.hpp, src/M.cpp,
                                src/M_tables.cpp + src/M.tables.bin, src/M_run.cpp,
                                src/M_python.cpp, cmake/CConfig.cmake.in, runtime/fsm/*.hpp
-    compile_project(...)    -> writes DIR and builds DIR/build (boostfsm compile)
     cached_project(...)     -> a build in the content-keyed cache (boostfsm run)
 
 M is the machine's name as the user wrote it (file names, the runner `M_run`, the
@@ -22,7 +21,7 @@ from pathlib import Path
 from parafuse.emitters.fsm.blob import machine_blob
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.names import CXX_KEYWORDS, cpp_name
-from parafuse.emitters.toolchain.cmake import Toolchain, build, cached_build, write_tree
+from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME, runtime_files
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.project_analysis import ProjectAnalysis
@@ -99,14 +98,6 @@ def cmake_arguments(python: bool, sanitize: str = "") -> list[str]:
 def sanitize_argument(name: str, sanitize: str) -> list[str]:
     """The cache variable that builds machine `name`'s project with sanitizers."""
     return [f"-D{cpp_name(name)}_SANITIZE={sanitize}"] if sanitize else []
-
-
-def compile_project(request: ProjectRequest, out_dir: Path, build_now: bool = True) -> Path:
-    """Write the project to `out_dir` and (unless told not to) build it in out_dir/build."""
-    write_tree(out_dir, project_files(request))
-    if build_now:
-        build(out_dir.resolve(), out_dir.resolve() / "build", cmake_arguments(request.python))
-    return out_dir
 
 
 def cached_project(request: ProjectRequest, sanitize: str = "") -> Path:

@@ -105,3 +105,18 @@ program coll(B, H) {
     output total, part, whole, same, innode, twolevel, nodeall, nodebc, nxt, low
 }
 """
+
+# Row norms whose epsilon is computed in the step (a reduction, and a stage's scalar), with
+# a literal one beside them, over sliced rows.
+NORMS = """
+program norms(B, H) {
+    param c: f32 = 0.5
+    input x: f32[B, H] sliced(0)
+    input y: f32[B, H] replicated
+    e = abs(amax(y)) * 0.01 + c
+    l = layernorm(x, e)
+    m = rmsnorm(y, abs(sum(y)) + 1e-3) * 2
+    n = layernorm(y, 1e-5)
+    output l, m, n
+}
+"""

@@ -1,7 +1,7 @@
 """Make `tests/` and `tests/e2e/` importable, whether or not `tests` is a package.
 
-The e2e helpers (`numpy_oracles`, `sample_cases`, `reference_runner`) and the shared
-tolerance module (`tests/tolerances.py`) are imported by plain module name.
+The e2e helpers (`numpy_oracles`, `sample_cases`, `reference_runner`) are imported by
+plain module name.
 """
 
 from __future__ import annotations

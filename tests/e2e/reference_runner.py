@@ -14,7 +14,8 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 from sample_cases import NUMPY_DTYPES, Output, SampleCase
-from tolerances import assert_close
+
+from parafuse.ccn_compiler.tolerances import assert_close
 
 SEED = 11
 ITERS = 2

@@ -137,7 +137,7 @@ def _check_group(chunk: list[str], root: Path) -> str:
     cuda = root / "cuda"
     write_tree(cuda, emulated_files(module, program, schedules))
     errors += _syntax_check(cuda, [f"src/{program}_emulated.cpp", f"src/{program}_run.cpp"],
-                            ["-I", str(cuda / "emulation"), "-DPF_CUDA_EMULATION",
+                            ["-I", str(cuda / "include/ccn/cuda_emulated"), "-DPF_CUDA_EMULATION",
                              "-Wno-unknown-pragmas"])
     return f"names {names}:\n{errors}" if errors else ""
 

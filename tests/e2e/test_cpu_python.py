@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from parafuse.ccn_compiler.tolerances import assert_close
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.toolchain.cmake import Toolchain
 from parafuse.emitters.toolchain.mpirun import launch_environment
 from tests.backend_compare import sample_module
 from tests.conftest import REPO
-from tests.tolerances import assert_close
 
 SCRIPT = Path(__file__).parent / "python_module" / "step_adam.py"
 

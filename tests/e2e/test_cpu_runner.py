@@ -12,11 +12,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from parafuse.ccn_compiler.tolerances import assert_close
 from parafuse.emitters.toolchain.mpirun import launch_environment, mpirun_command, run_ranks
 from tests.backend_compare import load_results, sample_module, sample_project
 from tests.conftest import SAMPLES
 from tests.schedule_compare import logical_values
-from tests.tolerances import assert_close
 
 N = 1001
 COCONETC = Path(sys.executable).parent / "coconetc"

@@ -44,6 +44,17 @@ def test_wheels_provide_nccl_and_cublas() -> None:
 
 
 @needs_nvcc
+def test_norms_with_epsilons_of_the_step_compile() -> None:
+    """Row norms whose epsilon the step computes read it in device memory (norms.cuh)."""
+    from tests.e2e.ccn_programs import NORMS
+
+    module = check_source(NORMS, "norms.ccn")
+    files = project_files(module, "norms", ["default"], "norms", TEST_ARCH)
+    project = cached_build("norms-cuda", files, cmake_arguments(find_nvcc()))
+    assert (project / "build" / "norms_run").exists()
+
+
+@needs_nvcc
 @pytest.mark.parametrize(("sample", "program"), list(_programs()))
 def test_every_schedule_compiles_and_links(sample, program) -> None:
     module = check_source(sample.read_text(), f"samples/{sample.name}")

@@ -1,5 +1,5 @@
-"""The CUDA backend's generated code run on the emulated device (tests/cuda_emulation/):
-every sample and schedule, and the fused pipelines at 3 and 7 chunks, against the reference
+"""The CUDA backend's generated code run on the emulated device (ccn/cuda_emulated/): every
+sample and schedule, and the fused pipelines at 3 and 7 chunks, against the reference
 interpreter at R = 1..3 with sizes no R divides. At R = 2 the communication streams run as
 late as stream order allows, at R = 3 the compute streams, so that a missing event between
 the two streams, in either direction, reads stale or poisoned memory;
@@ -15,7 +15,7 @@ from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
 from tests.backend_compare import assert_backend_matches_reference, sample_module
 from tests.conftest import SAMPLES
 from tests.cuda_emulation.emulated_project import build_emulated, emulated_files
-from tests.e2e.ccn_programs import IN_PLACE, UNPLACED
+from tests.e2e.ccn_programs import IN_PLACE, NORMS, UNPLACED
 
 SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11}
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
@@ -76,6 +76,15 @@ def test_states_in_place_and_values_of_other_programs(tmp_path, monkeypatch) -> 
         _check(project, twin.programs["twin"], scheduled, name, {"N": 1021}, tmp_path, monkeypatch)
 
 
+def test_norms_whose_epsilon_is_computed_in_the_step(tmp_path, monkeypatch) -> None:
+    """An epsilon that is a value or a reduction of the step lives in device memory: the
+    norm kernels read it there (the emulated device faults on a host dereference)."""
+    module = check_source(NORMS, "norms.ccn")
+    program = module.programs["norms"]
+    project = build_emulated(module, "norms", ["default"])
+    _check(project, program, program, "default", {"B": 7, "H": 13}, tmp_path, monkeypatch)
+
+
 def test_a_missing_event_between_the_streams_is_caught(tmp_path, monkeypatch) -> None:
     """Without the compute stream's wait for the allreduce, Adam's update reads the sum
     before it is written when the communication stream runs late (and only then)."""
@@ -133,7 +142,7 @@ def test_autotune_times_the_cuda_candidates(tmp_path, monkeypatch) -> None:
     done = run_ranks(out, "sgd", 2, ["--size", "N=101", "--random", "--json"])
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["schedule"] == chosen and report["backend"] == "cuda"
+    assert report["schedule"] == chosen and report["backend"] == "cuda-emulated"
 
 
 @pytest.mark.parametrize("missing", ["nvcc", "an NVIDIA GPU"])
@@ -158,7 +167,8 @@ def test_cuda_autotune_without_nvcc_or_gpu_says_what_it_needs(missing, tmp_path,
 def test_bound_tensors_give_the_same_bits(sample: str) -> None:
     """Program::bind (the Python module's zero-copy path): every schedule stepped three
     times on the caller's device memory equals the program stepping on its own buffers,
-    bit for bit, states updated in place or swapped, at 2 ranks."""
+    bit for bit, states updated in place or swapped, at 2 ranks, with the compute streams
+    run late: step() returns with its work queued, and what reads results waits for it."""
     import subprocess
 
     from parafuse.emitters.toolchain.mpirun import launch_environment
@@ -172,6 +182,7 @@ def test_bound_tensors_give_the_same_bits(sample: str) -> None:
             done = subprocess.run([mpirun, "--oversubscribe", "-np", str(ranks),
                                    str(project / "build" / f"{sample}_bound_check"), schedule],
                                   capture_output=True, text=True, timeout=300,
-                                  env=launch_environment(ranks))
+                                  env={**launch_environment(ranks), "PF_EMU_LAZY": "even"})
             assert done.returncode == 0 and "bound steps match" in done.stdout, (
                 f"{schedule} R={ranks}: {done.stdout}{done.stderr}")
+            assert "steps return with their work queued" in done.stdout, schedule

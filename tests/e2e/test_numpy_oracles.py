@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from numpy_oracles import block_range, sum_over_ranks
 from sample_cases import CASES, NUMPY_DTYPES, make_inputs
-from tolerances import assert_close
 
 from parafuse.ccn_compiler.philox import dropout_keep_mask, logical_indices
+from parafuse.ccn_compiler.tolerances import assert_close
 
 SEED = 11
 

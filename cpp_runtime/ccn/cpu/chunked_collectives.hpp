@@ -113,13 +113,13 @@ template <typename T> class ChunkedReduceScatter {
     const ChunkPlan& plan = *plan_;
     MPI_Op op = mpi_op<T>(op_);
     if (plan.chunks == 1) {  // no pipeline: Open MPI's blocking collective is faster
-      PF_MPI(MPI_Reduce_scatter(input_, out_, plan.counts[0].data(), mpi_type<T>(), op, comm_));
+      PF_MPI(MPI_Reduce_scatter(input_, out_, plan.mpi_counts_of(0).data(), mpi_type<T>(), op, comm_));
       return;
     }
     plan.pack(input_, packed_.data(), c);
     auto [lo, hi] = plan.mine(rank_, c);
     PF_MPI(MPI_Ireduce_scatter(packed_.data() + plan.packed_offset[c], out_ + lo,
-                               plan.counts[c].data(), mpi_type<T>(), op, comm_, &requests_[c]));
+                               plan.mpi_counts_of(c).data(), mpi_type<T>(), op, comm_, &requests_[c]));
   }
 
   // out[lo, hi) = op over ranks (in rank order) of their elements at `whole` onwards.
@@ -189,13 +189,13 @@ template <typename T> class ChunkedAllgather {
     }
     const int count = static_cast<int>(hi - lo);
     if (plan.chunks == 1) {
-      PF_MPI(MPI_Allgatherv(block + lo, count, mpi_type<T>(), whole_, plan.counts[c].data(),
-                            plan.whole_displs[c].data(), mpi_type<T>(), comm_));
+      PF_MPI(MPI_Allgatherv(block + lo, count, mpi_type<T>(), whole_, plan.mpi_counts_of(c).data(),
+                            plan.mpi_whole_displs_of(c).data(), mpi_type<T>(), comm_));
       return;
     }
     requests_.emplace_back();
-    PF_MPI(MPI_Iallgatherv(block + lo, count, mpi_type<T>(), whole_, plan.counts[c].data(),
-                           plan.whole_displs[c].data(), mpi_type<T>(), comm_, &requests_.back()));
+    PF_MPI(MPI_Iallgatherv(block + lo, count, mpi_type<T>(), whole_, plan.mpi_counts_of(c).data(),
+                           plan.mpi_whole_displs_of(c).data(), mpi_type<T>(), comm_, &requests_.back()));
     progress(requests_);
   }
 

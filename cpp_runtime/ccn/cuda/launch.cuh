@@ -10,7 +10,7 @@
 
 // Launch __global__ `kernel` (a name or a pointer, no template commas) on `grid` blocks of
 // kThreads. A test double of the device may define its own PF_LAUNCH first (the emulated
-// device of tests/cuda_emulation/ does, in its cuda_runtime.h).
+// device of ccn/cuda_emulated/ does, in its cuda_runtime.h).
 #ifndef PF_LAUNCH
 #define PF_LAUNCH(kernel, grid, stream, ...) kernel<<<grid, pf::kThreads, 0, stream>>>(__VA_ARGS__)
 #endif

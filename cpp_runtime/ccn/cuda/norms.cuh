@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ccn/cuda/check.cuh"
@@ -10,9 +11,15 @@
 
 namespace pf {
 
-// Row-wise layernorm / rmsnorm over the last dim, in place: one block per row.
-template <typename W, bool Layer>
-__global__ void norm_rows_kernel(W* data, int64_t rows, int64_t cols, W eps) {
+// An epsilon passed by value, or one computed in the step and read in device memory.
+template <typename W> __device__ __forceinline__ W eps_value(W eps) { return eps; }
+template <typename W> __device__ __forceinline__ W eps_value(const W* eps) { return *eps; }
+
+// Row-wise layernorm / rmsnorm over the last dim, in place: one block per row. `E` is the
+// epsilon's type: W, or a pointer to it in device memory.
+template <typename W, bool Layer, typename E>
+__global__ void norm_rows_kernel(W* data, int64_t rows, int64_t cols, E eps_at) {
+  const W eps = eps_value<W>(eps_at);
   __shared__ W partial[kThreads];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     W* row = data + r * cols;
@@ -43,21 +50,24 @@ __global__ void norm_rows_kernel(W* data, int64_t rows, int64_t cols, W eps) {
   }
 }
 
-template <typename W> void layernorm_rows(W* data, int64_t count, int64_t cols, W eps,
+// One block per row (up to the grid's 65535; more rows are strided over the blocks).
+inline int rows_grid(int64_t rows) { return static_cast<int>(std::min<int64_t>(rows, 65535)); }
+
+template <typename W, typename E> void layernorm_rows(W* data, int64_t count, int64_t cols, E eps,
                                           cudaStream_t stream) {
   int64_t rows = cols ? count / cols : 0;
   if (rows == 0) return;
-  auto* kernel = &norm_rows_kernel<W, true>;
-  PF_LAUNCH(kernel, grid_for(rows), stream, data, rows, cols, eps);
+  auto* kernel = &norm_rows_kernel<W, true, E>;
+  PF_LAUNCH(kernel, rows_grid(rows), stream, data, rows, cols, eps);
   PF_CUDA(cudaGetLastError());
 }
 
-template <typename W> void rmsnorm_rows(W* data, int64_t count, int64_t cols, W eps,
+template <typename W, typename E> void rmsnorm_rows(W* data, int64_t count, int64_t cols, E eps,
                                         cudaStream_t stream) {
   int64_t rows = cols ? count / cols : 0;
   if (rows == 0) return;
-  auto* kernel = &norm_rows_kernel<W, false>;
-  PF_LAUNCH(kernel, grid_for(rows), stream, data, rows, cols, eps);
+  auto* kernel = &norm_rows_kernel<W, false, E>;
+  PF_LAUNCH(kernel, rows_grid(rows), stream, data, rows, cols, eps);
   PF_CUDA(cudaGetLastError());
 }
 

@@ -21,8 +21,8 @@ struct PaddedChunks {
   PaddedChunks(int64_t rows, int64_t row_elems, int parts, int chunks)
       : plan(rows, row_elems, parts, chunks) {
     for (int c = 0; c < chunks; ++c) {
-      int largest = *std::max_element(plan.counts[c].begin(), plan.counts[c].end());
-      piece.push_back(std::max(largest, 1));
+      int64_t largest = *std::max_element(plan.counts[c].begin(), plan.counts[c].end());
+      piece.push_back(std::max<int64_t>(largest, 1));
       offset.push_back(total);
       total += piece.back() * parts;
     }

@@ -6,13 +6,17 @@
 
 namespace pf {
 
-// The compute and communication streams of a schedule, ordered by events.
+// The compute and communication streams of a schedule, ordered by events. The
+// communication stream has the device's greatest priority, so that NCCL's kernels are
+// not starved by large compute grids queued before them.
 struct Streams {
   cudaStream_t compute = nullptr, comm = nullptr;
   cudaEvent_t computed = nullptr, communicated = nullptr;
   Streams() {
-    PF_CUDA(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
-    PF_CUDA(cudaStreamCreateWithFlags(&comm, cudaStreamNonBlocking));
+    int least = 0, greatest = 0;
+    PF_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    PF_CUDA(cudaStreamCreateWithPriority(&compute, cudaStreamNonBlocking, least));
+    PF_CUDA(cudaStreamCreateWithPriority(&comm, cudaStreamNonBlocking, greatest));
     PF_CUDA(cudaEventCreateWithFlags(&computed, cudaEventDisableTiming));
     PF_CUDA(cudaEventCreateWithFlags(&communicated, cudaEventDisableTiming));
   }

@@ -77,6 +77,22 @@ class CudaStageWriter(StageWriter):
     def pointer(self, var: str) -> str:
         return var
 
+    def norm_eps(self, node: ir.RowNorm, work: str,
+                 done: dict[int, object]) -> tuple[str, list[str]]:
+        """An epsilon that reads device memory (a value or reduction of the step) is
+        computed by a one-thread kernel into device memory, and the norm kernel reads it
+        there; one of literals and params is passed by value."""
+        if all(isinstance(n, ir.Const) or (isinstance(n, ir.Ref) and self.buffers[n.name].is_param)
+               or not isinstance(n, (ir.Ref, ir.Reduce, ir.Dropout, ir.RowNorm))
+               for n in ir.walk(node.eps)):
+            return super().norm_eps(node, work, done)
+        name = self.fresh("eps")
+        eps, _ = cpp_expr(node.eps, self._scalar_context(done))
+        return name, [f"pf::StreamBuffer<{work}> {name}_buf(1, streams_.compute);",
+                      f"{work}* const {name} = {name}_buf.data();",
+                      "pf::launch(0, 1, streams_.compute, [=] __device__(int64_t) {",
+                      f"  {name}[0] = static_cast<{work}>({eps});", "});"]
+
     loop = staticmethod(device_loop)  # kernels instead of OpenMP loops
     store = staticmethod(device_store)
 

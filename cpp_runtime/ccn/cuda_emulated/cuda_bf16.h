@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "cuda_runtime.h"  // __host__, __device__
+#include "ccn/cuda_emulated/cuda_runtime.h"  // __host__, __device__
 
 struct __nv_bfloat16 {
   uint16_t __x = 0;

@@ -14,9 +14,9 @@
 #include <random>
 #include <vector>
 
-#include "cuda_bf16.h"
-#include "cuda_fp16.h"
-#include "cuda_runtime.h"
+#include "ccn/cuda_emulated/cuda_bf16.h"
+#include "ccn/cuda_emulated/cuda_fp16.h"
+#include "ccn/cuda_emulated/cuda_runtime.h"
 
 typedef enum {
   ncclSuccess = 0,

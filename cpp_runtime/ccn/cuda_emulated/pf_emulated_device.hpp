@@ -1,4 +1,4 @@
-// The emulated device behind tests/cuda_emulation/: device memory, streams, events and
+// The emulated CUDA device (ccn/cuda_emulated/, README.md there): device memory, streams, events and
 // kernel launches of the CUDA runtime, on the CPU of one MPI rank.
 //
 // Stream order is kept and nothing more: work queued on a stream runs in queue order
@@ -9,14 +9,17 @@
 //          pf::Streams) run only when something waits for them; the others run at once;
 //   odd    the same with odd indices (the communication stream runs late).
 // A missing event between two streams then shows as a stale read in one of the schedules.
-// Memory from cudaMalloc/cudaMallocAsync starts as 0xff bytes (NaN for floats) and is
-// overwritten with them when freed, so reads of unwritten or freed memory show in results.
-// Kernels run block after block; the threads of a block are fibers (ucontext) switched
-// at __syncthreads, which therefore means what it means on a GPU (all threads of the block
-// must reach it), in forward order in even blocks and reverse order in odd ones.
+// Memory from cudaMalloc/cudaMallocAsync starts as 0xff bytes (NaN for floats), so reads of
+// unwritten memory show in results; it is unmapped when freed and inaccessible to the host
+// outside the device's operations, so that reads of freed memory and host dereferences of
+// device memory fault.
+// Kernels run block after block (pf_emulated_kernels.hpp).
 #pragma once
-#include <ucontext.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -51,6 +54,9 @@ namespace pf_emu {
 }
 
 // ---- memory ------------------------------------------------------------------------
+// Each allocation is its own mapping, inaccessible (PROT_NONE) except while an operation
+// of a stream runs (a kernel, a copy, a collective, a GEMM): a host dereference of device
+// memory faults, and the fault handler names it.
 constexpr unsigned char kPoison = 0xff;
 
 inline std::map<uintptr_t, size_t>& allocations() {
@@ -58,21 +64,80 @@ inline std::map<uintptr_t, size_t>& allocations() {
   return all;
 }
 
+inline size_t mapped_size(size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (std::max<size_t>(bytes, 1) + page - 1) / page * page;
+}
+
+inline int& device_open() {  // how many operations of the device are running (nested)
+  static int depth = 0;
+  return depth;
+}
+
+inline void protect(uintptr_t at, size_t bytes, bool open) {
+  if (mprotect(reinterpret_cast<void*>(at), mapped_size(bytes),
+               open ? PROT_READ | PROT_WRITE : PROT_NONE) != 0) {
+    std::perror("cuda emulation: mprotect");
+    std::abort();
+  }
+}
+
+inline void protect_all(bool open) {
+  for (const auto& [at, bytes] : allocations()) protect(at, bytes, open);
+}
+
+// While one lives, device memory is accessible (an operation of the device is running).
+struct DeviceAccess {
+  DeviceAccess() {
+    if (device_open()++ == 0) protect_all(true);
+  }
+  ~DeviceAccess() {
+    if (--device_open() == 0) protect_all(false);
+  }
+  DeviceAccess(const DeviceAccess&) = delete;
+  DeviceAccess& operator=(const DeviceAccess&) = delete;
+};
+
+inline bool is_device(const void* p, size_t bytes);
+
+inline void on_fault(int, siginfo_t* info, void*) {
+  if (is_device(info->si_addr, 1)) {
+    const char message[] =
+        "cuda emulation: the host dereferenced device memory (outside a kernel or copy)\n";
+    ssize_t written = write(2, message, sizeof message - 1);
+    (void)written;
+  }
+  signal(SIGSEGV, SIG_DFL);  // the access faults again, now with the default action
+}
+
+inline void install_fault_handler() {
+  static const bool installed = [] {
+    struct sigaction action {};
+    action.sa_sigaction = on_fault;
+    action.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    return sigaction(SIGSEGV, &action, nullptr) == 0;
+  }();
+  (void)installed;
+}
+
 inline void* allocate(size_t bytes) {
-  size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
-  void* p = std::aligned_alloc(256, rounded);
-  if (!p) return nullptr;
-  std::memset(p, kPoison, rounded);
+  install_fault_handler();
+  void* p = mmap(nullptr, mapped_size(bytes), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  std::memset(p, kPoison, mapped_size(bytes));
   allocations()[reinterpret_cast<uintptr_t>(p)] = bytes;
+  if (device_open() == 0) protect(reinterpret_cast<uintptr_t>(p), bytes, false);
   return p;
 }
 
+// Freed memory is unmapped: a later read of it faults, on the host or the device.
 inline void release(void* p) {
   auto found = allocations().find(reinterpret_cast<uintptr_t>(p));
   if (found == allocations().end()) fail("free of a pointer that is not device memory");
-  std::memset(p, kPoison, found->second);
+  munmap(p, mapped_size(found->second));
   allocations().erase(found);
-  std::free(p);
 }
 
 // Is [p, p + bytes) inside one device allocation?
@@ -109,6 +174,7 @@ struct Stream {
   uint64_t queued = 0, done = 0;
   bool lazy = false, busy = false;
   int index = -1;
+  int device = 0;  // the device current when it was created
 };
 struct Ordered {
   uint64_t queued = 0, done = 0;
@@ -117,6 +183,24 @@ struct Event {
   Stream* stream = nullptr;
   uint64_t position = 0;
 };
+
+// ---- devices: PF_EMU_DEVICES of them (2 unless set), the current one per host thread, as
+// in CUDA; work queued on a stream of another device than the current one fails, so that
+// a missing cudaSetDevice shows.
+inline int device_count() {
+  static const int count = [] {
+    const char* value = std::getenv("PF_EMU_DEVICES");
+    int n = value ? std::atoi(value) : 2;
+    if (n < 1) fail("PF_EMU_DEVICES is a number of devices, at least 1");
+    return n;
+  }();
+  return count;
+}
+
+inline int& current_device() {
+  thread_local int device = 0;
+  return device;
+}
 
 inline std::vector<std::unique_ptr<Stream>>& streams() {
   static std::vector<std::unique_ptr<Stream>> all;
@@ -141,6 +225,7 @@ inline const std::string& lazy_mode() {
 inline Stream* create_stream() {
   auto stream = std::make_unique<Stream>();
   stream->index = static_cast<int>(streams().size());
+  stream->device = current_device();
   const std::string& mode = lazy_mode();
   stream->lazy = (mode == "even" && stream->index % 2 == 0) ||
                  (mode == "odd" && stream->index % 2 == 1);
@@ -181,13 +266,24 @@ inline void run_head(Stream* stream) {
   Op op = std::move(stream->pending.front());
   stream->pending.pop_front();
   stream->busy = false;
-  op.run();
+  {
+    DeviceAccess access;
+    op.run();
+  }
   ++stream->done;
   if (op.order) ++op.order->done;
 }
 
 inline void drain(Stream* stream, uint64_t position) {
   while (stream->done < position) run_head(stream);
+}
+
+// Operations queued on any stream and not yet run (a step that returned before its work
+// ran leaves some where streams run late).
+inline uint64_t queued_work() {
+  uint64_t queued = legacy_stream()->queued - legacy_stream()->done;
+  for (auto& s : streams()) queued += s->queued - s->done;
+  return queued;
 }
 
 inline void drain_all() {
@@ -197,105 +293,17 @@ inline void drain_all() {
 
 inline void enqueue(Stream* stream, std::function<void()> run, std::vector<Dep> deps = {},
                     Ordered* order = nullptr) {
+  if (stream && stream->device != current_device()) {
+    fail("work queued on a stream of device " + std::to_string(stream->device) +
+         " while device " + std::to_string(current_device()) +
+         " is current (a missing cudaSetDevice)");
+  }
   stream = resolve(stream);
   Op op{std::move(run), std::move(deps), order, 0};
   if (order) op.order_index = order->queued++;
   stream->pending.push_back(std::move(op));
   ++stream->queued;
   if (!stream->lazy) drain(stream, stream->queued);
-}
-
-// ---- kernels -----------------------------------------------------------------------
-constexpr size_t kFiberStack = 256 * 1024;
-
-struct Fiber {
-  ucontext_t context;
-  std::unique_ptr<char[]> stack;
-  bool done = false;
-};
-
-struct BlockRun {
-  ucontext_t scheduler;
-  std::vector<Fiber> fibers;
-  Fiber* current = nullptr;
-  const std::function<void()>* body = nullptr;
-};
-
-inline BlockRun& block_run() {
-  static BlockRun run;
-  return run;
-}
-
-inline void fiber_main() {
-  BlockRun& run = block_run();
-  (*run.body)();
-  run.current->done = true;  // returns to run.scheduler through uc_link
-}
-
-inline void syncthreads() {
-  BlockRun& run = block_run();
-  if (!run.current) fail("__syncthreads outside a kernel");
-  swapcontext(&run.current->context, &run.scheduler);
-}
-
-// Run `body` as every thread of every block: blocks in order, threads as fibers.
-inline void run_grid(dim3 grid, dim3 block, const std::function<void()>& body) {
-  BlockRun& run = block_run();
-  const unsigned threads = block.x * block.y * block.z;
-  if (run.fibers.size() < threads) run.fibers.resize(threads);
-  run.body = &body;
-  gridDim = grid;
-  blockDim = block;
-  for (unsigned b = 0; b < grid.x * grid.y * grid.z; ++b) {
-    blockIdx = uint3{b % grid.x, (b / grid.x) % grid.y, b / (grid.x * grid.y)};
-    for (unsigned t = 0; t < threads; ++t) {
-      Fiber& fiber = run.fibers[t];
-      if (!fiber.stack) fiber.stack.reset(new char[kFiberStack]);
-      getcontext(&fiber.context);
-      fiber.context.uc_stack.ss_sp = fiber.stack.get();
-      fiber.context.uc_stack.ss_size = kFiberStack;
-      fiber.context.uc_link = &run.scheduler;
-      makecontext(&fiber.context, fiber_main, 0);
-      fiber.done = false;
-    }
-    // One round per __syncthreads interval. Odd blocks run their threads in reverse, so
-    // that a read of another thread's write with no barrier between them goes stale in
-    // one direction or the other.
-    for (unsigned waiting = threads; waiting > 0;) {
-      unsigned finished = 0;
-      waiting = 0;
-      for (unsigned k = 0; k < threads; ++k) {
-        const unsigned t = b % 2 ? threads - 1 - k : k;
-        Fiber& fiber = run.fibers[t];
-        if (fiber.done) continue;
-        threadIdx = uint3{t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
-        run.current = &fiber;
-        swapcontext(&run.scheduler, &fiber.context);
-        (fiber.done ? finished : waiting) += 1;
-      }
-      if (finished > 0 && waiting > 0) {
-        fail("threads of one block reach __syncthreads a different number of times");
-      }
-    }
-  }
-  run.current = nullptr;
-}
-
-inline int& last_error() {
-  static int error = 0;
-  return error;
-}
-
-// A kernel launch: checked like the CUDA runtime checks it, then queued on `stream`.
-inline void launch(dim3 grid, dim3 block, Stream* stream, std::function<void()> body) {
-  const uint64_t threads = uint64_t(block.x) * block.y * block.z;
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threads == 0 || threads > 1024 ||
-      grid.y > 65535 || grid.z > 65535) {
-    last_error() = 9;  // cudaErrorInvalidConfiguration
-    return;
-  }
-  enqueue(stream,
-          [grid, block, body = std::move(body)] { run_grid(grid, block, body); });
 }
 
 }  // namespace pf_emu

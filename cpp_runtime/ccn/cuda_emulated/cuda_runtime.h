@@ -1,5 +1,6 @@
 // The part of the CUDA runtime API that generated .ccn projects call, on the emulated
-// device of pf_emulated_device.hpp (tests only: the CUDA backend's code compiled as C++).
+// device of pf_emulated_device.hpp (`--backend cuda-emulated` and the tests: the CUDA
+// backend's code compiled as C++).
 // Copies from device to pageable host memory wait for their stream, as CUDA's do; copies
 // from the host take the host data when called.
 #pragma once
@@ -7,7 +8,7 @@
 #include <cstddef>
 #include <cstring>
 
-#include "pf_emulated_device.hpp"
+#include "ccn/cuda_emulated/pf_emulated_kernels.hpp"
 
 #define __global__
 #define __device__
@@ -58,14 +59,16 @@ inline cudaError_t cudaGetLastError() {
 }
 
 inline cudaError_t cudaGetDeviceCount(int* count) {
-  *count = 1;
+  *count = pf_emu::device_count();
   return cudaSuccess;
 }
 inline cudaError_t cudaSetDevice(int device) {
-  return device == 0 ? cudaSuccess : cudaErrorInvalidValue;
+  if (device < 0 || device >= pf_emu::device_count()) return cudaErrorInvalidValue;
+  pf_emu::current_device() = device;
+  return cudaSuccess;
 }
 inline cudaError_t cudaGetDevice(int* device) {
-  *device = 0;
+  *device = pf_emu::current_device();
   return cudaSuccess;
 }
 
@@ -77,7 +80,7 @@ enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold = 4 };
 inline cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
   static CUmemPoolHandle_st only;
   *pool = &only;
-  return device == 0 ? cudaSuccess : cudaErrorInvalidValue;
+  return device >= 0 && device < pf_emu::device_count() ? cudaSuccess : cudaErrorInvalidValue;
 }
 inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr, void* value) {
   return pool && value ? cudaSuccess : cudaErrorInvalidValue;
@@ -178,6 +181,17 @@ inline cudaError_t cudaMemset(void* p, int value, size_t bytes) {
 inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned) {
   *stream = pf_emu::create_stream();
   return cudaSuccess;
+}
+// Priorities change nothing here (streams run as PF_EMU_LAZY says); the range is CUDA's.
+inline cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+  *least = 0;
+  *greatest = -5;
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned flags,
+                                                int priority) {
+  if (priority > 0 || priority < -5) return cudaErrorInvalidValue;
+  return cudaStreamCreateWithFlags(stream, flags);
 }
 inline cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   pf_emu::drain(stream, stream->queued);  // the stream's work still runs, as on a GPU

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "cuda_runtime.h"  // __host__, __device__
+#include "ccn/cuda_emulated/cuda_runtime.h"  // __host__, __device__
 
 struct __half {
   uint16_t __x = 0;

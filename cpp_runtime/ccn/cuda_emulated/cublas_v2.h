@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuda_runtime.h"
+#include "ccn/cuda_emulated/cuda_runtime.h"
 
 typedef enum {
   CUBLAS_STATUS_SUCCESS = 0,
