@@ -4,19 +4,17 @@ pieces, their padded slots and MPI's int arrays (which a plan that large refuses
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
+from tests.required_tools import require_cxx
 
 SOURCE = Path(__file__).parent / "cpp" / "chunk_plan_64.cpp"
 
 
-@pytest.mark.skipif(shutil.which("c++") is None, reason="needs a C++ compiler")
 def test_chunk_plans_beyond_2_to_the_32_elements(tmp_path: Path) -> None:
+    require_cxx()
     binary = tmp_path / "chunk_plan_64"
     subprocess.run(["c++", "-std=c++17", "-O1", "-Wall", "-Werror", f"-I{CPP_RUNTIME}",
                     str(SOURCE), "-o", str(binary)], check=True)
