@@ -46,6 +46,17 @@ class Communicator:
 
 
 @dataclass(frozen=True)
+class StateMove:
+    """How a state takes its next value at the end of a step: "in_place" (written there),
+    "swap" (the buffers trade places), "copy" (the value is also an output, so it stays)
+    or "keep_block" (a replicated value stored sliced: this rank keeps its block)."""
+
+    state: str
+    value: str
+    how: str
+
+
+@dataclass(frozen=True)
 class Phase:
     """Members of a fused group that run together: "chunked" (chunk by chunk) or "whole"
     (a scalar member, or a gather that reads nothing computed before it)."""
@@ -74,6 +85,7 @@ class LoweringPlan:
     fused: dict[str, FusedGroup] = field(default_factory=dict)
     overlap_reasons: dict[str, str | None] = field(default_factory=dict)  # None: pipelined
     placements: dict[str, str] = field(default_factory=dict)  # value -> fused collective
+    state_moves: tuple[StateMove, ...] = ()
 
     def collective_comm(self, stage: ir.CollectiveStage) -> Communicator:
         """The communicator `stage` runs on."""
@@ -210,6 +222,21 @@ def _placements(fused: dict[str, FusedGroup], buffers: dict[str, Buffer],
     return placed
 
 
+def _state_moves(program: ir.Program, buffers: dict[str, Buffer]) -> tuple[StateMove, ...]:
+    outputs = {value for _, value in program.outputs}
+    moves = []
+    for state, value in program.state_updates:
+        target, source = buffers[state], buffers[value]
+        if source.var == target.var:
+            how = "in_place"
+        elif source.type.layout != target.type.layout:
+            how = "keep_block"
+        else:
+            how = "copy" if value in outputs else "swap"
+        moves.append(StateMove(state, value, how))
+    return tuple(moves)
+
+
 def make_plan(program: ir.Program, schedule: str) -> LoweringPlan:
     in_place = in_place_values(program)
     buffers = _buffers(program, in_place)
@@ -224,4 +251,5 @@ def make_plan(program: ir.Program, schedule: str) -> LoweringPlan:
         buffers=buffers, in_place=in_place, pinned=pinned,
         hierarchical=frozenset(s.name for s in program.flat_stages() if hierarchical_allreduce(s)),
         communicators=_communicators(program), fused=fused, overlap_reasons=overlaps,
-        placements=_placements(fused, buffers, pinned))
+        placements=_placements(fused, buffers, pinned),
+        state_moves=_state_moves(program, buffers))

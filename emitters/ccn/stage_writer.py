@@ -11,7 +11,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from parafuse.ccn_compiler import ir
-from parafuse.ccn_compiler.types import Layout, ValueType
+from parafuse.ccn_compiler.types import Layout, ValueType, is_int
 
 from .cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
 from .loop_space import LoopSpace, expr_context, walk_precomputable
@@ -20,6 +20,20 @@ from .plan import Buffer, LoweringPlan, group_id, sizes_expressions, stage_id
 REDUCE_OPS = {"sum": "pf::ReduceOp::sum", "prod": "pf::ReduceOp::prod",
               "max": "pf::ReduceOp::max", "min": "pf::ReduceOp::min",
               "avg": "pf::ReduceOp::avg"}
+
+
+def accumulator_type(dtype: str) -> str:
+    """What a scalar reduction of `dtype` values accumulates in."""
+    return "double" if dtype == "f64" else ("int64_t" if is_int(dtype) else "float")
+
+
+def reduce_identity(kind: str, acc_type: str) -> str:
+    """The accumulator's start: 0, or the lowest value for `amax`."""
+    if kind != "amax":
+        return f"{acc_type}(0)"
+    if acc_type == "int64_t":
+        return "std::numeric_limits<int64_t>::min()"
+    return f"-std::numeric_limits<{acc_type}>::infinity()"
 
 
 def local_expr(vt: ValueType, sizes: dict[str, str]) -> str:

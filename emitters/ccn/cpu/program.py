@@ -77,22 +77,22 @@ def _slot(name: str, value: str, buf: Buffer, ordinal: int) -> str:
             f"{buf.local}, {per_rank}, {ordinal}, {buf.var}.data()}}")
 
 
-def _state_updates(program: ir.Program, writer: CpuStageWriter) -> list[str]:
-    """The states' next values, copied (or swapped) in at the end of the step."""
+def _state_updates(plan: LoweringPlan) -> list[str]:
+    """The states' next values, as the plan moves them at the end of the step."""
     lines = ["// states take their next values at the end of the step"]
-    outputs = {value for _, value in program.outputs}
-    for state, value in program.state_updates:
-        target, source = writer.buffers[state], writer.buffers[value]
-        if source.var == target.var:
-            lines.append(f"// {state} took {value} in place")
-        elif source.type.layout == target.type.layout and value not in outputs:
+    for move in plan.state_moves:
+        target, source = plan.buffers[move.state], plan.buffers[move.value]
+        if move.how == "in_place":
+            lines.append(f"// {move.state} took {move.value} in place")
+        elif move.how == "swap":
             lines.append(f"std::swap({target.var}, {source.var});")
-        elif source.type.layout == target.type.layout:
+        elif move.how == "copy":
             lines.append(f"std::copy({source.var}.begin(), {source.var}.end(), "
                          f"{target.var}.begin());")
-        else:  # a replicated value stored sliced: this rank keeps its block
-            space = LoopSpace(target.type, target.local, writer.buffers.__getitem__)
-            lines += store_loop(space, target, ir.Ref(value, source.type, program.location), {})
+        else:
+            space = LoopSpace(target.type, target.local, plan.buffers.__getitem__)
+            ref = ir.Ref(move.value, source.type, plan.program.location)
+            lines += store_loop(space, target, ref, {})
     return lines
 
 
@@ -114,7 +114,7 @@ def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
     step += param_lines(program, plan.buffers)
     for stage in program.stages:
         step += lower_stage(stage, writer)
-    step += _state_updates(program, writer)
+    step += _state_updates(plan)
     storage_members, storage_ctor = _storage_lines(plan, writer.sizes)
     buffers = plan.buffers
     inputs = [_slot(t.name, t.name, buffers[t.name], t.ordinal) for t in program.tensors]

@@ -9,10 +9,16 @@ runtime's MPI helpers; `matmul` the blocked kernel of the runtime.
 from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
-from parafuse.ccn_compiler.types import Layout, ValueType, is_int
+from parafuse.ccn_compiler.types import Layout, ValueType
 from parafuse.emitters.ccn.cpp_expr import STORAGE, compute_type, cpp_expr
 from parafuse.emitters.ccn.plan import Communicator, group_id, stage_id
-from parafuse.emitters.ccn.stage_writer import REDUCE_OPS, StageWriter, local_expr
+from parafuse.emitters.ccn.stage_writer import (
+    REDUCE_OPS,
+    StageWriter,
+    accumulator_type,
+    local_expr,
+    reduce_identity,
+)
 from parafuse.emitters.names import prefixed_stem
 
 from .loops import element_loop, store_loop
@@ -52,16 +58,13 @@ class CpuStageWriter(StageWriter):
 
     def _reduce(self, node: ir.Reduce, done: dict[int, object]) -> tuple[str, list[str]]:
         operand = node.operand
-        acc_type = "double" if operand.type.dtype == "f64" else (
-            "int64_t" if is_int(operand.type.dtype) else "float")
+        acc_type = accumulator_type(operand.type.dtype)
         name, local = self.fresh("red"), self.fresh("Lr")
         space = self.space(operand.type, local)
-        identity = {"amax": f"-std::numeric_limits<{acc_type}>::infinity()"
-                    if acc_type != "int64_t" else "std::numeric_limits<int64_t>::min()"}
         lines = [f"// {node.kind}({'...' if not isinstance(operand, ir.Ref) else operand.name})"
                  f"{' across ranks' if node.cross_rank else ''}",
                  f"const pf::Local {local} = {local_expr(operand.type, self.sizes)};",
-                 f"{acc_type} {name}_acc = {identity.get(node.kind, f'{acc_type}(0)')};"]
+                 f"{acc_type} {name}_acc = {reduce_identity(node.kind, acc_type)};"]
         storage = STORAGE[operand.type.dtype]
 
         def body(ctx) -> list[str]:
@@ -121,19 +124,6 @@ class CpuStageWriter(StageWriter):
         d = op_lay.dim
         return (f"pf::allgather_dim<{storage}>({src}, {out}, pf::outer_count({target.local}, {d}), "
                 f"{target.local}.logical[{d}], pf::inner_count({target.local}, {d + 1}), {comm});")
-
-    def matmul_operands(self, stage: ir.MatmulStage, comment: str):
-        """Both operands rounded to their dtypes in the work type: (work, lines, (a, local
-        of a), (b, local of b)); the backends then multiply them."""
-        work = "double" if stage.type.dtype == "f64" or "f64" in (
-            stage.a.type.dtype, stage.b.type.dtype) else "float"
-        lines = [f"// {stage.name} = matmul(...){comment}"]
-        operands = []
-        for expr in (stage.a, stage.b):
-            var, local, code = self.materialize_as(expr, work)
-            lines += code
-            operands.append((var, local))
-        return work, lines, operands[0], operands[1]
 
     def matmul(self, stage: ir.MatmulStage) -> list[str]:
         work, lines, (a, la), (b, lb) = self.matmul_operands(stage, "")

@@ -94,23 +94,23 @@ def _slot(name: str, value: str, buf: Buffer, ordinal: int, host: str | None) ->
             f"pf::host_local({buf.local}_), {per_rank}, {ordinal}, {data}}}")
 
 
-def _state_updates(program: ir.Program, writer: CudaStageWriter) -> list[str]:
+def _state_updates(plan: LoweringPlan, writer: CudaStageWriter) -> list[str]:
+    """The states' next values, as the plan moves them at the end of the step."""
     lines = ["// states take their next values at the end of the step"]
-    outputs = {value for _, value in program.outputs}
-    for state, value in program.state_updates:
-        target, source = writer.buffers[state], writer.buffers[value]
-        if source.var == target.var:
-            lines.append(f"// {state} took {value} in place")
-        elif source.type.layout == target.type.layout and value not in outputs:
+    for move in plan.state_moves:
+        target, source = plan.buffers[move.state], plan.buffers[move.value]
+        if move.how == "in_place":
+            lines.append(f"// {move.state} took {move.value} in place")
+        elif move.how == "swap":
             lines.append(f"{target.var}_.swap({source.var}_);")
-        elif source.type.layout == target.type.layout:
+        elif move.how == "copy":
             lines.append(f"pf::copy({source.var}, {target.var}, {target.local}.count, "
                          "streams_.compute);")
-        else:  # a replicated value stored sliced: this rank keeps its block
+        else:
             space = writer.space(target.type, target.local)
-            lines += device_store(space, target, ir.Ref(value, source.type, program.location), {})
+            ref = ir.Ref(move.value, source.type, plan.program.location)
+            lines += device_store(space, target, ref, {})
     return lines
-
 
 def _transfers(program: ir.Program, buffers: dict[str, Buffer]) -> dict[str, list[str]]:
     """Host <-> device copies of the runner's slots (inputs and states, results)."""
@@ -165,7 +165,7 @@ def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
                     f"(void){var};")
     for stage in program.stages:
         step += lower_stage(stage, writer)
-    step += ["PF_HERE();"] + _state_updates(program, writer)
+    step += ["PF_HERE();"] + _state_updates(plan, writer)
     inputs = [_slot(t.name, t.name, buffers[t.name], t.ordinal, t.name) for t in program.tensors]
     results = [_slot(n, v, buffers[v], -1, v) for n, v in program.outputs]
     results += [_slot(s, v, buffers[s], -1, s) for s, v in program.state_updates]

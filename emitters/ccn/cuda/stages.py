@@ -15,11 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from parafuse.ccn_compiler import ir
-from parafuse.ccn_compiler.types import ValueType, is_int
+from parafuse.ccn_compiler.types import ValueType
 from parafuse.emitters.ccn.cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
 from parafuse.emitters.ccn.loop_space import LoopSpace, expr_context
 from parafuse.emitters.ccn.plan import Buffer, Communicator, group_id
-from parafuse.emitters.ccn.stage_writer import REDUCE_OPS, StageWriter, local_expr
+from parafuse.emitters.ccn.stage_writer import (
+    REDUCE_OPS,
+    StageWriter,
+    accumulator_type,
+    local_expr,
+    reduce_identity,
+)
 from parafuse.emitters.names import prefixed_stem
 
 from .vector import vector_loop
@@ -98,14 +104,10 @@ class CudaStageWriter(StageWriter):
 
     def _reduce(self, node: ir.Reduce, done: dict[int, object]) -> tuple[str, list[str]]:
         operand = node.operand
-        acc_type = "double" if operand.type.dtype == "f64" else (
-            "int64_t" if is_int(operand.type.dtype) else "float")
+        acc_type = accumulator_type(operand.type.dtype)
         name, local = self.fresh("red"), self.fresh("Lr")
         space = self.space(operand.type, local)
-        identity = f"{acc_type}(0)"
-        if node.kind == "amax":
-            identity = (f"-std::numeric_limits<{acc_type}>::infinity()" if acc_type != "int64_t"
-                        else "std::numeric_limits<int64_t>::min()")
+        identity = reduce_identity(node.kind, acc_type)
         storage = STORAGE[operand.type.dtype]
         op = "pf::MaxOp()" if node.kind == "amax" else "pf::SumOp()"
         label = operand.name if isinstance(operand, ir.Ref) else "..."

@@ -1,0 +1,42 @@
+"""emitters/names.py: one-to-one, never a name a library or the generated code holds, and
+no C++ name ending in `_` (CUDA members `NAME_` sit beside locals `NAME`)."""
+
+from __future__ import annotations
+
+import itertools
+
+from parafuse.emitters.names import (
+    CXX_KEYWORDS,
+    LIBRARY_NAMES,
+    cpp_name,
+    prefixed_stem,
+    schedule_class,
+)
+
+# every name of up to 4 characters over letters that build our prefixes and suffixes
+SMALL = ["".join(chars) for k in range(1, 5) for chars in itertools.product("ap_ft1", repeat=k)
+         if not chars[0].isdigit()]
+
+
+def test_the_mapping_is_one_to_one_and_never_ends_in_an_underscore() -> None:
+    for mapping in (cpp_name, prefixed_stem):
+        images = {}
+        for name in SMALL + sorted(CXX_KEYWORDS | LIBRARY_NAMES):
+            image = mapping(name)
+            assert images.setdefault(image, name) == name, (name, images[image])
+        for image in images:
+            assert not (image.endswith("_") and image[:-1] in images), image
+
+
+def test_keywords_and_library_names_are_renamed_and_plain_names_kept() -> None:
+    for name in CXX_KEYWORDS | LIBRARY_NAMES | {"size_t", "MPI_Comm", "cudaMalloc", "test"}:
+        assert cpp_name(name) != name, name
+    for name in ("adam", "N", "lr", "split_only", "w1"):
+        assert cpp_name(name) == name == prefixed_stem(name)
+    assert (cpp_name("pipe"), cpp_name("a__"), prefixed_stem("pipe")) == \
+        ("pf_pipe", "pf2_a", "pipe")
+
+
+def test_autotune_variants_cannot_meet_a_schedule() -> None:
+    assert schedule_class("fused.c4") != schedule_class("fused_c4")
+    assert schedule_class("fused") == "Schedule_fused"
