@@ -10,7 +10,8 @@ Arithmetic follows docs/ccn-language.md section 4: f16/bf16 are computed in f32 
 their dtype when bound to a name, at the inputs and outputs of collectives, matmul,
 reductions and dropout, and once in `update`. Collectives add in f32 (f64 for f64)
 in rank order and round their result once. They are deliberately written out by
-hand, one sample per function, rather than sharing code with the interpreter.
+hand, one sample per function, rather than sharing code with the interpreter;
+dropout masks come from tests/e2e/spec_random.py, not from the package's Philox.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from collections.abc import Callable, Sequence
 
 import ml_dtypes
 import numpy as np
-
-from parafuse.ccn_compiler.philox import dropout, logical_indices
+from spec_random import dropout
 
 F16, BF16, F32 = np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32)
 
@@ -139,7 +139,7 @@ def megatron_oracle(inputs: Inputs, ranks: int, params: dict[str, float], seed: 
         ]
         y = sum_over_ranks(partials, F16)
         dropout_input = (y.astype(F32) + bias.astype(F32)).astype(F16)
-        z = dropout(dropout_input, p, logical_indices(y.shape), 0, 0, seed + step)
+        z = dropout(dropout_input, p, 0, 0, seed + step)
         out = (resid.astype(F32) + z.astype(F32)).astype(F16)
     return {"out": replicate(out, ranks)}
 
@@ -149,7 +149,7 @@ def megatron_dropped(inputs: Inputs, params: dict[str, float], seed: int,
     """The dropout mask of megatron's last step: True where the element is dropped."""
     shape = (inputs["x"].shape[0], inputs["w"].shape[1])
     ones = np.ones(shape, dtype=F32)
-    kept = dropout(ones, params.get("p", 0.1), logical_indices(shape), 0, 0, seed + iters - 1)
+    kept = dropout(ones, params.get("p", 0.1), 0, 0, seed + iters - 1)
     return kept == 0
 
 
@@ -161,10 +161,9 @@ def pipeline_oracle(inputs: Inputs, ranks: int, params: dict[str, float], seed: 
     a = (inputs["x"].astype(F32) @ inputs["w"].astype(F32)).astype(F32)
     hidden = gelu_tanh(a)
     acc = [f32(t) for t in inputs["acc"]]
-    indices = logical_indices(a.shape)
     recv: list[Tensor] = []
     for step in range(iters):
-        parts = [dropout((hidden * inputs["u"][r]).astype(F32), p, indices, r, 0, seed + step)
+        parts = [dropout((hidden * inputs["u"][r]).astype(F32), p, r, 0, seed + step)
                  for r in range(ranks)]
         stage_sums = [sum_over_ranks(parts[b * per_stage:(b + 1) * per_stage], F32)
                       for b in range(2)]

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import spec_random
 from numpy_oracles import block_range, sum_over_ranks
 from sample_cases import CASES, NUMPY_DTYPES, make_inputs
 
-from parafuse.ccn_compiler.philox import dropout_keep_mask, logical_indices
+from parafuse.ccn_compiler.philox import dropout_keep_mask, logical_indices, random_tensor
 from parafuse.ccn_compiler.tolerances import assert_close
 
 SEED = 11
@@ -134,3 +135,24 @@ def test_megatron_oracle_with_an_empty_block_equals_one_rank():
     one = case.oracle(inputs, 1, case.params, SEED, 1)["out"][0]
     for held in four:
         assert_close(held, one, "f16")
+
+
+def test_spec_random_known_answers() -> None:
+    """The oracles' own Philox against Random123's kat_vectors (first output word)."""
+    word = 0xFFFFFFFF
+    assert spec_random.philox_x0((0, 0, 0, 0), (0, 0)) == 0x6627E8D5
+    assert spec_random.philox_x0((word,) * 4, (word, word)) == 0x408F276D
+    assert spec_random.philox_x0((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344),
+                                 (0xA4093822, 0x299F31D0)) == 0xD16CFE09
+
+
+@pytest.mark.parametrize("shape, p, rank, site, key", [
+    ((7, 5), 0.3, 0, 0, 11), ((13,), 0.5, 2, 1, (1 << 32) + 5), ((3, 4), 0.999, 1, 3, 2**64 - 1)])
+def test_spec_random_agrees_with_the_package(shape, p, rank, site, key) -> None:
+    """Two implementations written apart: masks bit for bit, random inputs exactly."""
+    expected = dropout_keep_mask(p, logical_indices(shape), rank, site, key)
+    assert np.array_equal(spec_random.keep_mask(shape, p, rank, site, key), expected)
+    for dtype in ("f16", "bf16", "f32", "f64", "i32", "i64"):
+        ours = spec_random.random_input(shape, dtype, key, site, rank)
+        theirs = random_tensor(shape, dtype, key, site, rank)
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), dtype

@@ -1,8 +1,9 @@
 """`coconetc run --random`: inputs drawn from Philox as docs/ccn-language.md section 10 says.
 
-The oracle gets the same inputs from `philox.random_tensor`: the whole logical tensor
-with `rank_or_0 = 0` for replicated and sliced values, one tensor per world rank for
-local ones, ordinals counting `input` and `state` declarations in source order.
+The oracle gets the same inputs from `spec_random.random_input`, written from the spec
+apart from the package's Philox: the whole logical tensor with `rank_or_0 = 0` for
+replicated and sliced values, one tensor per world rank for local ones, ordinals
+counting `input` and `state` declarations in source order.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ import pytest
 from numpy_oracles import Inputs
 from reference_runner import ITERS, SEED, check_manifest, check_outputs, run_reference
 from sample_cases import CASES, SampleCase
-
-from parafuse.ccn_compiler.philox import random_tensor
+from spec_random import random_input
 
 
 def random_inputs(case: SampleCase, ranks: int) -> Inputs:
@@ -22,10 +22,10 @@ def random_inputs(case: SampleCase, ranks: int) -> Inputs:
     for ordinal, declaration in enumerate(case.declarations):
         shape = declaration.shape(case.sizes)
         if declaration.layout == "local":
-            inputs[declaration.name] = [random_tensor(shape, declaration.dtype, SEED, ordinal, r)
+            inputs[declaration.name] = [random_input(shape, declaration.dtype, SEED, ordinal, r)
                                         for r in range(ranks)]
         else:
-            inputs[declaration.name] = random_tensor(shape, declaration.dtype, SEED, ordinal, 0)
+            inputs[declaration.name] = random_input(shape, declaration.dtype, SEED, ordinal, 0)
     return inputs
 
 
