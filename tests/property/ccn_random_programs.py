@@ -1,9 +1,13 @@
 """Hypothesis strategies: random well-typed .ccn programs and random schedules for them.
 
 Programs are element-wise DAGs over local, replicated and sliced 1-D tensors of
-size N, with params, allreduce / reducescatter / allgather, scalar reductions
-(`norm`, `sum`, `amax`), dropout and state updates. They are written as source
-text, so the front end checks them exactly as it checks a user's file.
+size N, with params, every element-wise function and dtype of docs/ccn-language.md
+section 3.2 (integers and f64 inputs, comparisons giving `bool`, `where`, `cast`),
+allreduce / reducescatter / allgather / broadcast, scalar reductions (`norm`, `sum`,
+`amax`), dropout and state updates; some add an [N, 3] x [3, 4] `matmul` in one of the
+layouts of the matmul table, its allreduce where it gives partial sums, and a row-wise
+`layernorm` / `rmsnorm`. They are written as source text, so the front end checks
+them exactly as it checks a user's file.
 """
 
 from __future__ import annotations
@@ -13,10 +17,17 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
-UNARY = ["tanh({})", "relu({})", "abs({})", "sqrt(abs({}) + 1)", "-{}"]
-BINARY = ["{} + {}", "{} - {}", "{} * {}", "max({}, {})", "min({}, {})"]
+UNARY = ["tanh({})", "relu({})", "abs({})", "sqrt(abs({}) + 1)", "-{}", "exp(tanh({}))",
+         "log(abs({}) + 1)", "sigmoid({})", "rsqrt(abs({}) + 1)", "pow(abs({}) + 1, 1.5)",
+         "gelu({})", "cast({}, f16)", "cast({}, bf16)", "cast({}, f64)"]
+BINARY = ["{0} + {1}", "{0} - {1}", "{0} * {1}", "max({0}, {1})", "min({0}, {1})",
+          "where({0} < {1}, {0}, {1} * 2)", "{0} / (abs({1}) + 1)"]
 REDUCTIONS = ["norm({})", "abs(sum({}))", "abs(amax({}))"]
-
+# The matmul table of section 3.3: (x2 layout, w2 layout, result layout).
+MATMULS = [("replicated", "replicated", "replicated"), ("sliced(0)", "replicated", "sliced"),
+           ("replicated", "sliced(-1)", "columns"), ("sliced(-1)", "sliced(0)", "local"),
+           ("local", "replicated", "local")]
+INTEGER = ["{0} * 3 + {1}", "max({0}, {1}) - 1", "min({0}, {1} * 2)", "abs({0}) + {1}"]
 
 @dataclass
 class ProgramBuilder:
@@ -30,6 +41,11 @@ class ProgramBuilder:
     reads: dict[str, set[str]] = field(default_factory=dict)
     elementwise: set[str] = field(default_factory=set)
     code: dict[str, str] = field(default_factory=dict)
+    special: set[str] = field(default_factory=set)  # integer, bool and [N, 4] values
+    integers: dict[str, str] = field(default_factory=dict)  # name -> layout
+    booleans: dict[str, str] = field(default_factory=dict)
+    matrices: dict[str, str] = field(default_factory=dict)  # name -> layout of an [N, 4]
+    matmul: tuple[str, str, str] | None = None  # x2's, w2's and the product's layouts
 
     def add(self, name: str, layout: str, code: str) -> None:
         self.lines.append(f"    {name} = {code}")
@@ -41,7 +57,13 @@ class ProgramBuilder:
             self.elementwise.add(name)
 
     def of(self, layouts: tuple[str, ...]) -> list[str]:
-        return [n for n, lay in self.values.items() if lay in layouts]
+        """The floating-point [N] values of these layouts."""
+        return [n for n, lay in self.values.items() if lay in layouts and n not in self.special]
+
+    def add_special(self, pool: dict[str, str], name: str, layout: str, code: str) -> None:
+        self.add(name, layout, code)
+        self.special.add(name)
+        pool[name] = layout
 
 
 def _declarations(b: ProgramBuilder, draw) -> None:
@@ -49,13 +71,50 @@ def _declarations(b: ProgramBuilder, draw) -> None:
     dtype = draw(st.sampled_from(["f32", "f32", "f16", "bf16"]))
     b.lines.append(f"    input g: {dtype}[N] local")
     b.lines.append("    input h: f32[N] local")
-    b.lines.append("    input r: f32[N] replicated")
+    b.lines.append(f"    input r: {draw(st.sampled_from(['f32', 'f32', 'f64']))}[N] replicated")
     b.lines.append("    input s: f32[N] sliced")
     b.values.update({"g": "local", "h": "local", "r": "replicated", "s": "sliced"})
+    integer = draw(st.sampled_from(["i32", "i64"]))
+    b.lines.append(f"    input k: {integer}[N] local")
+    b.values["k"] = "local"
+    b.special.add("k")
+    b.integers["k"] = "local"
     for name in ("w", "m"):
         b.lines.append(f"    state {name}: f32[N] replicated")
         b.values[name] = "replicated"
         b.states.append(name)
+    if draw(st.booleans()):
+        b.matmul = draw(st.sampled_from(MATMULS))
+        b.lines.append(f"    input x2: f32[N, 3] {b.matmul[0]}")
+        b.lines.append(f"    input w2: f32[3, 4] {b.matmul[1]}")
+
+
+def _matrix(b: ProgramBuilder, draw, name: str) -> bool:
+    """The [N, 3] x [3, 4] matmul first (then its allreduce where it gives partial sums),
+    later row-wise norms (eps a literal or computed in the step) and element-wise stages."""
+    if b.matmul is None:
+        return False
+    if not b.matrices:
+        b.add_special(b.matrices, name, b.matmul[2], "matmul(x2, w2)")
+        return True
+    partials = [m for m, lay in b.matrices.items() if lay == "local"]
+    if partials and draw(st.booleans()):
+        b.add_special(b.matrices, name, "replicated", f"allreduce(sum, {partials[-1]})")
+        b.allreduces.append(name)
+        return True
+    source = draw(st.sampled_from(list(b.matrices)))
+    layout = b.matrices[source]
+    rows_whole = layout != "columns"  # a norm's last dim must not be sliced
+    if rows_whole and draw(st.booleans()):
+        eps = draw(st.sampled_from(["0.00001", "abs(a) * 0.001 + 0.00001"]))
+        norm = draw(st.sampled_from(["layernorm", "rmsnorm"]))
+        code = f"{norm}({source}, {eps}) * 2 + {source}"
+    else:
+        code = draw(st.sampled_from(UNARY)).format(f"({source} * a + 1)")
+        if draw(st.integers(0, 3)) == 0:
+            code = f"dropout({code}, p)"
+    b.add_special(b.matrices, name, layout, code)
+    return True
 
 
 def _join(*layouts: str) -> str:
@@ -69,7 +128,7 @@ def _elementwise(b: ProgramBuilder, draw, name: str) -> None:
     compatible = {"replicated": ("replicated",), "sliced": ("replicated", "sliced"),
                   "local": ("replicated", "local")}[layout]
     pool = b.of(compatible)
-    recent = [n for n in b.stages[-2:] if b.values[n] in compatible]
+    recent = [n for n in b.stages[-2:] if b.values[n] in compatible and n not in b.special]
     if recent and draw(st.booleans()):  # chains make reorder and fuse meaningful
         first = draw(st.sampled_from(recent))
     else:
@@ -82,24 +141,87 @@ def _elementwise(b: ProgramBuilder, draw, name: str) -> None:
     if draw(st.integers(0, 4)) == 0:
         sources = ("replicated", "sliced", "local") if result == "local" else ("replicated",
                                                                                 "sliced")
-        reduced = draw(st.sampled_from(b.of(sources)))
+        matrices = [m for m, lay in b.matrices.items() if lay != "local" or result == "local"]
+        reduced = draw(st.sampled_from(b.of(sources) + matrices))
         code = f"({code}) / (1 + {draw(st.sampled_from(REDUCTIONS)).format(reduced)})"
+    code, result = _mix_special(b, draw, code, compatible, result)
     if draw(st.integers(0, 5)) == 0:
         code = f"dropout({code}, p)"
     b.add(name, result, code)
 
 
+def _mix_special(b: ProgramBuilder, draw, code: str, compatible: tuple[str, ...],
+                 result: str) -> tuple[str, str]:
+    """Now and then, an integer (int op float is float) or a `where` on a bool; the code
+    and its layout."""
+    integers = [n for n, lay in b.integers.items() if lay in compatible]
+    booleans = [n for n, lay in b.booleans.items() if lay in compatible]
+    choice = draw(st.integers(0, 5))
+    if choice in (0, 2) and integers:
+        name = draw(st.sampled_from(integers))
+        mixed = f"({code}) + {name} * 0.01" if choice == 0 else f"({code}) * cast({name}, f32)"
+        return mixed, _join(result, b.integers[name])
+    if choice == 1 and booleans:
+        name = draw(st.sampled_from(booleans))
+        return f"where({name}, {code}, -({code}))", _join(result, b.booleans[name])
+    return code, result
+
+
+def _integer(b: ProgramBuilder, draw, name: str) -> None:
+    """An integer stage: arithmetic that stays integral, or an integer collective."""
+    locals_ = [n for n, lay in b.integers.items() if lay == "local"]
+    kind = draw(st.sampled_from(["arith", "arith", "allreduce", "broadcast", "sum"]))
+    if kind == "allreduce":
+        op = draw(st.sampled_from(["sum", "max", "min", "prod"]))
+        b.add_special(b.integers, name, "replicated",
+                      f"allreduce({op}, {draw(st.sampled_from(locals_))})")
+        if op == "sum":
+            b.allreduces.append(name)
+    elif kind == "broadcast":
+        b.add_special(b.integers, name, "replicated",
+                      f"broadcast({draw(st.sampled_from(locals_))}, 0)")
+    elif kind == "sum":
+        b.add_special(b.integers, name, "local",
+                      f"sum({draw(st.sampled_from(locals_))}) + {draw(st.sampled_from(locals_))}")
+    else:
+        first = draw(st.sampled_from(list(b.integers)))
+        second = draw(st.sampled_from([n for n in b.integers if _join(
+            b.integers[n], b.integers[first]) in (b.integers[n], b.integers[first])]))
+        layout = _join(b.integers[first], b.integers[second])
+        b.add_special(b.integers, name, layout,
+                      draw(st.sampled_from(INTEGER)).format(first, second))
+
+
+def _compare(b: ProgramBuilder, draw, name: str) -> None:
+    """A bool stage: a comparison of two floats, or of an integer with a literal."""
+    if draw(st.booleans()):
+        first = draw(st.sampled_from(list(b.integers)))
+        layout, code = b.integers[first], f"{first} {draw(st.sampled_from(['<', '>=']))} 3"
+    else:
+        first = draw(st.sampled_from(b.of(("replicated", "sliced", "local"))))
+        layout = b.values[first]
+        compatible = {"replicated": ("replicated",), "sliced": ("replicated", "sliced"),
+                      "local": ("replicated", "local")}[layout]
+        second = draw(st.sampled_from(b.of(compatible) + ["a"]))
+        layout = _join(layout, b.values.get(second, "replicated"))
+        code = f"{first} {draw(st.sampled_from(['<', '<=', '>', '>=', '==', '!=']))} {second}"
+    b.add_special(b.booleans, name, layout, code)
+
+
 def _collective(b: ProgramBuilder, draw, name: str) -> None:
-    kind = draw(st.sampled_from(["allreduce", "reducescatter", "allgather"]))
+    kind = draw(st.sampled_from(["allreduce", "reducescatter", "allgather", "broadcast"]))
     if kind == "allgather" and b.of(("sliced",)):
         b.add(name, "replicated", f"allgather({draw(st.sampled_from(b.of(('sliced',))))})")
         b.gathers.append(name)
         return
     source = draw(st.sampled_from(b.of(("local",))))
+    if kind == "broadcast":
+        b.add(name, "replicated", f"broadcast({source}, {draw(st.sampled_from([0, 0, 1]))})")
+        return
     if kind == "reducescatter":
         b.add(name, "sliced", f"reducescatter(sum, {source})")
         return
-    op = draw(st.sampled_from(["sum", "sum", "max", "avg"]))
+    op = draw(st.sampled_from(["sum", "sum", "max", "avg", "min", "prod"]))
     b.add(name, "replicated", f"allreduce({op}, {source})")
     b.allreduces.append(name)
 
@@ -109,7 +231,7 @@ def _update(b: ProgramBuilder, draw, name: str) -> bool:
     if not free:
         return False
     state = draw(st.sampled_from(free))
-    recent = [n for n in b.stages[-2:] if b.values[n] == "replicated"]
+    recent = [n for n in b.stages[-2:] if b.values[n] == "replicated" and n not in b.special]
     other = draw(st.sampled_from(recent if recent and draw(st.booleans())
                                  else b.of(("replicated",))))
     b.add(name, "replicated", f"update({state}, {state} * a + {other})")
@@ -122,20 +244,29 @@ def programs(draw) -> tuple[str, ProgramBuilder]:
     """(source text of `program rand(N)`, what it declared)."""
     b = ProgramBuilder()
     _declarations(b, draw)
-    for index in range(draw(st.integers(2, 8))):
+    for index in range(draw(st.integers(2, 10))):
         name = f"t{index}"
         kind = draw(st.sampled_from(["elementwise", "elementwise", "collective", "update",
-                                     "allreduce"]))
+                                     "allreduce", "matrix", "integer", "compare"]))
         if kind == "allreduce" or (index == 0 and draw(st.booleans())):
             b.add(name, "replicated", f"allreduce(sum, {draw(st.sampled_from(b.of(('local',))))})")
             b.allreduces.append(name)
             continue
         if kind == "update" and _update(b, draw, name):
             continue
-        (_collective if kind == "collective" else _elementwise)(b, draw, name)
+        if kind == "matrix" and _matrix(b, draw, name):
+            continue
+        generate = {"collective": _collective, "integer": _integer, "compare": _compare}
+        generate.get(kind, _elementwise)(b, draw, name)
     outputs = draw(st.lists(st.sampled_from(b.stages), unique=True, max_size=3))
     body = "\n".join(b.lines + ([f"    output {', '.join(outputs)}"] if outputs else []))
     return f"program rand(N) {{\n{body}\n}}\n", b
+
+
+def fewest_ranks(text: str) -> int:
+    """The smallest world the program runs on: its broadcast roots must be ranks of it."""
+    return 1 + max((int(root) for root in re.findall(r"broadcast\(\w+, (\d+)\)", text)),
+                   default=0)
 
 
 def _fresh(count: int, taken: set[str]) -> list[str]:
