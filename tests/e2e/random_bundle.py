@@ -23,7 +23,7 @@ from tests.property.ccn_random_programs import programs, schedules
 # What a chosen set of programs should cover between them: directives, collectives,
 # operations and dtypes (the greedy choice below maximises the count of these seen).
 FEATURES = re.compile(
-    r"\b(split|reorder|shard|fuse|overlap|tune|allreduce|reducescatter|allgather|broadcast|"
+    r"\b(split|reorder|shard|fuse|overlap|tune|allreduce|reducescatter|allgather|broadcast|send|"
     r"dropout|update|norm|sum|amax|max|min|prod|avg|sqrt|rsqrt|tanh|exp|log|sigmoid|pow|"
     r"gelu|relu|abs|cast|where|matmul|layernorm|rmsnorm|f16|bf16|f64|i32|i64|sliced\(-1\)|"
     r"sliced\(0\)|local|output)\b|(<=|>=|==|!=)")

@@ -26,7 +26,7 @@ from tests.e2e.random_bundle import (
     features,
     renamed,
 )
-from tests.property.ccn_random_programs import fewest_ranks
+from tests.property.ccn_random_programs import ranks_for
 
 DRAWN = 300
 PROGRAMS = 24
@@ -61,7 +61,7 @@ def test_the_chosen_programs_cover_the_generator(chosen: list[str]) -> None:
     assert covered == everything, sorted(everything - covered)
     first = set().union(*(features(s) for s in chosen[:EMULATED]))
     assert first == everything, sorted(everything - first)
-    for needed in ("fuse", "overlap", "reorder", "shard", "split", "tune", "broadcast",
+    for needed in ("fuse", "overlap", "reorder", "shard", "split", "tune", "broadcast", "send",
                    "matmul", "layernorm", "rmsnorm", "where", "cast", "i32", "i64", "f64"):
         assert needed in covered, needed
 
@@ -74,7 +74,7 @@ def test_random_programs_match_the_reference(backend: str, chosen: list[str],
     bundle = build_bundle(f"random-{backend}", modules, make_files, cmake_args())
     for index, (name, module) in enumerate(modules):
         ranks, n = RUNS[index % len(RUNS)]
-        ranks = max(ranks, fewest_ranks(chosen[index]))
+        ranks = ranks_for(chosen[index], ranks)
         default = module.programs[name]
         scheduled = module.scheduled_program(name, "random")
         try:

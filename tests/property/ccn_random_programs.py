@@ -46,6 +46,7 @@ class ProgramBuilder:
     booleans: dict[str, str] = field(default_factory=dict)
     matrices: dict[str, str] = field(default_factory=dict)  # name -> layout of an [N, 4]
     matmul: tuple[str, str, str] | None = None  # x2's, w2's and the product's layouts
+    pipelined: bool = False  # declares `group half = blocks(2)` for `send`
 
     def add(self, name: str, layout: str, code: str) -> None:
         self.lines.append(f"    {name} = {code}")
@@ -83,6 +84,9 @@ def _declarations(b: ProgramBuilder, draw) -> None:
         b.lines.append(f"    state {name}: f32[N] replicated")
         b.values[name] = "replicated"
         b.states.append(name)
+    if draw(st.integers(0, 3)) == 0:
+        b.pipelined = True
+        b.lines.append("    group half = blocks(2)")
     if draw(st.booleans()):
         b.matmul = draw(st.sampled_from(MATMULS))
         b.lines.append(f"    input x2: f32[N, 3] {b.matmul[0]}")
@@ -209,7 +213,8 @@ def _compare(b: ProgramBuilder, draw, name: str) -> None:
 
 
 def _collective(b: ProgramBuilder, draw, name: str) -> None:
-    kind = draw(st.sampled_from(["allreduce", "reducescatter", "allgather", "broadcast"]))
+    kind = draw(st.sampled_from(["allreduce", "reducescatter", "allgather", "broadcast"]
+                                + ["send"] * b.pipelined))
     if kind == "allgather" and b.of(("sliced",)):
         b.add(name, "replicated", f"allgather({draw(st.sampled_from(b.of(('sliced',))))})")
         b.gathers.append(name)
@@ -217,6 +222,9 @@ def _collective(b: ProgramBuilder, draw, name: str) -> None:
     source = draw(st.sampled_from(b.of(("local",))))
     if kind == "broadcast":
         b.add(name, "replicated", f"broadcast({source}, {draw(st.sampled_from([0, 0, 1]))})")
+        return
+    if kind == "send":  # rank i of block b gets rank i of block b - 1 (two blocks)
+        b.add(name, "local", f"send({source}, half, {draw(st.sampled_from([1, 3]))})")
         return
     if kind == "reducescatter":
         b.add(name, "sliced", f"reducescatter(sum, {source})")
@@ -263,10 +271,12 @@ def programs(draw) -> tuple[str, ProgramBuilder]:
     return f"program rand(N) {{\n{body}\n}}\n", b
 
 
-def fewest_ranks(text: str) -> int:
-    """The smallest world the program runs on: its broadcast roots must be ranks of it."""
-    return 1 + max((int(root) for root in re.findall(r"broadcast\(\w+, (\d+)\)", text)),
-                   default=0)
+def ranks_for(text: str, wanted: int) -> int:
+    """The smallest world of at least `wanted` ranks that the program runs on: its broadcast
+    roots must be ranks of it, and `blocks(2)` needs an even count."""
+    ranks = max(wanted, 1 + max((int(root) for root in
+                                 re.findall(r"broadcast\(\w+, (\d+)\)", text)), default=0))
+    return ranks + ranks % 2 if "blocks(2)" in text else ranks
 
 
 def _fresh(count: int, taken: set[str]) -> list[str]:

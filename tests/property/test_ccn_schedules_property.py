@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from parafuse.ccn_compiler.frontend import check_source
 from parafuse.grammar.diagnostics import CompileError
-from tests.property.ccn_random_programs import fewest_ranks, programs, schedules
+from tests.property.ccn_random_programs import programs, ranks_for, schedules
 from tests.schedule_compare import assert_same_results
 
 
@@ -78,7 +78,7 @@ def test_random_schedule_is_rejected_or_equivalent() -> None:
 def check_one(case: tuple[str, str], ranks: int, n: int) -> bool:
     """Rejected with a located error (False), or the default schedule's results (True)."""
     program_text, schedule_text = case
-    ranks = max(ranks, fewest_ranks(program_text))
+    ranks = ranks_for(program_text, ranks)
     default = check_source(program_text, "rand.ccn").programs["rand"]  # must be well-typed
     try:
         module, schedule_text = _check_with_gather_names(program_text, schedule_text)
