@@ -47,3 +47,9 @@ def golden(request: pytest.FixtureRequest) -> Golden:
 @pytest.fixture
 def repo() -> Path:
     return REPO
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `slow` first, so that under pytest-xdist the longest ones start at
+    once on both workers instead of leaving one worker alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

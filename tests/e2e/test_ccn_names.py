@@ -142,6 +142,7 @@ def _check_group(chunk: list[str], root: Path) -> str:
     return f"names {names}:\n{errors}" if errors else ""
 
 
+@pytest.mark.slow
 def test_every_name_in_every_role_compiles(tmp_path) -> None:
     with ThreadPoolExecutor(2) as pool:
         failures = list(pool.map(lambda item: _check_group(item[1], tmp_path / str(item[0])),
@@ -156,6 +157,7 @@ COLLIDING = {"program": "pipe", "size": "linux", "group": "world", "param": "cla
              "agw": "Program"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["cpu", "cuda-emulated"])
 def test_colliding_names_build_run_and_match_the_reference(backend, tmp_path) -> None:
     module = check_source(program_text(COLLIDING), "names.ccn")

@@ -66,6 +66,7 @@ def test_the_chosen_programs_cover_the_generator(chosen: list[str]) -> None:
         assert needed in covered, needed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", sorted(BACKENDS))
 def test_random_programs_match_the_reference(backend: str, chosen: list[str],
                                              tmp_path: Path) -> None:
