@@ -27,6 +27,7 @@ from .analysis import (
 from .compiled import CompiledMachine
 from .dfa import SubsetDfa
 from .explicit import compile_explicit
+from .never_match import check_patterns_can_match
 from .options import MachineOptions, check_machine_names, machine_options
 from .pattern_sets import build_subset_dfa, minimal_machine
 from .project_analysis import ProjectAnalysis, project_analysis
@@ -45,6 +46,7 @@ def parse_file(source: SourceFile) -> FsmFile:
 
 def determinise(pattern_set: PatternSet, options: MachineOptions) -> SubsetDfa:
     """Stage 2 (pattern sets): regexes -> NFA -> DFA by subset construction."""
+    check_patterns_can_match(pattern_set)
     return build_subset_dfa(pattern_set, options)
 
 
