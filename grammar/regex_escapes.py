@@ -58,6 +58,7 @@ _UNSUPPORTED = {
     "K": "'\\K' (reset match start) is not supported: matches have no start here",
     "G": "'\\G' is not supported: write \\A for the start of the input",
 }
+BACKREFERENCE_HINT = "spell the alternatives out, e.g. (?:aa|bb) for (a|b)\\1"
 _HEX = re.compile(r"[0-9a-fA-F]{0,2}")
 _BRACED = re.compile(r"\{([^}]*)\}")
 _DECIMAL = re.compile(r"[0-9]+")
@@ -127,7 +128,7 @@ class EscapeParser:
     def letter_error(self, letter: str, start: int, in_class: bool) -> CompileError:
         if letter in "gk":
             return self.error(f"backreferences ('\\{letter}') are not supported: a DFA cannot "
-                              "express them", start, width=2)
+                              "express them", start, width=2, hint=BACKREFERENCE_HINT)
         if letter in _UNSUPPORTED:
             return self.error(_UNSUPPORTED[letter], start, width=2)
         if in_class:
@@ -180,7 +181,8 @@ class EscapeParser:
             number < 10 or number <= self.group_count)
         if backreference and digits[0] not in "89":
             raise self.error(f"backreferences ('\\{digits}') are not supported: a DFA cannot "
-                             "express them", start, width=1 + len(digits))
+                             "express them", start, width=1 + len(digits),
+                             hint=BACKREFERENCE_HINT)
         octal = re.compile(r"[0-7]{1,3}").match(self.text, start + 1)
         if octal is None:  # \8, \9: the digit itself
             return ord(self.text[start + 1])

@@ -29,7 +29,7 @@ from .regex_ast import (
     position_count,
 )
 from .regex_checks import check_regex
-from .regex_escapes import EscapeParser, fold_case, mask_of, mask_of_range
+from .regex_escapes import BACKREFERENCE_HINT, EscapeParser, fold_case, mask_of, mask_of_range
 from .regex_properties import POSIX_CLASSES
 
 MAX_REPEAT = 65535
@@ -41,19 +41,26 @@ _INLINE_FLAGS = re.compile(r"\(\?([imsx]*)(?:-([imsx]*))?([:)])")
 _NAMED_GROUP = re.compile(r"\(\?(?:P?<([A-Za-z_][A-Za-z0-9_]*)>|'([A-Za-z_][A-Za-z0-9_]*)')")
 _EXTENDED_SPACE = " \t\n\r\f\v"
 _ASSERTION_ESCAPES = "AzZbB"
-_GROUP_REFUSALS = (
-    ("(?=", "look-ahead '(?=' is not supported (Hyperscan refuses look-around)"),
-    ("(?!", "negative look-ahead '(?!' is not supported (Hyperscan refuses look-around)"),
-    ("(?<=", "look-behind '(?<=' is not supported (Hyperscan refuses look-around)"),
-    ("(?<!", "negative look-behind '(?<!' is not supported (Hyperscan refuses look-around)"),
-    ("(?>", "atomic groups '(?>' are not supported (they need backtracking): write '(?:'"),
-    ("(?(", "conditionals '(?(' are not supported: write an alternation"),
-    ("(?C", "callouts '(?C' are not supported"),
-    ("(?P=", "backreferences '(?P=' are not supported: a DFA cannot express them"),
-    ("(?P>", "recursion '(?P>' is not supported"),
-    ("(?R", "recursion '(?R)' is not supported"),
-    ("(?&", "recursion '(?&' is not supported"),
-    ("(?|", "branch reset groups '(?|' are not supported: write '(?:'"),
+_LOOK_AHEAD = ("match the bytes themselves: 'a(?=b)' reports where 'ab' ends; \\b, \\B and $ "
+               "are the zero-width tests available")
+_LOOK_BEHIND = "match the bytes themselves: '(?<=a)b' ends where 'ab' ends, at the same offsets"
+_GROUP_REFUSALS = (  # (prefix, message, hint)
+    ("(?=", "look-ahead '(?=' is not supported (Hyperscan refuses look-around)", _LOOK_AHEAD),
+    ("(?!", "negative look-ahead '(?!' is not supported (Hyperscan refuses look-around)",
+     _LOOK_AHEAD),
+    ("(?<=", "look-behind '(?<=' is not supported (Hyperscan refuses look-around)",
+     _LOOK_BEHIND),
+    ("(?<!", "negative look-behind '(?<!' is not supported (Hyperscan refuses look-around)",
+     None),
+    ("(?>", "atomic groups '(?>' are not supported (they need backtracking): write '(?:'", None),
+    ("(?(", "conditionals '(?(' are not supported: write an alternation", None),
+    ("(?C", "callouts '(?C' are not supported", None),
+    ("(?P=", "backreferences '(?P=' are not supported: a DFA cannot express them",
+     BACKREFERENCE_HINT),
+    ("(?P>", "recursion '(?P>' is not supported", None),
+    ("(?R", "recursion '(?R)' is not supported", None),
+    ("(?&", "recursion '(?&' is not supported", None),
+    ("(?|", "branch reset groups '(?|' are not supported: write '(?:'", None),
 )
 
 
@@ -233,9 +240,9 @@ class _RegexParser(EscapeParser):
         return body
 
     def refuse_group(self, start: int) -> None:
-        for prefix, message in _GROUP_REFUSALS:
+        for prefix, message, hint in _GROUP_REFUSALS:
             if self.text.startswith(prefix, start):
-                raise self.error(message, start, width=len(prefix))
+                raise self.error(message, start, width=len(prefix), hint=hint)
         if re.match(r"\(\?[-+]?\d", self.text[start:]):
             raise self.error("recursion '(?1)' is not supported", start, width=3)
         raise self.error("unknown group syntax '(?': write '(?:...)', a named group "
