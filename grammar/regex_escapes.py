@@ -94,8 +94,8 @@ class EscapeParser:
         return CompileError(message, self.span(offset, offset + width), hint=hint)
 
     def escape(self, in_class: bool) -> tuple[int, str]:
-        """Parse `\\X` at the cursor: (byte mask, kind); kind is 'byte', 'set' or 'property'
-        (properties are not case-folded, as in Hyperscan)."""
+        """Parse `\\X` at the cursor: (byte mask, kind); kind is 'byte', 'set' or 'unfolded'
+        (a property such as \\p{Lu}: the `i` flag does not fold it, as in Hyperscan)."""
         start = self.pos
         letter = self.peek(1)
         self.pos += 2
@@ -114,7 +114,7 @@ class EscapeParser:
         if letter.isdigit():
             return mask_of(self.numbered(start, in_class)), "byte"
         if letter in "pP":
-            return self.property(start, negated=letter == "P"), "property"
+            return self.property(start, negated=letter == "P"), "unfolded"
         if letter == "b" and in_class:
             return mask_of(0x08), "byte"
         if letter == "C" and not in_class:

@@ -188,7 +188,7 @@ class _RegexParser(EscapeParser):
             return Assertion(self.text[start + 1], False, self.span(start, self.pos))
         self.pos = start
         mask, kind = self.escape(in_class=False)
-        if kind != "property":
+        if kind != "unfolded":
             mask = self.fold(mask)
         return ByteClass(mask, self.span(start, self.pos))
 
@@ -311,7 +311,7 @@ class _RegexParser(EscapeParser):
                 break
             first = False
             mask, kind = self.class_item()
-            if kind == "property":
+            if kind == "unfolded":
                 unfolded |= mask
             else:
                 folded |= mask
@@ -346,7 +346,7 @@ class _RegexParser(EscapeParser):
             self.pos = posix.end()
             mask = POSIX_CLASSES[name]
             if posix.group(1):  # negated after case folding, as in Hyperscan
-                return ALL_BYTES & ~self.fold(mask), "property", start
+                return ALL_BYTES & ~self.fold(mask), "unfolded", start
             return mask, "set", start
         if self.text.startswith(("[.", "[="), start):
             raise self.error("POSIX collating elements such as '[.a.]' are not supported",
