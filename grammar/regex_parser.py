@@ -83,9 +83,16 @@ def parse_regex(text: str, flags: str, location: Location) -> Regex:
 
 
 def spans_lines_allowed(text: str, flags: str) -> bool:
-    """Whether a regex may contain newlines: flag `x`, or leading inline flags setting x."""
-    leading = _INLINE_FLAGS.match(text)
-    return "x" in flags or (leading is not None and "x" in leading.group(1))
+    """Whether a regex may contain newlines: flag `x`, or leading inline flags that leave
+    x set (`(?x)`, `(?xi)`, `(?i)(?x)`, `(?x:...`)."""
+    extended, position = "x" in flags, 0
+    while (leading := _INLINE_FLAGS.match(text, position)) is not None:
+        on, off, end = leading.group(1), leading.group(2) or "", leading.group(3)
+        extended = (extended or "x" in on) and "x" not in off
+        position = leading.end()
+        if end == ":":
+            break
+    return extended
 
 
 class _RegexParser(EscapeParser):
