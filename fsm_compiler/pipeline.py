@@ -27,6 +27,7 @@ from .analysis import (
 from .compiled import CompiledMachine
 from .dfa import SubsetDfa
 from .explicit import compile_explicit
+from .never_match import check_patterns_can_match
 from .options import MachineOptions, check_machine_names, machine_options
 from .pattern_sets import build_subset_dfa, minimal_machine
 from .project_analysis import ProjectAnalysis, project_analysis
@@ -37,9 +38,13 @@ RANDOM_SAMPLE_BYTES = 1 << 16
 
 
 def parse_file(source: SourceFile) -> FsmFile:
-    """Stage 1: text -> AST (regexes parsed too), with unique machine names."""
+    """Stage 1: text -> AST (regexes parsed too), with unique machine names and no
+    pattern that can never match."""
     fsm_file = parse_fsm(source)
     check_machine_names(fsm_file)
+    for machine in fsm_file.machines:
+        if isinstance(machine, PatternSet):
+            check_patterns_can_match(machine)
     return fsm_file
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 
-from parafuse.fsm_compiler.dfa import StateLimitExceeded
+from parafuse.fsm_compiler.dfa import StateLimitExceeded, report_mask, reports_of_mask
 from parafuse.fsm_compiler.minimise import breadth_first_order
 from parafuse.fsm_compiler.options import MachineOptions
 from parafuse.fsm_compiler.pattern_sets import (
@@ -25,8 +25,8 @@ OPTIONS = MachineOptions(max_states=1500)
 
 
 def _both_machines(patterns):
-    pattern_set = parse_fsm(SourceFile("p.fsm", pattern_set_source(patterns))).machines[0]
     try:
+        pattern_set = parse_fsm(SourceFile("p.fsm", pattern_set_source(patterns))).machines[0]
         dfa = build_subset_dfa(pattern_set, OPTIONS)
     except (CompileError, StateLimitExceeded):
         return None
@@ -34,9 +34,9 @@ def _both_machines(patterns):
             unminimised_machine(pattern_set, dfa, OPTIONS))
 
 
-def _distinguishable_pairs(transitions: np.ndarray, state_tags) -> np.ndarray:
-    """Table filling: marked[p, q] when some input tells p and q apart."""
-    tags = [tuple(t) for t in state_tags]
+def _distinguishable_pairs(transitions: np.ndarray, signatures) -> np.ndarray:
+    """Table filling: marked[p, q] when some input tells p and q apart (by what they report)."""
+    tags = list(signatures)
     marked = np.array([[a != b for b in tags] for a in tags])
     while True:
         grown = marked.copy()
@@ -65,9 +65,24 @@ def test_minimal_dfa_has_no_equivalent_states_and_bfs_numbering(patterns) -> Non
     machines = _both_machines(patterns)
     assume(machines is not None and machines[0].state_count <= 300)
     minimal = machines[0]
-    marked = _distinguishable_pairs(minimal.transitions, minimal.state_tags)
+    signatures = [(minimal.reports(state), minimal.end_of(state))
+                  for state in range(minimal.state_count)]
+    marked = _distinguishable_pairs(minimal.transitions, signatures)
     assert marked[~np.eye(minimal.state_count, dtype=bool)].all()
     assert breadth_first_order(minimal.transitions, 0) == list(range(minimal.state_count))
     first_bytes = [int(np.flatnonzero(minimal.byte_class == c)[0])
                    for c in range(minimal.class_count)]
     assert first_bytes == sorted(first_bytes)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pattern_sets)
+def test_report_masks_round_trip(patterns) -> None:
+    """StateReports <-> one integer per state (what products of DFAs combine by OR)."""
+    try:
+        pattern_set = parse_fsm(SourceFile("p.fsm", pattern_set_source(patterns))).machines[0]
+        dfa = build_subset_dfa(pattern_set, OPTIONS)
+    except (CompileError, StateLimitExceeded):
+        assume(False)
+    for reports in dfa.state_reports:
+        assert reports_of_mask(report_mask(reports)) == reports
