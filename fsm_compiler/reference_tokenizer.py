@@ -19,7 +19,7 @@ from .token_sets import NO_RULE, CompiledTokenSet
 Token = tuple[int, int, int]  # (kind, start, end)
 
 
-class _Munch:
+class LongestMatches:
     """Longest matches of one input, memoised by start position."""
 
     def __init__(self, token_set: CompiledTokenSet, data: bytes) -> None:
@@ -43,9 +43,14 @@ class _Munch:
         return self.memo[position]
 
 
-def token_steps(token_set: CompiledTokenSet, data: bytes, begin: int = 0) -> Iterator[Token]:
-    """Every token from `begin` on, skip tokens included (their kind is NO_RULE)."""
-    munch, output = _Munch(token_set, data), token_set.rule_output.tolist()
+def token_steps(
+    token_set: CompiledTokenSet, data: bytes, begin: int = 0,
+    matches: LongestMatches | None = None,
+) -> Iterator[Token]:
+    """Every token from `begin` on, skip tokens included (their kind is NO_RULE); `matches`
+    shares the memo of longest matches between runs over the same data."""
+    munch = matches or LongestMatches(token_set, data)
+    output = token_set.rule_output.tolist()
     position = begin
     while position < len(data):
         match = munch.longest(position)

@@ -1,0 +1,135 @@
+// parafuse boostfsm runtime: the sequential maximal-munch tokenizer of a token set
+// (docs/fsm-language.md section 5; design in docs/fsm.md).
+//
+// A token at p: run the DFA from p until it dies (or the input ends), remembering the
+// last accepting state; the token ends there. Where no rule matches at p, one `error`
+// token runs to the next position where some rule matches.
+//
+// Backing up re-reads bytes. When a rule set has a cycle of live non-accepting states
+// (a comment or string that may never close) the re-reading is unbounded, and a naive
+// tokenizer is quadratic (each of n positions scanning to the end). Tokenizer then keeps
+// Reps' memo ("Maximal-munch tokenization in linear time", TOPLAS 1998): after a scan
+// that read past its last accept, every (position, loop state) it met there is recorded
+// as failed, and a later scan that meets one stops at once. Each pair fails once, so the
+// work is linear. The memo is consulted only below the highest failed position, so
+// inputs that never back up far pay one compare per byte for it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_set>
+#include <vector>
+
+#include "fsm/token_tables.hpp"
+
+namespace parafuse::fsm {
+inline namespace v1 {
+
+// One token: bytes [start, end) of kind `kind` (an index of kind_name). 24 bytes, the
+// layout of the Python module's numpy records (start u64, end u64, kind u16).
+struct Token {
+  uint64_t start;
+  uint64_t end;
+  uint16_t kind;
+};
+
+constexpr uint16_t kSkipToken = 0xFFFF;  // kind of a skip rule's token inside the runtime
+constexpr size_t kMemoMinBackup = 16;    // shorter back-ups are cheap to re-read
+
+class Tokenizer {
+ public:
+  Tokenizer(const TokenTables& tables, const uint8_t* data, size_t n)
+      : t_(tables), data_(data), n_(n) {}
+
+  // The token starting at p < n: fills `token` (kind kSkipToken for a skip rule) and
+  // returns its end.
+  size_t next_token(size_t p, Token& token) {
+    int32_t kind;
+    size_t end = longest(p, kind);
+    if (end > p) {
+      token = Token{p, end, kind == kSkipKind ? kSkipToken : uint16_t(kind)};
+      return end;
+    }
+    end = p + 1;
+    while (end < n_ && longest(end, kind) == end) ++end;
+    token = Token{p, end, t_.error_kind()};
+    return end;
+  }
+
+  uint64_t bytes_read() const { return bytes_read_; }
+
+ private:
+  // End of the longest match at p (p itself when none) and its kind.
+  size_t longest(size_t p, int32_t& kind) {
+    if (p == cached_at_) {
+      kind = cached_kind_;
+      return cached_end_;
+    }
+    if (p >= memo_high_ && !memo_.empty()) memo_.clear();
+    const uint8_t* const data = data_;
+    const uint32_t* const next = t_.next;
+    const uint8_t* const byte_class = t_.byte_class;
+    const uint32_t floor = t_.accept_floor, dead = t_.dead, shift = t_.shift;
+    uint32_t state = t_.start, best_state = t_.start;
+    size_t i = p, best = p;
+    kind = kNoKind;
+    const bool memo = !memo_.empty();
+    while (i < n_) {
+      state = next[state + byte_class[data[i]]];
+      ++i;
+      if (state >= floor) {
+        best = i;
+        best_state = state;
+      } else if (state == dead) {
+        break;
+      } else if (memo && i < memo_high_ && t_.loop[state >> shift] &&
+                 memo_.count(key(i, state))) {
+        break;
+      }
+    }
+    bytes_read_ += i - p;
+    if (best > p) kind = t_.accept[best_state >> shift];
+    if (t_.needs_memo && i - best >= kMemoMinBackup) remember_failure(best, best_state, i);
+    cached_at_ = p, cached_end_ = best, cached_kind_ = kind;
+    return best;
+  }
+
+  // The scan from (best, state) up to `stop` met no accepting state: record its loop states.
+  void remember_failure(size_t best, uint32_t state, size_t stop) {
+    for (size_t i = best; i < stop; ++i) {
+      state = t_.next[state + t_.byte_class[data_[i]]];
+      if (state == t_.dead) break;
+      if (t_.loop[state >> t_.shift]) memo_.insert(key(i + 1, state));
+    }
+    if (stop > memo_high_) memo_high_ = stop;
+  }
+
+  uint64_t key(size_t position, uint32_t state) const {
+    return uint64_t(position) * t_.states + (state >> t_.shift);
+  }
+
+  const TokenTables& t_;
+  const uint8_t* data_;
+  size_t n_;
+  std::unordered_set<uint64_t> memo_;
+  size_t memo_high_ = 0;
+  size_t cached_at_ = ~size_t(0), cached_end_ = 0;
+  int32_t cached_kind_ = kNoKind;
+  uint64_t bytes_read_ = 0;
+};
+
+// Tokens from `from` while they start before `stop`; returns where the last one ends
+// (>= stop, or `from` when from >= stop).
+inline size_t tokenize_span(Tokenizer& tokenizer, size_t from, size_t stop, size_t n,
+                            std::vector<Token>& out) {
+  size_t p = from;
+  Token token;
+  while (p < stop && p < n) {
+    p = tokenizer.next_token(p, token);
+    out.push_back(token);
+  }
+  return p;
+}
+
+}  // namespace v1
+}  // namespace parafuse::fsm
