@@ -203,6 +203,7 @@ TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n
   uint64_t rerun = 0;
   size_t wrong = 0;
   for (const auto& chunk : chunks) rerun += chunk.rerun_bytes, wrong += chunk.rerun_bytes > 0;
+  if (scheme == "seq" && reason.empty()) reason = "requested: one tokenizer over the whole input";
   if (count > 1) {
     if (!reason.empty()) reason += "; ";
     reason += std::to_string(count) + " chunks, " + std::to_string(wrong) + " re-run (" +

@@ -2,15 +2,20 @@
 the reference tokenizer's token list and counts: generated token sets (overlapping rules,
 priority ties, skip rules, rules that back up) over generated inputs, and inputs made to
 be hard for parallel tokenizing (boundaries inside comments, strings and long tokens,
-inputs that never fall in step, inputs that back up at every byte, empty and one byte)."""
+inputs that never fall in step, inputs that back up at every byte, empty and one byte),
+and the sample lexers over generated inputs."""
 
 from __future__ import annotations
 
+import sys
+
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.grammar.diagnostics import SourceFile
+from tests.conftest import SAMPLES
 from tests.required_tools import require_cxx
 
 from .fsm_token_driver import assert_tokens_equal_reference
@@ -74,3 +79,18 @@ def test_random_token_sets_every_scheme_equals_reference(tmp_path, generated) ->
             cases += [(token_set, data) for data in inputs]
     if cases:
         assert_tokens_equal_reference(cases, tmp_path)
+
+
+def test_samples_every_scheme_equals_reference(tmp_path) -> None:
+    require_cxx()
+    sys.path.insert(0, str(SAMPLES / "tokens"))
+    import token_inputs
+
+    cases = []
+    noise = np.random.default_rng(5).integers(0, 256, 2000, dtype=np.uint8).tobytes()
+    for name, generate in token_inputs.GENERATORS.items():
+        path = SAMPLES / "tokens" / f"{name}.fsm"
+        token_set = compile_file(SourceFile(str(path), path.read_text())).machines[0]
+        real = generate(6000)
+        cases += [(token_set, data) for data in (b"", real[:1], noise, real)]
+    assert_tokens_equal_reference(cases, tmp_path)
