@@ -3,8 +3,10 @@
 // Tokenizing from a position depends on nothing but that position (maximal munch has no
 // other state), so a chunk tokenized from a guessed entry is right from the first token
 // start it shares with the true tokenization on. A chunk keeps every token that starts
-// in [entry, end), skip tokens included (they are boundaries too); `exit` is where its
-// last token ends (>= end, a token may run past the chunk; or the input's end).
+// in [entry, end); `exit` is where its
+// last token ends (>= end, a token may run past the chunk; or the input's end). Skip
+// tokens are not kept: two tokenizations are merged where an emitted token starts at the
+// same position in both (a common skip token merges them one token later).
 #pragma once
 
 #include <algorithm>
@@ -56,7 +58,7 @@ inline bool rerun_chunk(Tokenizer& tokenizer, TokenChunk& chunk, size_t x, size_
     const size_t from = p;
     p = tokenizer.next_token(p, token);
     chunk.rerun_bytes += p - from;
-    fresh.push_back(token);
+    if (token.kind != kSkipToken) fresh.push_back(token);
   }
   if (!merged) chunk.exit = p;
   chunk.entry = x;
@@ -102,7 +104,7 @@ inline TokenBranches enumerate_branches(Tokenizer& tokenizer, const TokenChunk& 
     Token token;
     while (p < chunk.end && token_starting_at(chunk.tokens, p) == chunk.tokens.size()) {
       p = tokenizer.next_token(p, token);
-      branch.push_back(token);
+      if (token.kind != kSkipToken) branch.push_back(token);
     }
     result.branches.push_back(std::move(branch));
     result.exits.push_back(p);

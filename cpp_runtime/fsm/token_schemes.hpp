@@ -140,37 +140,28 @@ inline void guess_and_run(const TokenTables& t, const uint8_t* data, size_t n,
   }
 }
 
-// Kind counts and, into `out` when given, the emitted tokens of all chunks in order
+// Kind counts and, into `out` when given, the tokens of all chunks in order
 // (OutToken: any struct {start, end, kind}, such as a library's public Token).
 template <class OutToken>
 void gather_tokens(const std::vector<TokenChunk>& chunks, uint32_t kind_count,
                    std::vector<OutToken>* out_tokens, TokenRunResult& result, int threads) {
   const size_t count = chunks.size();
-  std::vector<std::vector<uint64_t>> counts(count, std::vector<uint64_t>(kind_count + 1, 0));
+  std::vector<std::vector<uint64_t>> counts(count, std::vector<uint64_t>(kind_count, 0));
   std::vector<size_t> offset(count + 1, 0);
+  for (size_t k = 0; k < count; ++k) offset[k + 1] = offset[k] + chunks[k].tokens.size();
+  if (out_tokens) out_tokens->resize(offset[count]);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (long k = 0; k < long(count); ++k) {
     auto& mine = counts[size_t(k)];
-    for (const Token& token : chunks[size_t(k)].tokens)
-      ++mine[token.kind == kSkipToken ? kind_count : token.kind];
+    OutToken* out = out_tokens ? out_tokens->data() + offset[size_t(k)] : nullptr;
+    for (const Token& token : chunks[size_t(k)].tokens) {
+      ++mine[token.kind];
+      if (out) *out++ = OutToken{token.start, token.end, token.kind};
+    }
   }
   result.counts.assign(kind_count, 0);
-  for (size_t k = 0; k < count; ++k) {
-    uint64_t emitted = 0;
-    for (uint32_t kind = 0; kind < kind_count; ++kind) {
-      result.counts[kind] += counts[k][kind];
-      emitted += counts[k][kind];
-    }
-    offset[k + 1] = offset[k] + emitted;
-  }
-  if (!out_tokens) return;
-  out_tokens->resize(offset[count]);
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (long k = 0; k < long(count); ++k) {
-    OutToken* out = out_tokens->data() + offset[size_t(k)];
-    for (const Token& token : chunks[size_t(k)].tokens)
-      if (token.kind != kSkipToken) *out++ = OutToken{token.start, token.end, token.kind};
-  }
+  for (size_t k = 0; k < count; ++k)
+    for (uint32_t kind = 0; kind < kind_count; ++kind) result.counts[kind] += counts[k][kind];
 }
 
 // Tokenize data[0, n) under options.scheme; the tokens go to `tokens` when given.

@@ -66,14 +66,30 @@ class Tokenizer {
       return cached_end_;
     }
     if (p >= memo_high_ && !memo_.empty()) memo_.clear();
+    uint32_t best_state = t_.start;
+    size_t best = p;
+    const size_t i = memo_.empty() ? scan<false>(p, best, best_state)
+                                   : scan<true>(p, best, best_state);
+    kind = kNoKind;
+    bytes_read_ += i - p;
+    if (best > p) kind = t_.accept[best_state >> t_.shift];
+    if (t_.needs_memo && i - best >= kMemoMinBackup) remember_failure(best, best_state, i);
+    cached_at_ = p, cached_end_ = best, cached_kind_ = kind;
+    return best;
+  }
+
+  // Run the DFA from p until it dies, the input ends or (kMemo) a failed pair is met;
+  // `best`/`best_state`: the last accepting position and state. Returns where it stopped.
+  template <bool kMemo>
+  size_t scan(size_t p, size_t& best_out, uint32_t& best_state_out) const {
+    size_t best = best_out;
+    uint32_t best_state = best_state_out;
     const uint8_t* const data = data_;
     const uint32_t* const next = t_.next;
     const uint8_t* const byte_class = t_.byte_class;
-    const uint32_t floor = t_.accept_floor, dead = t_.dead, shift = t_.shift;
-    uint32_t state = t_.start, best_state = t_.start;
-    size_t i = p, best = p;
-    kind = kNoKind;
-    const bool memo = !memo_.empty();
+    const uint32_t floor = t_.accept_floor, dead = t_.dead;
+    uint32_t state = t_.start;
+    size_t i = p;
     while (i < n_) {
       state = next[state + byte_class[data[i]]];
       ++i;
@@ -82,16 +98,14 @@ class Tokenizer {
         best_state = state;
       } else if (state == dead) {
         break;
-      } else if (memo && i < memo_high_ && t_.loop[state >> shift] &&
+      } else if (kMemo && i < memo_high_ && t_.loop[state >> t_.shift] &&
                  memo_.count(key(i, state))) {
         break;
       }
     }
-    bytes_read_ += i - p;
-    if (best > p) kind = t_.accept[best_state >> shift];
-    if (t_.needs_memo && i - best >= kMemoMinBackup) remember_failure(best, best_state, i);
-    cached_at_ = p, cached_end_ = best, cached_kind_ = kind;
-    return best;
+    best_out = best;
+    best_state_out = best_state;
+    return i;
   }
 
   // The scan from (best, state) up to `stop` met no accepting state: record its loop states.
@@ -118,15 +132,15 @@ class Tokenizer {
   uint64_t bytes_read_ = 0;
 };
 
-// Tokens from `from` while they start before `stop`; returns where the last one ends
-// (>= stop, or `from` when from >= stop).
+// Tokens from `from` while they start before `stop`, skip tokens left out; returns where
+// the last one ends (>= stop, or `from` when from >= stop).
 inline size_t tokenize_span(Tokenizer& tokenizer, size_t from, size_t stop, size_t n,
                             std::vector<Token>& out) {
   size_t p = from;
   Token token;
   while (p < stop && p < n) {
     p = tokenizer.next_token(p, token);
-    out.push_back(token);
+    if (token.kind != kSkipToken) out.push_back(token);
   }
   return p;
 }
