@@ -164,6 +164,22 @@ void gather_tokens(const std::vector<TokenChunk>& chunks, uint32_t kind_count,
     for (uint32_t kind = 0; kind < kind_count; ++kind) result.counts[kind] += counts[k][kind];
 }
 
+// `seq`: one tokenizer, straight into the caller's vector (no chunk list to gather).
+template <class OutToken>
+void tokenize_sequentially(const TokenTables& t, const uint8_t* data, size_t n,
+                           std::vector<OutToken>* tokens, TokenRunResult& result) {
+  Tokenizer tokenizer(t, data, n);
+  result.counts.assign(t.kind_count, 0);
+  Token token;
+  for (size_t p = 0; p < n;) {
+    p = tokenizer.next_token(p, token);
+    if (token.kind == kSkipToken) continue;
+    ++result.counts[token.kind];
+    if (tokens) tokens->push_back(OutToken{token.start, token.end, token.kind});
+  }
+  result.threads = 1;
+}
+
 // Tokenize data[0, n) under options.scheme; the tokens go to `tokens` when given.
 template <class OutToken = Token>
 TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n,
@@ -182,8 +198,15 @@ TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n
     reason = "a token set has no fused DFA (maximal munch is not finite-state): ran enum";
     scheme = "enum";
   }
+  if (scheme == "seq") {
+    if (reason.empty()) reason = "requested: one tokenizer over the whole input";
+    tokenize_sequentially(t, data, n, tokens, result);
+    result.scheme = scheme;
+    result.reason = reason;
+    return result;
+  }
   const size_t wanted = options.chunks ? options.chunks : size_t(4) * size_t(threads);
-  const size_t count = scheme == "seq" || n == 0 ? 1 : std::max<size_t>(1, std::min(wanted, n));
+  const size_t count = n == 0 ? 1 : std::max<size_t>(1, std::min(wanted, n));
   std::vector<TokenChunk> chunks = plan_token_chunks(n, count);
   std::vector<TokenBranches> branches(scheme == "enum" ? count : 0);
   guess_and_run(t, data, n, chunks, threads, scheme != "enum", scheme == "enum" ? &branches : nullptr);
@@ -194,7 +217,6 @@ TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n
   uint64_t rerun = 0;
   size_t wrong = 0;
   for (const auto& chunk : chunks) rerun += chunk.rerun_bytes, wrong += chunk.rerun_bytes > 0;
-  if (scheme == "seq" && reason.empty()) reason = "requested: one tokenizer over the whole input";
   if (count > 1) {
     if (!reason.empty()) reason += "; ";
     reason += std::to_string(count) + " chunks, " + std::to_string(wrong) + " re-run (" +
@@ -205,7 +227,7 @@ TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n
   gather_tokens(chunks, t.kind_count, tokens, result, threads);
   result.scheme = scheme;
   result.reason = reason;
-  result.threads = scheme == "seq" ? 1 : threads;
+  result.threads = threads;
   return result;
 }
 
