@@ -171,8 +171,13 @@ void tokenize_sequentially(const TokenTables& t, const uint8_t* data, size_t n,
   Tokenizer tokenizer(t, data, n);
   result.counts.assign(t.kind_count, 0);
   Token token;
+  bool reserved = tokens == nullptr;
   for (size_t p = 0; p < n;) {
     p = tokenizer.next_token(p, token);
+    if (!reserved && p >= kDensityProbe) {
+      reserve_at_density(*tokens, tokens->size(), p, n);
+      reserved = true;
+    }
     if (token.kind == kSkipToken) continue;
     ++result.counts[token.kind];
     if (tokens) tokens->push_back(OutToken{token.start, token.end, token.kind});

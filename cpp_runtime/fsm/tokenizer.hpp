@@ -15,6 +15,7 @@
 // inputs that never back up far pay one compare per byte for it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <unordered_set>
@@ -132,15 +133,33 @@ class Tokenizer {
   uint64_t bytes_read_ = 0;
 };
 
+constexpr size_t kDensityProbe = 1 << 16;  // bytes tokenized before reserving for the rest
+
+// Once `done` of `total` bytes hold `count` tokens, reserve for the rest at that density
+// (an eighth more): growing a vector of millions of tokens by doubling costs more than
+// tokenizing them.
+template <class Vector>
+void reserve_at_density(Vector& out, size_t count, size_t done, size_t total) {
+  if (done == 0 || total <= done) return;
+  const double estimate = double(count) * double(total) / double(done) * 1.125 + 64;
+  out.reserve(out.size() + size_t(estimate) - count);
+}
+
 // Tokens from `from` while they start before `stop`, skip tokens left out; returns where
 // the last one ends (>= stop, or `from` when from >= stop).
 inline size_t tokenize_span(Tokenizer& tokenizer, size_t from, size_t stop, size_t n,
                             std::vector<Token>& out) {
   size_t p = from;
+  const size_t first = out.size();
+  bool reserved = false;
   Token token;
   while (p < stop && p < n) {
     p = tokenizer.next_token(p, token);
     if (token.kind != kSkipToken) out.push_back(token);
+    if (!reserved && p - from >= kDensityProbe) {
+      reserve_at_density(out, out.size() - first, p - from, std::min(stop, n) - from);
+      reserved = true;
+    }
   }
   return p;
 }
