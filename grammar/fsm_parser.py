@@ -183,7 +183,15 @@ class _FsmTransformer(Transformer):
         kind_token, regex_token = children[1:] if skip else children
         regex_location = token_location(self.source, regex_token)
         text, flags = split_regex_literal(str(regex_token), regex_location)
-        regex = parse_regex(text, flags, regex_location.shifted(1))
+        try:
+            regex = parse_regex(text, flags, regex_location.shifted(1))
+        except CompileError as error:
+            if "can match the empty string" not in error.message:
+                raise
+            raise CompileError("a token rule cannot match the empty string: the tokenizer "
+                               "would make no progress", error.location,
+                               hint="make every alternative match at least one byte, "
+                                    "e.g. '+' instead of '*'") from None
         return TokenRule(self.name(kind_token), skip, regex, text, flags, self.loc(meta))
 
     def options(self, meta, children) -> OptionsBlock:
