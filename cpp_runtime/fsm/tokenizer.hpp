@@ -11,8 +11,10 @@
 // Reps' memo ("Maximal-munch tokenization in linear time", TOPLAS 1998): after a scan
 // that read past its last accept, every (position, loop state) it met there is recorded
 // as failed, and a later scan that meets one stops at once. Each pair fails once, so the
-// work is linear. The memo is consulted only below the highest failed position, so
-// inputs that never back up far pay one compare per byte for it.
+// work is linear. Only every 32nd position is recorded (a scan that has fallen onto a
+// failed path meets a record within 32 bytes), which keeps the memo small when one
+// unterminated comment fails over the whole input. The memo is consulted only below the
+// highest failed position, so inputs that never back up far pay nothing for it.
 #pragma once
 
 #include <algorithm>
@@ -36,6 +38,7 @@ struct Token {
 
 constexpr uint16_t kSkipToken = 0xFFFF;  // kind of a skip rule's token inside the runtime
 constexpr size_t kMemoMinBackup = 16;    // shorter back-ups are cheap to re-read
+constexpr size_t kMemoStride = 32;       // failures are recorded at every 32nd position
 
 class Tokenizer {
  public:
@@ -99,8 +102,8 @@ class Tokenizer {
         best_state = state;
       } else if (state == dead) {
         break;
-      } else if (kMemo && i < memo_high_ && t_.loop[state >> t_.shift] &&
-                 memo_.count(key(i, state))) {
+      } else if (kMemo && i % kMemoStride == 0 && i < memo_high_ &&
+                 t_.loop[state >> t_.shift] && memo_.count(key(i, state))) {
         break;
       }
     }
@@ -114,7 +117,8 @@ class Tokenizer {
     for (size_t i = best; i < stop; ++i) {
       state = t_.next[state + t_.byte_class[data_[i]]];
       if (state == t_.dead) break;
-      if (t_.loop[state >> t_.shift]) memo_.insert(key(i + 1, state));
+      if ((i + 1) % kMemoStride == 0 && t_.loop[state >> t_.shift])
+        memo_.insert(key(i + 1, state));
     }
     if (stop > memo_high_) memo_high_ = stop;
   }
