@@ -12,6 +12,8 @@
 //          (until they meet); a true entry among them is spliced, else re-run as spec
 //   fused  a token set has no fused DFA (maximal munch is not finite-state): runs enum
 //          and says so
+//   (spec and hspec asked for counts only keep a bitmap of token starts per chunk instead
+//   of its tokens: fsm/token_counting.hpp)
 //   auto   seq on one thread or a small input, seq when training showed that wrong starts
 //          rarely fall in step, else hspec; the reason quotes the measurements
 #pragma once
@@ -21,9 +23,11 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "fsm/token_chunks.hpp"
+#include "fsm/token_counting.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
@@ -63,8 +67,9 @@ inline std::string token_auto_choice(const TokenTables& t, size_t n, int threads
          "hspec";
 }
 
-inline std::vector<TokenChunk> plan_token_chunks(size_t n, size_t count) {
-  std::vector<TokenChunk> chunks(count);
+template <class Chunk>
+std::vector<Chunk> plan_token_chunks(size_t n, size_t count) {
+  std::vector<Chunk> chunks(count);
   for (size_t k = 0; k < count; ++k) {
     chunks[k].begin = n * k / count;
     chunks[k].end = n * (k + 1) / count;
@@ -73,21 +78,24 @@ inline std::vector<TokenChunk> plan_token_chunks(size_t n, size_t count) {
 }
 
 // Check chunks in order from `first`; re-run each wrong one from its true entry.
-inline void validate_in_order(const TokenTables& t, const uint8_t* data, size_t n,
-                              std::vector<TokenChunk>& chunks,
-                              const std::vector<TokenBranches>* branches, size_t first = 1) {
+template <class Chunk>
+void validate_in_order(const TokenTables& t, const uint8_t* data, size_t n,
+                       std::vector<Chunk>& chunks, const std::vector<TokenBranches>* branches,
+                       size_t first = 1) {
   Tokenizer tokenizer(t, data, n);
   for (size_t k = std::max<size_t>(first, 1); k < chunks.size(); ++k) {
     const size_t truth = chunks[k - 1].exit;
     if (truth == chunks[k].entry) continue;
-    if (branches && truth < chunks[k].end && splice_branch(chunks[k], (*branches)[k], truth))
-      continue;
+    if constexpr (std::is_same_v<Chunk, TokenChunk>)
+      if (branches && truth < chunks[k].end && splice_branch(chunks[k], (*branches)[k], truth))
+        continue;
     rerun_chunk(tokenizer, chunks[k], truth, n);
   }
 }
 
 // How many chunks from the first are known right (each entry is its predecessor's exit).
-inline size_t validated_prefix(const std::vector<TokenChunk>& chunks) {
+template <class Chunk>
+size_t validated_prefix(const std::vector<Chunk>& chunks) {
   size_t k = 1;
   while (k < chunks.size() && chunks[k].entry == chunks[k - 1].exit) ++k;
   return std::min(k, chunks.size());
@@ -97,8 +105,9 @@ inline size_t validated_prefix(const std::vector<TokenChunk>& chunks) {
 // from that exit. A round that fixes no more than the first wrong chunk (the tokenization
 // does not fall in step) ends the rounds: the rest is checked in order, as spec does.
 // Returns the rounds run; `in_order` tells whether the rest went in order.
-inline int validate_in_rounds(const TokenTables& t, const uint8_t* data, size_t n,
-                              std::vector<TokenChunk>& chunks, int threads, bool& in_order) {
+template <class Chunk>
+int validate_in_rounds(const TokenTables& t, const uint8_t* data, size_t n,
+                       std::vector<Chunk>& chunks, int threads, bool& in_order) {
   int rounds = 0;
   in_order = false;
   std::vector<size_t> truth(chunks.size());
@@ -115,7 +124,7 @@ inline int validate_in_rounds(const TokenTables& t, const uint8_t* data, size_t 
     ++rounds;
     const size_t now = validated_prefix(chunks);
     if (now < chunks.size() && now <= valid + 1) {
-      validate_in_order(t, data, n, chunks, nullptr, now);
+      validate_in_order<Chunk>(t, data, n, chunks, nullptr, now);
       in_order = true;
       break;
     }
@@ -185,6 +194,48 @@ void tokenize_sequentially(const TokenTables& t, const uint8_t* data, size_t n,
   result.threads = 1;
 }
 
+// The speculation and validation part of `reason` (after what auto said).
+template <class Chunk>
+std::string chunk_report(const std::vector<Chunk>& chunks, const std::string& scheme,
+                         int rounds, bool in_order) {
+  uint64_t rerun = 0;
+  size_t wrong = 0;
+  for (const auto& chunk : chunks) rerun += chunk.rerun_bytes, wrong += chunk.rerun_bytes > 0;
+  return std::to_string(chunks.size()) + " chunks, " + std::to_string(wrong) + " re-run (" +
+         std::to_string(rerun) + " bytes)" +
+         (scheme == "hspec" ? ", " + std::to_string(rounds) + " rounds" : std::string()) +
+         (in_order ? ", then in order (wrong starts did not fall in step)" : "");
+}
+
+// spec and hspec when only counts are asked for: chunks count without storing tokens.
+inline TokenRunResult count_in_chunks(const TokenTables& t, const uint8_t* data, size_t n,
+                                      size_t count, const std::string& scheme,
+                                      std::string reason, int threads) {
+  std::vector<CountChunk> chunks = plan_token_chunks<CountChunk>(n, count);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (long k = 0; k < long(count); ++k) {
+    Tokenizer tokenizer(t, data, n);
+    CountChunk& chunk = chunks[size_t(k)];
+    const size_t entry = k == 0 ? 0 : lookback_entry(tokenizer, chunk.begin, t.lookback, n);
+    run_chunk(tokenizer, chunk, entry, n, t.kind_count);
+  }
+  int rounds = 0;
+  bool in_order = false;
+  if (scheme == "hspec") rounds = validate_in_rounds(t, data, n, chunks, threads, in_order);
+  else validate_in_order<CountChunk>(t, data, n, chunks, nullptr);
+  TokenRunResult result;
+  result.counts.assign(t.kind_count, 0);
+  for (const auto& chunk : chunks)
+    for (uint32_t kind = 0; kind < t.kind_count; ++kind)
+      result.counts[kind] += uint64_t(chunk.counts[kind]);
+  if (count > 1)
+    reason += (reason.empty() ? "" : "; ") + chunk_report(chunks, scheme, rounds, in_order);
+  result.scheme = scheme;
+  result.reason = reason;
+  result.threads = threads;
+  return result;
+}
+
 // Tokenize data[0, n) under options.scheme; the tokens go to `tokens` when given.
 template <class OutToken = Token>
 TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n,
@@ -212,23 +263,17 @@ TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n
   }
   const size_t wanted = options.chunks ? options.chunks : size_t(4) * size_t(threads);
   const size_t count = n == 0 ? 1 : std::max<size_t>(1, std::min(wanted, n));
-  std::vector<TokenChunk> chunks = plan_token_chunks(n, count);
+  if (!tokens && scheme != "enum")
+    return count_in_chunks(t, data, n, count, scheme, reason, threads);
+  std::vector<TokenChunk> chunks = plan_token_chunks<TokenChunk>(n, count);
   std::vector<TokenBranches> branches(scheme == "enum" ? count : 0);
   guess_and_run(t, data, n, chunks, threads, scheme != "enum", scheme == "enum" ? &branches : nullptr);
   int rounds = 0;
   bool in_order = false;
   if (scheme == "hspec") rounds = validate_in_rounds(t, data, n, chunks, threads, in_order);
   else if (count > 1) validate_in_order(t, data, n, chunks, scheme == "enum" ? &branches : nullptr);
-  uint64_t rerun = 0;
-  size_t wrong = 0;
-  for (const auto& chunk : chunks) rerun += chunk.rerun_bytes, wrong += chunk.rerun_bytes > 0;
-  if (count > 1) {
-    if (!reason.empty()) reason += "; ";
-    reason += std::to_string(count) + " chunks, " + std::to_string(wrong) + " re-run (" +
-              std::to_string(rerun) + " bytes)" +
-              (scheme == "hspec" ? ", " + std::to_string(rounds) + " rounds" : std::string()) +
-              (in_order ? ", then in order (wrong starts did not fall in step)" : "");
-  }
+  if (count > 1)
+    reason += (reason.empty() ? "" : "; ") + chunk_report(chunks, scheme, rounds, in_order);
   gather_tokens(chunks, t.kind_count, tokens, result, threads);
   result.scheme = scheme;
   result.reason = reason;
