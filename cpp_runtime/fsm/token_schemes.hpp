@@ -12,8 +12,9 @@
 //          (until they meet); a true entry among them is spliced, else re-run as spec
 //   fused  a token set has no fused DFA (maximal munch is not finite-state): runs enum
 //          and says so
-//   (spec and hspec asked for counts only keep a bitmap of token starts per chunk instead
-//   of its tokens: fsm/token_counting.hpp)
+//   (spec and hspec chunks keep a bitmap of token starts and counts, not tokens
+//   (fsm/token_counting.hpp); a token list is then written by a second parallel pass,
+//   each chunk from its true entry into its place in the result)
 //   auto   seq on one thread or a small input, seq when training showed that wrong starts
 //          rarely fall in step, else hspec; the reason quotes the measurements
 #pragma once
@@ -133,19 +134,17 @@ int validate_in_rounds(const TokenTables& t, const uint8_t* data, size_t n,
   return rounds;
 }
 
-inline void guess_and_run(const TokenTables& t, const uint8_t* data, size_t n,
-                          std::vector<TokenChunk>& chunks, int threads, bool from_lookback,
-                          std::vector<TokenBranches>* branches) {
+// enum: each chunk from its first byte, with branches from the next bytes.
+inline void enumerate_and_run(const TokenTables& t, const uint8_t* data, size_t n,
+                              std::vector<TokenChunk>& chunks, int threads,
+                              std::vector<TokenBranches>& branches) {
   const long count = long(chunks.size());
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (long k = 0; k < count; ++k) {
     Tokenizer tokenizer(t, data, n);
     TokenChunk& chunk = chunks[size_t(k)];
-    const size_t entry = k == 0 || !from_lookback
-                             ? chunk.begin
-                             : lookback_entry(tokenizer, chunk.begin, t.lookback, n);
-    run_chunk(tokenizer, chunk, entry, n);
-    if (branches && k > 0) (*branches)[size_t(k)] = enumerate_branches(tokenizer, chunk, kEnumWidth, n);
+    run_chunk(tokenizer, chunk, chunk.begin, n);
+    if (k > 0) branches[size_t(k)] = enumerate_branches(tokenizer, chunk, kEnumWidth, n);
   }
 }
 
@@ -207,10 +206,10 @@ std::string chunk_report(const std::vector<Chunk>& chunks, const std::string& sc
          (in_order ? ", then in order (wrong starts did not fall in step)" : "");
 }
 
-// spec and hspec when only counts are asked for: chunks count without storing tokens.
-inline TokenRunResult count_in_chunks(const TokenTables& t, const uint8_t* data, size_t n,
-                                      size_t count, const std::string& scheme,
-                                      std::string reason, int threads) {
+// spec and hspec: chunks that count without storing tokens, validated (entries true).
+inline std::vector<CountChunk> counted_chunks(const TokenTables& t, const uint8_t* data,
+                                              size_t n, size_t count, const std::string& scheme,
+                                              int threads, std::string& reason) {
   std::vector<CountChunk> chunks = plan_token_chunks<CountChunk>(n, count);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (long k = 0; k < long(count); ++k) {
@@ -223,13 +222,44 @@ inline TokenRunResult count_in_chunks(const TokenTables& t, const uint8_t* data,
   bool in_order = false;
   if (scheme == "hspec") rounds = validate_in_rounds(t, data, n, chunks, threads, in_order);
   else validate_in_order<CountChunk>(t, data, n, chunks, nullptr);
-  TokenRunResult result;
-  result.counts.assign(t.kind_count, 0);
-  for (const auto& chunk : chunks)
-    for (uint32_t kind = 0; kind < t.kind_count; ++kind)
-      result.counts[kind] += uint64_t(chunk.counts[kind]);
   if (count > 1)
     reason += (reason.empty() ? "" : "; ") + chunk_report(chunks, scheme, rounds, in_order);
+  return chunks;
+}
+
+// spec and hspec: count in chunks; with `tokens`, size the result from the counts and
+// tokenize every chunk again from its true entry straight into its place (two parallel
+// passes, no per-chunk token lists to gather).
+template <class OutToken>
+TokenRunResult tokenize_in_chunks(const TokenTables& t, const uint8_t* data, size_t n,
+                                  size_t count, const std::string& scheme, std::string reason,
+                                  int threads, std::vector<OutToken>* tokens) {
+  const std::vector<CountChunk> chunks = counted_chunks(t, data, n, count, scheme, threads, reason);
+  TokenRunResult result;
+  result.counts.assign(t.kind_count, 0);
+  std::vector<size_t> offset(count + 1, 0);
+  for (size_t k = 0; k < count; ++k) {
+    int64_t emitted = 0;
+    for (uint32_t kind = 0; kind < t.kind_count; ++kind) {
+      result.counts[kind] += uint64_t(chunks[k].counts[kind]);
+      emitted += chunks[k].counts[kind];
+    }
+    offset[k + 1] = offset[k] + size_t(emitted);
+  }
+  if (tokens) {
+    tokens->resize(offset[count]);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (long k = 0; k < long(count); ++k) {
+      Tokenizer tokenizer(t, data, n);
+      const CountChunk& chunk = chunks[size_t(k)];
+      OutToken* out = tokens->data() + offset[size_t(k)];
+      Token token;
+      for (size_t p = chunk.entry; p < chunk.end && p < n;) {
+        p = tokenizer.next_token(p, token);
+        if (token.kind != kSkipToken) *out++ = OutToken{token.start, token.end, token.kind};
+      }
+    }
+  }
   result.scheme = scheme;
   result.reason = reason;
   result.threads = threads;
@@ -263,17 +293,15 @@ TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n
   }
   const size_t wanted = options.chunks ? options.chunks : size_t(4) * size_t(threads);
   const size_t count = n == 0 ? 1 : std::max<size_t>(1, std::min(wanted, n));
-  if (!tokens && scheme != "enum")
-    return count_in_chunks(t, data, n, count, scheme, reason, threads);
-  std::vector<TokenChunk> chunks = plan_token_chunks<TokenChunk>(n, count);
-  std::vector<TokenBranches> branches(scheme == "enum" ? count : 0);
-  guess_and_run(t, data, n, chunks, threads, scheme != "enum", scheme == "enum" ? &branches : nullptr);
-  int rounds = 0;
-  bool in_order = false;
-  if (scheme == "hspec") rounds = validate_in_rounds(t, data, n, chunks, threads, in_order);
-  else if (count > 1) validate_in_order(t, data, n, chunks, scheme == "enum" ? &branches : nullptr);
-  if (count > 1)
-    reason += (reason.empty() ? "" : "; ") + chunk_report(chunks, scheme, rounds, in_order);
+  if (scheme != "enum")
+    return tokenize_in_chunks(t, data, n, count, scheme, reason, threads, tokens);
+  std::vector<TokenChunk> chunks = plan_token_chunks<TokenChunk>(n, count);  // enum
+  std::vector<TokenBranches> branches(count);
+  enumerate_and_run(t, data, n, chunks, threads, branches);
+  if (count > 1) {
+    validate_in_order(t, data, n, chunks, &branches);
+    reason += (reason.empty() ? "" : "; ") + chunk_report(chunks, scheme, 0, false);
+  }
   gather_tokens(chunks, t.kind_count, tokens, result, threads);
   result.scheme = scheme;
   result.reason = reason;
