@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: demo test lint venv clean bench-ccn bench-fsm
+.PHONY: demo test lint venv clean bench-ccn bench-fsm bench-fsm-tokens
 
 venv: $(STAMP)
 
@@ -30,6 +30,12 @@ bench-ccn: $(STAMP)
 bench-fsm: $(STAMP)
 	$(BIN)/python -m pip install -q matplotlib
 	$(BIN)/python bench/fsm_schemes.py
+
+# flex and re2c are the benchmark's competitors, not the product's dependencies.
+bench-fsm-tokens: $(STAMP)
+	command -v flex >/dev/null && command -v re2c >/dev/null || \
+	  (apt-get update -q && apt-get install -y -q flex re2c)
+	$(BIN)/python bench/fsm_tokens.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -20,6 +20,16 @@ import click
 
 from parafuse.cli.errors import UsageError, read_source, reports_errors
 from parafuse.cli.fsm_report import analysis_json, print_analysis, print_run
+from parafuse.cli.fsm_token_commands import (
+    compile_token_project,
+    run_cpp_tokens,
+    run_reference_tokens,
+)
+from parafuse.cli.fsm_token_report import (
+    analyse_token_set,
+    print_token_analysis,
+    token_analysis_json,
+)
 from parafuse.emitters.fsm.project import (
     ProjectRequest,
     cached_project,
@@ -38,6 +48,7 @@ from parafuse.fsm_compiler.pipeline import (
     random_sample,
 )
 from parafuse.fsm_compiler.reference_executor import result_json, run_reference
+from parafuse.fsm_compiler.token_sets import CompiledTokenSet
 from parafuse.grammar.diagnostics import SourceFile
 
 PROG = "boostfsm"
@@ -110,12 +121,16 @@ def analyze(file, machine, sample_path, as_json, max_states, max_fused_states, l
         sample, sample_name = random_sample(), "random bytes (no --input)"
     else:
         sample, sample_name = _read_input(sample_path), sample_path
-    analyses = [analyse(m, sample, sample_name) for m in compiled.machines]
+    tokens = [isinstance(m, CompiledTokenSet) for m in compiled.machines]
+    analyses = [analyse_token_set(m, sample, sample_name) if is_tokens else
+                analyse(m, sample, sample_name)
+                for m, is_tokens in zip(compiled.machines, tokens)]
     if as_json:
-        click.echo(json.dumps([analysis_json(a) for a in analyses], indent=2))
+        click.echo(json.dumps([token_analysis_json(a) if is_tokens else analysis_json(a)
+                               for a, is_tokens in zip(analyses, tokens)], indent=2))
     else:
-        for analysis in analyses:
-            print_analysis(analysis)
+        for analysis, is_tokens in zip(analyses, tokens):
+            (print_token_analysis if is_tokens else print_analysis)(analysis)
 
 
 def _only_machine(compiled: CompiledFile, path: str) -> CompiledMachine:
@@ -137,12 +152,27 @@ def _only_machine(compiled: CompiledFile, path: str) -> CompiledMachine:
 @click.option("--repeat", type=click.IntRange(1), default=1, help="Runs; seconds is the median.")
 @click.option("--matches", "with_matches", is_flag=True, help="List every match.")
 @click.option("--json", "as_json", is_flag=True, help="Print the runner's JSON object.")
+@click.option("--tokens", "with_tokens", is_flag=True, help="Token sets: list every token.")
+@click.option("--tokens-out", help="Token sets: write the tokens to this .npy file.")
 @option_flags
 @reports_errors(PROG)
 def run(file, input_path, machine, backend, scheme, threads, chunks, repeat, with_matches,
-        as_json, max_states, max_fused_states, lookback) -> None:
+        as_json, with_tokens, tokens_out, max_states, max_fused_states, lookback) -> None:
     overrides = _overrides(max_states, max_fused_states, lookback, scheme)
     compiled_machine = _only_machine(_compile(file, overrides, machine), file)
+    if isinstance(compiled_machine, CompiledTokenSet):
+        if with_matches:
+            raise UsageError("a token set lists tokens (--tokens), not --matches")
+        if backend == "reference":
+            run_reference_tokens(compiled_machine, _read_input(input_path), repeat,
+                                 with_tokens, tokens_out, as_json)
+            return
+        args = _runner_args(scheme, threads, chunks, repeat, False, as_json)
+        args += (["--tokens"] if with_tokens else []) + (
+            ["--tokens-out", tokens_out] if tokens_out else [])
+        sys.exit(run_cpp_tokens(compiled_machine, file, input_path, args))
+    if with_tokens or tokens_out:
+        raise UsageError("--tokens and --tokens-out are for token sets")
     if backend == "cpp":
         runner_args = _runner_args(scheme, threads, chunks, repeat, with_matches, as_json)
         sys.exit(_run_cpp(compiled_machine, file, input_path, runner_args))
@@ -193,12 +223,15 @@ def compile_command(file, machine, out_dir, with_python, train_path, no_build, m
         folder = Path(out_dir or compiled_machine.name)
         if several and out_dir:
             folder = folder / compiled_machine.name
-        analysis = analyse_for_project(compiled_machine, sample)
-        files = project_files(ProjectRequest(compiled_machine, file, analysis, with_python))
-        if no_build:
-            write_tree(folder, files)
+        if isinstance(compiled_machine, CompiledTokenSet):
+            compile_token_project(compiled_machine, file, folder, with_python, sample, no_build)
         else:
-            build_tree(files, folder, cmake_arguments(with_python))
+            analysis = analyse_for_project(compiled_machine, sample)
+            files = project_files(ProjectRequest(compiled_machine, file, analysis, with_python))
+            if no_build:
+                write_tree(folder, files)
+            else:
+                build_tree(files, folder, cmake_arguments(with_python))
         built = "" if no_build else f"; built {folder / 'build' / (compiled_machine.name + '_run')}"
         click.echo(f"wrote {folder} (machine {compiled_machine.name}){built}")
 

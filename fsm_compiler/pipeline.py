@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from parafuse.grammar.diagnostics import CompileWarning, SourceFile
-from parafuse.grammar.fsm_ast import ExplicitMachine, FsmFile, Machine, PatternSet
+from parafuse.grammar.fsm_ast import ExplicitMachine, FsmFile, Machine, PatternSet, TokenSet
 from parafuse.grammar.fsm_parser import parse_fsm
 
 from .analysis import (
@@ -33,6 +33,7 @@ from .pattern_sets import build_subset_dfa, minimal_machine
 from .project_analysis import ProjectAnalysis, project_analysis
 from .reference_executor import state_trace
 from .scheme_choice import choose_scheme
+from .token_sets import CompiledTokenSet, compile_token_set
 
 RANDOM_SAMPLE_BYTES = 1 << 16
 
@@ -62,17 +63,19 @@ def minimise_dfa(
 
 def compile_machine(
     machine: Machine, options: MachineOptions, warnings: list[CompileWarning]
-) -> CompiledMachine:
-    """Stages 2-3 for one machine of either kind."""
+) -> CompiledMachine | CompiledTokenSet:
+    """Stages 2-3 for one machine of any kind."""
     if isinstance(machine, ExplicitMachine):
         return compile_explicit(machine, options, warnings)
+    if isinstance(machine, TokenSet):
+        return compile_token_set(machine, options)
     return minimise_dfa(machine, determinise(machine, options), options)
 
 
 @dataclass
 class CompiledFile:
     fsm_file: FsmFile
-    machines: list[CompiledMachine]
+    machines: list[CompiledMachine | CompiledTokenSet]
     warnings: list[CompileWarning] = field(default_factory=list)
 
 

@@ -79,6 +79,27 @@ class PatternSet:
 
 
 @dataclass(frozen=True)
+class TokenRule:
+    """`[skip] KIND /REGEX/FLAGS` of a token set, with the regex already parsed."""
+
+    kind: NameRef
+    skip: bool
+    regex: Regex
+    text: str
+    flags: str
+    location: Location
+
+
+@dataclass(frozen=True)
+class TokenSet:
+    """`tokens NAME { ... }`: a maximal-munch lexer (fsm_compiler/token_sets.py)."""
+
+    name: NameRef
+    rules: tuple[TokenRule, ...]
+    location: Location
+
+
+@dataclass(frozen=True)
 class OptionSetting:
     """`KEY VALUE` as written; fsm_compiler/options.py checks both."""
 
@@ -94,8 +115,8 @@ class OptionsBlock:
     location: Location
 
 
-Machine = ExplicitMachine | PatternSet
-FileItem = ExplicitMachine | PatternSet | OptionsBlock
+Machine = ExplicitMachine | PatternSet | TokenSet
+FileItem = ExplicitMachine | PatternSet | TokenSet | OptionsBlock
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ from .fsm_ast import (
     PatternDecl,
     PatternSet,
     StateDecl,
+    TokenRule,
+    TokenSet,
     Transition,
 )
 from .fsm_literals import (
@@ -175,6 +177,29 @@ class _FsmTransformer(Transformer):
                 hint="close the regex with '/' on its line, or add the flag x")
         regex = parse_regex(text, flags, regex_location.shifted(1))
         return PatternDecl(self.name(tag_token), regex, text, flags, self.loc(meta))
+
+    def tokens(self, meta, children) -> TokenSet:
+        name, *rules = children
+        return TokenSet(self.name(name), tuple(rules), self.loc(meta))
+
+    def skip_mark(self, meta, children) -> bool:
+        return True
+
+    def token_rule(self, meta, children) -> TokenRule:
+        skip = children[0] is True
+        kind_token, regex_token = children[1:] if skip else children
+        regex_location = token_location(self.source, regex_token)
+        text, flags = split_regex_literal(str(regex_token), regex_location)
+        try:
+            regex = parse_regex(text, flags, regex_location.shifted(1))
+        except CompileError as error:
+            if "can match the empty string" not in error.message:
+                raise
+            raise CompileError("a token rule cannot match the empty string: the tokenizer "
+                               "would make no progress", error.location,
+                               hint="make every alternative match at least one byte, "
+                                    "e.g. '+' instead of '*'") from None
+        return TokenRule(self.name(kind_token), skip, regex, text, flags, self.loc(meta))
 
     def options(self, meta, children) -> OptionsBlock:
         return OptionsBlock(tuple(children), self.loc(meta))

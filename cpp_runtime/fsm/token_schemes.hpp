@@ -1,0 +1,313 @@
+// parafuse boostfsm runtime: a token set under every scheme (docs/fsm.md, "Token sets").
+//
+//   seq    one tokenizer over the whole input
+//   spec   each chunk's entry is guessed by tokenizing the `lookback` bytes before it;
+//          chunks run in parallel, then each is checked in order against the true entry
+//          (its predecessor's exit) and re-run from there until it meets its own tokens
+//   hspec  the same guesses; wrong chunks are re-run in parallel rounds, each from its
+//          predecessor's current exit (usually one round fixes all); a round that fixes
+//          only the first wrong chunk means the input does not fall in step, and the
+//          rest is checked in order as spec does
+//   enum   each chunk runs from its first byte and from each of the next `width` bytes
+//          (until they meet); a true entry among them is spliced, else re-run as spec
+//   fused  a token set has no fused DFA (maximal munch is not finite-state): runs enum
+//          and says so
+//   (spec and hspec chunks keep a bitmap of token starts and counts, not tokens
+//   (fsm/token_counting.hpp); a token list is then written by a second parallel pass,
+//   each chunk from its true entry into its place in the result)
+//   auto   seq on one thread or a small input, seq when training showed that wrong starts
+//          rarely fall in step, else hspec; the reason quotes the measurements
+#pragma once
+
+#include <omp.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "fsm/token_chunks.hpp"
+#include "fsm/token_counting.hpp"
+
+namespace parafuse::fsm {
+inline namespace v1 {
+
+struct TokenRunOptions {
+  std::string scheme = "auto";
+  int threads = 0;
+  size_t chunks = 0;
+};
+
+struct TokenRunResult {
+  std::vector<uint64_t> counts;  // per kind
+  std::string scheme, reason;
+  int threads = 1;
+};
+
+constexpr size_t kTokenMinChunk = 1 << 12;
+constexpr size_t kEnumWidth = 8;
+
+inline std::string token_auto_choice(const TokenTables& t, size_t n, int threads,
+                                     std::string& reason) {
+  if (threads <= 1) return reason = "one thread: tokenizing sequentially", "seq";
+  if (n < kTokenMinChunk * size_t(threads))
+    return reason = "input under " + std::to_string(kTokenMinChunk * size_t(threads)) +
+                    " bytes: tokenizing sequentially", "seq";
+  const std::string measured =
+      t.fall_never_ppm == kTokenUnknown
+          ? std::string("no training measurement")
+          : "on the training sample a wrong start fell in step after median " +
+                std::to_string(t.fall_median) + " bytes, p90 " + std::to_string(t.fall_p90) +
+                ", never in " + std::to_string(t.fall_never_ppm / 10000) + "% of " +
+                std::to_string(t.train_positions) + " starts";
+  if (t.fall_never_ppm != kTokenUnknown && t.fall_never_ppm > 500000)
+    return reason = "seq: " + measured + ", so chunks would mostly be re-run", "seq";
+  return reason = "hspec: " + measured +
+                  "; chunks run from lookback guesses, wrong ones re-run in parallel rounds",
+         "hspec";
+}
+
+template <class Chunk>
+std::vector<Chunk> plan_token_chunks(size_t n, size_t count) {
+  std::vector<Chunk> chunks(count);
+  for (size_t k = 0; k < count; ++k) {
+    chunks[k].begin = n * k / count;
+    chunks[k].end = n * (k + 1) / count;
+  }
+  return chunks;
+}
+
+// Check chunks in order from `first`; re-run each wrong one from its true entry.
+template <class Chunk>
+void validate_in_order(const TokenTables& t, const uint8_t* data, size_t n,
+                       std::vector<Chunk>& chunks, const std::vector<TokenBranches>* branches,
+                       size_t first = 1) {
+  Tokenizer tokenizer(t, data, n);
+  for (size_t k = std::max<size_t>(first, 1); k < chunks.size(); ++k) {
+    const size_t truth = chunks[k - 1].exit;
+    if (truth == chunks[k].entry) continue;
+    if constexpr (std::is_same_v<Chunk, TokenChunk>)
+      if (branches && truth < chunks[k].end && splice_branch(chunks[k], (*branches)[k], truth))
+        continue;
+    rerun_chunk(tokenizer, chunks[k], truth, n);
+  }
+}
+
+// How many chunks from the first are known right (each entry is its predecessor's exit).
+template <class Chunk>
+size_t validated_prefix(const std::vector<Chunk>& chunks) {
+  size_t k = 1;
+  while (k < chunks.size() && chunks[k].entry == chunks[k - 1].exit) ++k;
+  return std::min(k, chunks.size());
+}
+
+// Parallel rounds: every chunk whose entry differs from its predecessor's exit re-runs
+// from that exit. A round that fixes no more than the first wrong chunk (the tokenization
+// does not fall in step) ends the rounds: the rest is checked in order, as spec does.
+// Returns the rounds run; `in_order` tells whether the rest went in order.
+template <class Chunk>
+int validate_in_rounds(const TokenTables& t, const uint8_t* data, size_t n,
+                       std::vector<Chunk>& chunks, int threads, bool& in_order) {
+  int rounds = 0;
+  in_order = false;
+  std::vector<size_t> truth(chunks.size());
+  size_t valid = validated_prefix(chunks);
+  while (valid < chunks.size()) {
+    for (size_t k = 1; k < chunks.size(); ++k) truth[k] = chunks[k - 1].exit;
+    const long count = long(chunks.size());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (long k = long(valid); k < count; ++k) {
+      if (truth[size_t(k)] == chunks[size_t(k)].entry) continue;
+      Tokenizer tokenizer(t, data, n);
+      rerun_chunk(tokenizer, chunks[size_t(k)], truth[size_t(k)], n);
+    }
+    ++rounds;
+    const size_t now = validated_prefix(chunks);
+    if (now < chunks.size() && now <= valid + 1) {
+      validate_in_order<Chunk>(t, data, n, chunks, nullptr, now);
+      in_order = true;
+      break;
+    }
+    valid = now;
+  }
+  return rounds;
+}
+
+// enum: each chunk from its first byte, with branches from the next bytes.
+inline void enumerate_and_run(const TokenTables& t, const uint8_t* data, size_t n,
+                              std::vector<TokenChunk>& chunks, int threads,
+                              std::vector<TokenBranches>& branches) {
+  const long count = long(chunks.size());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (long k = 0; k < count; ++k) {
+    Tokenizer tokenizer(t, data, n);
+    TokenChunk& chunk = chunks[size_t(k)];
+    run_chunk(tokenizer, chunk, chunk.begin, n);
+    if (k > 0) branches[size_t(k)] = enumerate_branches(tokenizer, chunk, kEnumWidth, n);
+  }
+}
+
+// Kind counts and, into `out` when given, the tokens of all chunks in order
+// (OutToken: any struct {start, end, kind}, such as a library's public Token).
+template <class OutToken>
+void gather_tokens(const std::vector<TokenChunk>& chunks, uint32_t kind_count,
+                   std::vector<OutToken>* out_tokens, TokenRunResult& result, int threads) {
+  const size_t count = chunks.size();
+  std::vector<std::vector<uint64_t>> counts(count, std::vector<uint64_t>(kind_count, 0));
+  std::vector<size_t> offset(count + 1, 0);
+  for (size_t k = 0; k < count; ++k) offset[k + 1] = offset[k] + chunks[k].tokens.size();
+  if (out_tokens) out_tokens->resize(offset[count]);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (long k = 0; k < long(count); ++k) {
+    auto& mine = counts[size_t(k)];
+    OutToken* out = out_tokens ? out_tokens->data() + offset[size_t(k)] : nullptr;
+    for (const Token& token : chunks[size_t(k)].tokens) {
+      ++mine[token.kind];
+      if (out) *out++ = OutToken{token.start, token.end, token.kind};
+    }
+  }
+  result.counts.assign(kind_count, 0);
+  for (size_t k = 0; k < count; ++k)
+    for (uint32_t kind = 0; kind < kind_count; ++kind) result.counts[kind] += counts[k][kind];
+}
+
+// `seq`: one tokenizer, straight into the caller's vector (no chunk list to gather).
+template <class OutToken>
+void tokenize_sequentially(const TokenTables& t, const uint8_t* data, size_t n,
+                           std::vector<OutToken>* tokens, TokenRunResult& result) {
+  Tokenizer tokenizer(t, data, n);
+  result.counts.assign(t.kind_count, 0);
+  Token token;
+  bool reserved = tokens == nullptr;
+  for (size_t p = 0; p < n;) {
+    p = tokenizer.next_token(p, token);
+    if (!reserved && p >= kDensityProbe) {
+      reserve_at_density(*tokens, tokens->size(), p, n);
+      reserved = true;
+    }
+    if (token.kind == kSkipToken) continue;
+    ++result.counts[token.kind];
+    if (tokens) tokens->push_back(OutToken{token.start, token.end, token.kind});
+  }
+  result.threads = 1;
+}
+
+// The speculation and validation part of `reason` (after what auto said).
+template <class Chunk>
+std::string chunk_report(const std::vector<Chunk>& chunks, const std::string& scheme,
+                         int rounds, bool in_order) {
+  uint64_t rerun = 0;
+  size_t wrong = 0;
+  for (const auto& chunk : chunks) rerun += chunk.rerun_bytes, wrong += chunk.rerun_bytes > 0;
+  return std::to_string(chunks.size()) + " chunks, " + std::to_string(wrong) + " re-run (" +
+         std::to_string(rerun) + " bytes)" +
+         (scheme == "hspec" ? ", " + std::to_string(rounds) + " rounds" : std::string()) +
+         (in_order ? ", then in order (wrong starts did not fall in step)" : "");
+}
+
+// spec and hspec: chunks that count without storing tokens, validated (entries true).
+inline std::vector<CountChunk> counted_chunks(const TokenTables& t, const uint8_t* data,
+                                              size_t n, size_t count, const std::string& scheme,
+                                              int threads, std::string& reason) {
+  std::vector<CountChunk> chunks = plan_token_chunks<CountChunk>(n, count);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (long k = 0; k < long(count); ++k) {
+    Tokenizer tokenizer(t, data, n);
+    CountChunk& chunk = chunks[size_t(k)];
+    const size_t entry = k == 0 ? 0 : lookback_entry(tokenizer, chunk.begin, t.lookback, n);
+    run_chunk(tokenizer, chunk, entry, n, t.kind_count);
+  }
+  int rounds = 0;
+  bool in_order = false;
+  if (scheme == "hspec") rounds = validate_in_rounds(t, data, n, chunks, threads, in_order);
+  else validate_in_order<CountChunk>(t, data, n, chunks, nullptr);
+  if (count > 1)
+    reason += (reason.empty() ? "" : "; ") + chunk_report(chunks, scheme, rounds, in_order);
+  return chunks;
+}
+
+// spec and hspec: count in chunks; with `tokens`, size the result from the counts and
+// tokenize every chunk again from its true entry straight into its place (two parallel
+// passes, no per-chunk token lists to gather).
+template <class OutToken>
+TokenRunResult tokenize_in_chunks(const TokenTables& t, const uint8_t* data, size_t n,
+                                  size_t count, const std::string& scheme, std::string reason,
+                                  int threads, std::vector<OutToken>* tokens) {
+  const std::vector<CountChunk> chunks = counted_chunks(t, data, n, count, scheme, threads, reason);
+  TokenRunResult result;
+  result.counts.assign(t.kind_count, 0);
+  std::vector<size_t> offset(count + 1, 0);
+  for (size_t k = 0; k < count; ++k) {
+    int64_t emitted = 0;
+    for (uint32_t kind = 0; kind < t.kind_count; ++kind) {
+      result.counts[kind] += uint64_t(chunks[k].counts[kind]);
+      emitted += chunks[k].counts[kind];
+    }
+    offset[k + 1] = offset[k] + size_t(emitted);
+  }
+  if (tokens) {
+    tokens->resize(offset[count]);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (long k = 0; k < long(count); ++k) {
+      Tokenizer tokenizer(t, data, n);
+      const CountChunk& chunk = chunks[size_t(k)];
+      OutToken* out = tokens->data() + offset[size_t(k)];
+      Token token;
+      for (size_t p = chunk.entry; p < chunk.end && p < n;) {
+        p = tokenizer.next_token(p, token);
+        if (token.kind != kSkipToken) *out++ = OutToken{token.start, token.end, token.kind};
+      }
+    }
+  }
+  result.scheme = scheme;
+  result.reason = reason;
+  result.threads = threads;
+  return result;
+}
+
+// Tokenize data[0, n) under options.scheme; the tokens go to `tokens` when given.
+template <class OutToken = Token>
+TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n,
+                             const TokenRunOptions& options, std::vector<OutToken>* tokens) {
+  static const char* const known[] = {"auto", "seq", "enum", "fused", "spec", "hspec"};
+  bool valid = false;
+  for (const char* name : known) valid = valid || options.scheme == name;
+  if (!valid)
+    throw std::invalid_argument("unknown scheme '" + options.scheme +
+                                "' (auto | seq | enum | fused | spec | hspec)");
+  TokenRunResult result;
+  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  std::string scheme = options.scheme, reason;
+  if (scheme == "auto") scheme = token_auto_choice(t, n, threads, reason);
+  if (scheme == "fused") {
+    reason = "a token set has no fused DFA (maximal munch is not finite-state): ran enum";
+    scheme = "enum";
+  }
+  if (scheme == "seq") {
+    if (reason.empty()) reason = "requested: one tokenizer over the whole input";
+    tokenize_sequentially(t, data, n, tokens, result);
+    result.scheme = scheme;
+    result.reason = reason;
+    return result;
+  }
+  const size_t wanted = options.chunks ? options.chunks : size_t(4) * size_t(threads);
+  const size_t count = n == 0 ? 1 : std::max<size_t>(1, std::min(wanted, n));
+  if (scheme != "enum")
+    return tokenize_in_chunks(t, data, n, count, scheme, reason, threads, tokens);
+  std::vector<TokenChunk> chunks = plan_token_chunks<TokenChunk>(n, count);  // enum
+  std::vector<TokenBranches> branches(count);
+  enumerate_and_run(t, data, n, chunks, threads, branches);
+  if (count > 1) {
+    validate_in_order(t, data, n, chunks, &branches);
+    reason += (reason.empty() ? "" : "; ") + chunk_report(chunks, scheme, 0, false);
+  }
+  gather_tokens(chunks, t.kind_count, tokens, result, threads);
+  result.scheme = scheme;
+  result.reason = reason;
+  result.threads = threads;
+  return result;
+}
+
+}  // namespace v1
+}  // namespace parafuse::fsm

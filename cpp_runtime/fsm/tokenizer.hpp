@@ -1,0 +1,172 @@
+// parafuse boostfsm runtime: the sequential maximal-munch tokenizer of a token set
+// (docs/fsm-language.md section 5; design in docs/fsm.md).
+//
+// A token at p: run the DFA from p until it dies (or the input ends), remembering the
+// last accepting state; the token ends there. Where no rule matches at p, one `error`
+// token runs to the next position where some rule matches.
+//
+// Backing up re-reads bytes. When a rule set has a cycle of live non-accepting states
+// (a comment or string that may never close) the re-reading is unbounded, and a naive
+// tokenizer is quadratic (each of n positions scanning to the end). Tokenizer then keeps
+// Reps' memo ("Maximal-munch tokenization in linear time", TOPLAS 1998): after a scan
+// that read past its last accept, every (position, loop state) it met there is recorded
+// as failed, and a later scan that meets one stops at once. Each pair fails once, so the
+// work is linear. Only every 32nd position is recorded (a scan that has fallen onto a
+// failed path meets a record within 32 bytes), which keeps the memo small when one
+// unterminated comment fails over the whole input. The memo is consulted only below the
+// highest failed position, so inputs that never back up far pay nothing for it.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <unordered_set>
+#include <vector>
+
+#include "fsm/token_tables.hpp"
+
+namespace parafuse::fsm {
+inline namespace v1 {
+
+// One token: bytes [start, end) of kind `kind` (an index of kind_name). 24 bytes, the
+// layout of the Python module's numpy records (start u64, end u64, kind u16).
+struct Token {
+  uint64_t start;
+  uint64_t end;
+  uint16_t kind;
+};
+
+constexpr uint16_t kSkipToken = 0xFFFF;  // kind of a skip rule's token inside the runtime
+constexpr size_t kMemoMinBackup = 16;    // shorter back-ups are cheap to re-read
+constexpr size_t kMemoStride = 32;       // failures are recorded at every 32nd position
+
+class Tokenizer {
+ public:
+  Tokenizer(const TokenTables& tables, const uint8_t* data, size_t n)
+      : t_(tables), data_(data), n_(n) {}
+
+  // The token starting at p < n: fills `token` (kind kSkipToken for a skip rule) and
+  // returns its end.
+  size_t next_token(size_t p, Token& token) {
+    int32_t kind;
+    size_t end = longest(p, kind);
+    if (end > p) {
+      token = Token{p, end, kind == kSkipKind ? kSkipToken : uint16_t(kind)};
+      return end;
+    }
+    end = p + 1;
+    while (end < n_ && longest(end, kind) == end) ++end;
+    token = Token{p, end, t_.error_kind()};
+    return end;
+  }
+
+  uint64_t bytes_read() const { return bytes_read_; }
+
+ private:
+  // End of the longest match at p (p itself when none) and its kind.
+  size_t longest(size_t p, int32_t& kind) {
+    if (p == cached_at_) {
+      kind = cached_kind_;
+      return cached_end_;
+    }
+    if (p >= memo_high_ && !memo_.empty()) memo_.clear();
+    uint32_t best_state = t_.start;
+    size_t best = p;
+    const size_t i = memo_.empty() ? scan<false>(p, best, best_state)
+                                   : scan<true>(p, best, best_state);
+    kind = kNoKind;
+    bytes_read_ += i - p;
+    if (best > p) kind = t_.accept[best_state >> t_.shift];
+    if (t_.needs_memo && i - best >= kMemoMinBackup) remember_failure(best, best_state, i);
+    cached_at_ = p, cached_end_ = best, cached_kind_ = kind;
+    return best;
+  }
+
+  // Run the DFA from p until it dies, the input ends or (kMemo) a failed pair is met;
+  // `best`/`best_state`: the last accepting position and state. Returns where it stopped.
+  template <bool kMemo>
+  size_t scan(size_t p, size_t& best_out, uint32_t& best_state_out) const {
+    size_t best = best_out;
+    uint32_t best_state = best_state_out;
+    const uint8_t* const data = data_;
+    const uint32_t* const next = t_.next;
+    const uint8_t* const byte_class = t_.byte_class;
+    const uint32_t floor = t_.accept_floor, dead = t_.dead;
+    uint32_t state = t_.start;
+    size_t i = p;
+    while (i < n_) {
+      state = next[state + byte_class[data[i]]];
+      ++i;
+      if (state >= floor) {
+        best = i;
+        best_state = state;
+      } else if (state == dead) {
+        break;
+      } else if (kMemo && i % kMemoStride == 0 && i < memo_high_ &&
+                 t_.loop[state >> t_.shift] && memo_.count(key(i, state))) {
+        break;
+      }
+    }
+    best_out = best;
+    best_state_out = best_state;
+    return i;
+  }
+
+  // The scan from (best, state) up to `stop` met no accepting state: record its loop states.
+  void remember_failure(size_t best, uint32_t state, size_t stop) {
+    for (size_t i = best; i < stop; ++i) {
+      state = t_.next[state + t_.byte_class[data_[i]]];
+      if (state == t_.dead) break;
+      if ((i + 1) % kMemoStride == 0 && t_.loop[state >> t_.shift])
+        memo_.insert(key(i + 1, state));
+    }
+    if (stop > memo_high_) memo_high_ = stop;
+  }
+
+  uint64_t key(size_t position, uint32_t state) const {
+    return uint64_t(position) * t_.states + (state >> t_.shift);
+  }
+
+  const TokenTables& t_;
+  const uint8_t* data_;
+  size_t n_;
+  std::unordered_set<uint64_t> memo_;
+  size_t memo_high_ = 0;
+  size_t cached_at_ = ~size_t(0), cached_end_ = 0;
+  int32_t cached_kind_ = kNoKind;
+  uint64_t bytes_read_ = 0;
+};
+
+constexpr size_t kDensityProbe = 1 << 16;  // bytes tokenized before reserving for the rest
+
+// Once `done` of `total` bytes hold `count` tokens, reserve for the rest at that density
+// (an eighth more): growing a vector of millions of tokens by doubling costs more than
+// tokenizing them.
+template <class Vector>
+void reserve_at_density(Vector& out, size_t count, size_t done, size_t total) {
+  if (done == 0 || total <= done) return;
+  const double estimate = double(count) * double(total) / double(done) * 1.125 + 64;
+  out.reserve(out.size() + size_t(estimate) - count);
+}
+
+// Tokens from `from` while they start before `stop`, skip tokens left out; returns where
+// the last one ends (>= stop, or `from` when from >= stop).
+inline size_t tokenize_span(Tokenizer& tokenizer, size_t from, size_t stop, size_t n,
+                            std::vector<Token>& out) {
+  size_t p = from;
+  const size_t first = out.size();
+  bool reserved = false;
+  Token token;
+  while (p < stop && p < n) {
+    p = tokenizer.next_token(p, token);
+    if (token.kind != kSkipToken) out.push_back(token);
+    if (!reserved && p - from >= kDensityProbe) {
+      reserve_at_density(out, out.size() - first, p - from, std::min(stop, n) - from);
+      reserved = true;
+    }
+  }
+  return p;
+}
+
+}  // namespace v1
+}  // namespace parafuse::fsm

@@ -1,0 +1,130 @@
+"""A generated token-set project end to end: the runner's JSON and --tokens against the
+reference tokenizer, --tokens-out (a numpy file; nothing written when the run fails),
+`boostfsm run` on both backends, `boostfsm analyze`'s fall-in-step report, and the
+Python module's structured array (shared with the library, not copied)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from parafuse.emitters.fsm.token_project import TokenHints, cached_token_project
+from parafuse.fsm_compiler.pipeline import compile_file
+from parafuse.fsm_compiler.reference_tokenizer import kind_counts, tokenize
+from parafuse.grammar.diagnostics import SourceFile
+from tests.conftest import SAMPLES
+from tests.required_tools import require_cxx
+
+sys.path.insert(0, str(SAMPLES / "tokens"))
+import token_inputs  # noqa: E402
+
+BOOSTFSM = str(sys.executable).rsplit("/", 1)[0] + "/boostfsm"
+JSON_SAMPLE = SAMPLES / "tokens" / "json_tokens.fsm"
+
+
+def sample_token_set(name: str):
+    path = SAMPLES / "tokens" / f"{name}.fsm"
+    return compile_file(SourceFile(str(path), path.read_text(encoding="latin-1"))).machines[0]
+
+
+@pytest.fixture(scope="module")
+def json_project():
+    require_cxx()
+    return cached_token_project(sample_token_set("json_tokens"), "samples/tokens/json_tokens.fsm",
+                                TokenHints(), python=True)
+
+
+@pytest.fixture(scope="module")
+def json_input(tmp_path_factory):
+    path = tmp_path_factory.mktemp("tokens") / "input.json"
+    path.write_bytes(token_inputs.json_tokens(1 << 15) + b" tru -")
+    return path
+
+
+def _expected(data: bytes):
+    token_set = sample_token_set("json_tokens")
+    tokens = tokenize(token_set, data)
+    names = token_set.kind_names
+    return kind_counts(token_set, tokens), [[s, e, names[k]] for k, s, e in tokens], tokens
+
+
+@pytest.mark.parametrize("scheme", ["seq", "hspec", "auto"])
+def test_runner_tokens_equal_reference(json_project, json_input, scheme) -> None:
+    done = subprocess.run([str(json_project / "build" / "json_tokens_run"), str(json_input),
+                           "--json", "--tokens", "--scheme", scheme, "--threads", "2"],
+                          capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout)
+    counts, listed, _ = _expected(json_input.read_bytes())
+    assert result["counts"] == counts and result["tokens"] == listed
+    assert result["counts"]["error"] == 2  # `tru` and `-`
+    assert result["end"] == result["bytes"] == json_input.stat().st_size
+    assert result["requested_scheme"] == scheme and result["reason"]
+
+
+def test_tokens_out_writes_npy_and_nothing_on_failure(json_project, json_input, tmp_path) -> None:
+    runner = str(json_project / "build" / "json_tokens_run")
+    out = tmp_path / "tokens.npy"
+    subprocess.run([runner, str(json_input), "--tokens-out", str(out), "--scheme", "spec"],
+                   check=True, capture_output=True)
+    records = np.load(out)
+    _, _, tokens = _expected(json_input.read_bytes())
+    assert records.dtype.names == ("start", "end", "kind")
+    assert list(zip(records["kind"].tolist(), records["start"].tolist(),
+                    records["end"].tolist())) == tokens
+    failed = tmp_path / "missing" / "tokens.npy"
+    done = subprocess.run([runner, "no/such/input", "--tokens-out", str(out.with_name("x.npy"))],
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and not out.with_name("x.npy").exists()
+    done = subprocess.run([runner, str(json_input), "--tokens-out", str(failed)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and "cannot write" in done.stderr
+    assert not failed.parent.exists()
+
+
+def test_boostfsm_run_backends_agree(json_input) -> None:
+    require_cxx()
+    results = []
+    for backend in ("reference", "cpp"):
+        done = subprocess.run([BOOSTFSM, "run", str(JSON_SAMPLE), str(json_input), "--tokens",
+                               "--json", "--backend", backend], capture_output=True, text=True,
+                              check=True)
+        results.append(json.loads(done.stdout))
+    assert results[0]["tokens"] == results[1]["tokens"]
+    assert results[0]["counts"] == results[1]["counts"]
+
+
+def test_analyze_reports_fall_in_step(json_input) -> None:
+    done = subprocess.run([BOOSTFSM, "analyze", str(JSON_SAMPLE), "--input", str(json_input),
+                           "--json"], capture_output=True, text=True, check=True)
+    report = json.loads(done.stdout)[0]
+    fall = report["fall_in_step"]
+    assert report["kind"] == "tokens" and fall["positions"] > 0
+    assert 0 <= fall["median"] <= fall["p90"] and fall["never"] == 0
+    assert report["auto_scheme"] == "hspec" and "median" in report["auto_reason"]
+
+
+def test_python_module_returns_structured_array_without_copy(json_project, json_input) -> None:
+    sys.path.insert(0, str(json_project / "build"))
+    try:
+        module = importlib.import_module("json_tokens")
+    finally:
+        sys.path.pop(0)
+    data = np.frombuffer(json_input.read_bytes(), dtype=np.uint8)
+    counts, _, tokens = _expected(data.tobytes())
+    assert module.kinds == ["string", "number", "literal", "punct", "error"]
+    for scheme in ("seq", "enum", "hspec"):
+        result = module.run(data, threads=2, scheme=scheme, tokens=True)
+        array = result["tokens"]
+        assert array.dtype.names == ("start", "end", "kind") and array.dtype.itemsize == 24
+        assert array.dtype["start"] == np.uint64 and array.dtype["kind"] == np.uint16
+        assert not array.flags.owndata and array.base is not None  # the library's vector
+        assert list(zip(array["kind"].tolist(), array["start"].tolist(),
+                        array["end"].tolist())) == tokens
+        assert result["counts"] == counts and result["scheme"] == scheme
+    assert "tokens" not in module.run(b"[1, 2]")
+    assert len(module.run(b"", tokens=True)["tokens"]) == 0

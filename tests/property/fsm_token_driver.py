@@ -1,0 +1,51 @@
+"""Run token sets through every C++ scheme with the token-set driver (one build for all).
+
+`assert_tokens_equal_reference(cases, work)` writes each case's blob and input, runs
+every configuration of every case in one process, and checks that `seq` gives the
+reference tokenizer's tokens and counts and that every configuration gives `seq`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from parafuse.emitters.fsm.token_blob import TokenHints, token_blob
+from parafuse.emitters.fsm.token_project import token_driver
+from parafuse.fsm_compiler.reference_tokenizer import kind_counts, tokenize
+from parafuse.fsm_compiler.token_sets import CompiledTokenSet
+
+SCHEMES = ("seq", "enum", "fused", "spec", "hspec", "auto")
+THREADS = (1, 2, 3)
+
+
+def configurations(input_bytes: int, threads=THREADS, schemes=SCHEMES) -> list[str]:
+    """Chunk counts 1, 2, 7, 64 and more than the input's bytes (a boundary after every byte)."""
+    chunk_counts = sorted({1, 2, 7, 64, input_bytes + 5})
+    return [f"{scheme}:{count}:{chunks}" for scheme in schemes for count in threads
+            for chunks in chunk_counts]
+
+
+def assert_tokens_equal_reference(cases: list[tuple[CompiledTokenSet, bytes]], work: Path,
+                                  hints: TokenHints | None = None, sanitize: str = "") -> None:
+    manifest, lines = work / "manifest.txt", []
+    for index, (token_set, data) in enumerate(cases):
+        blob, data_path = work / f"case{index}.blob", work / f"case{index}.input"
+        blob.write_bytes(token_blob(token_set, hints or TokenHints()))
+        data_path.write_bytes(data)
+        lines.append(f"{blob} {data_path}")
+    manifest.write_text("\n".join(lines) + "\n")
+    longest = max((len(data) for _, data in cases), default=0)
+    done = subprocess.run([str(token_driver(sanitize)), str(manifest),
+                           *configurations(longest)], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(results) == len(cases)
+    for (token_set, data), result in zip(cases, results, strict=True):
+        expected = tokenize(token_set, data)
+        got = [(kind, start, end) for start, end, kind in result["tokens"]]
+        assert got == expected, f"{token_set.name} seq on {data[:80]!r}"
+        assert result["counts"] == list(kind_counts(token_set, expected).values())
+        assert result["differs"] == [], f"{token_set.name} on {data[:80]!r}"

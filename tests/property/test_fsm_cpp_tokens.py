@@ -1,0 +1,96 @@
+"""Every C++ scheme at 1, 2 and 3 threads and chunk counts up to one chunk per byte gives
+the reference tokenizer's token list and counts: generated token sets (overlapping rules,
+priority ties, skip rules, rules that back up) over generated inputs, and inputs made to
+be hard for parallel tokenizing (boundaries inside comments, strings and long tokens,
+inputs that never fall in step, inputs that back up at every byte, empty and one byte),
+and the sample lexers over generated inputs."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from parafuse.fsm_compiler.pipeline import compile_file
+from parafuse.grammar.diagnostics import SourceFile
+from tests.conftest import SAMPLES
+from tests.required_tools import require_cxx
+
+from .fsm_token_driver import assert_tokens_equal_reference
+from .fsm_token_strategies import compile_tokens, token_inputs, token_rules
+
+LEXER = r"""
+tokens lexer {
+    skip ws      /[ \t\n]+/
+    skip comment /\/\*([^*]|\*+[^*\/])*\*+\//
+    keyword      /if|else|while/
+    ident        /[A-Za-z_][A-Za-z0-9_]*/
+    string       /"([^"\\\n]|\\.)*"/
+    number       /[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?/
+    op           /[-+*\/=<>!]=?|&&|\|\||[(){};,]/
+}
+tokens backs_up {
+    a      /a/
+    ab     /a*b/
+    quote  /"[^"]*"/
+}
+"""
+
+
+def _token_sets():
+    return {m.name: m for m in compile_file(SourceFile("lexer.fsm", LEXER)).machines}
+
+
+def _hard_inputs() -> list[tuple[str, bytes]]:
+    program = b'if (x1 >= 2.5e3) { s = "a \\" /* b */"; } /* if "else */ while (y) x = x / 2;\n'
+    strings = b'"a" "b c" "d" ' * 300  # a wrong start inside a string never falls in step
+    return [
+        ("lexer", b""), ("lexer", b"i"), ("lexer", b"\""), ("lexer", program * 40),
+        ("lexer", b"/*" + b" comment that never ends " * 200),  # unterminated: backs up
+        ("lexer", b"x" * 3000 + b" " + b"9" * 2000),  # tokens longer than many chunks
+        ("lexer", strings), ("lexer", b"\"" + b"a" * 4000),  # one error, then an ident
+        ("backs_up", b"a" * 1500),  # every token reads to the end and backs up
+        ("backs_up", b"a" * 3000 + b"b" + b"\"x" * 200),
+    ]
+
+
+def test_hard_inputs_every_scheme_equals_reference(tmp_path) -> None:
+    require_cxx()
+    token_sets = _token_sets()
+    cases = [(token_sets[name], data) for name, data in _hard_inputs()]
+    assert_tokens_equal_reference(cases, tmp_path)
+
+
+_CASES = st.lists(st.tuples(token_rules, st.lists(token_inputs, min_size=1, max_size=3)),
+                  min_size=1, max_size=4)
+
+
+@settings(max_examples=10, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(_CASES)
+def test_random_token_sets_every_scheme_equals_reference(tmp_path, generated) -> None:
+    require_cxx()
+    cases = []
+    for rules, inputs in generated:
+        token_set = compile_tokens(rules)
+        if token_set is not None:
+            cases += [(token_set, data) for data in inputs]
+    if cases:
+        assert_tokens_equal_reference(cases, tmp_path)
+
+
+def test_samples_every_scheme_equals_reference(tmp_path) -> None:
+    require_cxx()
+    sys.path.insert(0, str(SAMPLES / "tokens"))
+    import token_inputs
+
+    cases = []
+    noise = np.random.default_rng(5).integers(0, 256, 2000, dtype=np.uint8).tobytes()
+    for name, generate in token_inputs.GENERATORS.items():
+        path = SAMPLES / "tokens" / f"{name}.fsm"
+        token_set = compile_file(SourceFile(str(path), path.read_text())).machines[0]
+        real = generate(6000)
+        cases += [(token_set, data) for data in (b"", real[:1], noise, real)]
+    assert_tokens_equal_reference(cases, tmp_path)
