@@ -21,6 +21,7 @@ from parafuse.grammar.diagnostics import CompileError, Location, Note
 from parafuse.grammar.fsm_ast import TokenRule, TokenSet
 from parafuse.grammar.regex_ast import (
     Alternation,
+    Assertion,
     ByteClass,
     Concat,
     Empty,
@@ -114,14 +115,11 @@ def check_token_set(token_set: TokenSet) -> None:
 
 
 def _check_rule_regex(regex: Regex) -> None:
-    for alternative in regex.alternatives:
-        if getattr(alternative, "anchored", False):
-            raise _assertion_error(alternative.location)
-        _check_no_assertion(alternative.body)
-        if is_nullable(alternative.body):
-            raise CompileError("a token rule cannot match the empty string: the tokenizer "
-                               "would make no progress", alternative.location,
-                               hint="make every alternative match at least one byte")
+    _check_no_assertion(regex.body)
+    if is_nullable(regex.body):
+        raise CompileError("a token rule cannot match the empty string: the tokenizer "
+                           "would make no progress", regex.location,
+                           hint="make every alternative match at least one byte")
 
 
 def _check_no_assertion(node: RegexNode) -> None:
@@ -153,7 +151,8 @@ def compile_token_set(token_set: TokenSet, options: MachineOptions) -> CompiledT
                            f"{options.max_states} DFA states (max_states)",
                            token_set.name.location,
                            hint="raise 'max_states' in an options block") from None
-    winners = [frozenset({min(tags)}) if tags else frozenset() for tags in dfa.state_tags]
+    winners = [frozenset({min(reports.now)}) if reports.now else frozenset()
+               for reports in dfa.state_reports]
     transitions, tags, start = minimise(dfa.transitions, winners, 0)
     order = _runtime_order(transitions, tags, start)
     transitions, tags = renumber(transitions, tags, order)
@@ -170,9 +169,10 @@ def compile_token_set(token_set: TokenSet, options: MachineOptions) -> CompiledT
 
 
 def _anchored(regex: Regex) -> Regex:
-    """Every alternative anchored at the token's start (no unanchored prefix)."""
-    return replace(regex, alternatives=tuple(replace(alternative, anchored=True)
-                                             for alternative in regex.alternatives))
+    """The rule anchored at the token's start: `\\A` before it, so that its first byte
+    can only be the first byte the tokenizer DFA reads (no unanchored prefix)."""
+    start = Assertion("A", False, regex.location)
+    return replace(regex, body=Concat((start, regex.body), regex.location))
 
 
 def _runtime_order(transitions: np.ndarray, tags, start: int) -> list[int]:
