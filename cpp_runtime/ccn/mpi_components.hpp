@@ -11,11 +11,14 @@
 
 namespace pf {
 
+// Known from mpirun's environment (as many ranks on this node as in the job), or a
+// singleton (no launcher at all); another launcher (srun, a PMIx server) leaves it unknown.
 inline bool ranks_share_one_node() {
   const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   const char* world = std::getenv("OMPI_COMM_WORLD_SIZE");
-  if (local == nullptr || world == nullptr) return world == nullptr;  // singleton: one node
-  return std::strcmp(local, world) == 0;
+  if (local != nullptr && world != nullptr) return std::strcmp(local, world) == 0;
+  return world == nullptr && std::getenv("PMIX_RANK") == nullptr &&
+         std::getenv("SLURM_PROCID") == nullptr;
 }
 
 inline void select_one_node_mpi_components() {
