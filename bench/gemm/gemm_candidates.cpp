@@ -9,7 +9,7 @@
 #include <functional>
 #include <vector>
 
-#include "ccn/cpu/matmul.hpp"
+#include "ccn/cpu/blocked_matmul.hpp"
 #include "ccn/half.hpp"
 #ifdef HAVE_OPENBLAS
 #include <cblas.h>
@@ -78,12 +78,12 @@ int main(int argc, char** argv) {
       else std::printf("  %-34s unsupported\n", name);
     };
     report("hand-written blocked f32", median_ms([&] {
-      pf::matmul(a.data(), b.data(), c.data(), s.m, s.k, s.n); }, reps));
+      pf::blocked_matmul(a.data(), b.data(), c.data(), s.m, s.k, s.n); }, reps));
     std::vector<float> wa(a.size()), wb(b.size());
     report("hand-written, bf16 widened", median_ms([&] {
       for (size_t i = 0; i < a.size(); ++i) wa[i] = static_cast<float>(a16[i]);
       for (size_t i = 0; i < b.size(); ++i) wb[i] = static_cast<float>(b16[i]);
-      pf::matmul(wa.data(), wb.data(), c.data(), s.m, s.k, s.n); }, reps));
+      pf::blocked_matmul(wa.data(), wb.data(), c.data(), s.m, s.k, s.n); }, reps));
 #ifdef HAVE_OPENBLAS
     report("OpenBLAS sgemm f32", median_ms([&] {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.f, a.data(), s.k,

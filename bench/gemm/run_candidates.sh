@@ -7,7 +7,7 @@
 set -uo pipefail
 PY=${PYTHON:-.venv/bin/python}
 OUT=${OUT_DIR:-build/gemm_candidates}
-mkdir -p "$OUT"
+rm -rf "$OUT" && mkdir -p "$OUT"
 SRC=bench/gemm/gemm_candidates.cpp
 FLAGS="-O3 -march=native -std=c++17 -fopenmp -Icpp_runtime"
 g++ $FLAGS $SRC -o "$OUT/handwritten"
