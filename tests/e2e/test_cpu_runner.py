@@ -140,7 +140,7 @@ def test_a_run_prints_its_own_lines_only(sgd, tmp_path) -> None:
     """Open MPI's components are chosen by the runner itself (one node: shared-memory
     windows, ob1 over sm), not filtered afterwards: launched by a bare mpirun, without
     the launcher's environment, a fused schedule (which opens shared windows) prints its
-    summary line and nothing else; with one of them set by the user, the user's wins."""
+    summary line and nothing else."""
     _, project = sgd
     env = {k: v for k, v in launch_environment(2).items() if not k.startswith("OMPI_MCA_")}
     command = mpirun_command(project, "sgd", 2, ["--size", f"N={N}", "--schedule", "fused",
@@ -148,6 +148,3 @@ def test_a_run_prints_its_own_lines_only(sgd, tmp_path) -> None:
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stderr == "" and done.stdout.startswith("sgd [fused] on 2 rank(s)"), done
-    env["OMPI_MCA_osc"] = "no_such_component"
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode != 0 and "no_such_component" in done.stderr
