@@ -18,7 +18,7 @@ from parafuse.emitters.ccn.cuda import project as cuda
 from parafuse.emitters.ccn.cuda.emulated import build_emulated_project
 from parafuse.emitters.ccn.cuda.project import DEFAULT_CUDA_ARCH, build_cuda_project, tuning_builder
 from parafuse.emitters.ccn.project_context import scheduled_plans
-from parafuse.emitters.toolchain.cmake import build_tree, write_tree
+from parafuse.emitters.toolchain.cmake import BUILD_NOTICE, build_tree, write_tree
 from parafuse.emitters.toolchain.mpirun import run_ranks
 from parafuse.emitters.toolchain.nvidia import find_nvcc, gpu_present
 from parafuse.grammar.ccn_parser import parse_ccn
@@ -38,9 +38,14 @@ def _load(path: str) -> CheckedModule:
 
 
 
+def _build_notice(text: str, final: bool) -> None:
+    """A build's one line on stderr: "coconetc: compiling NAME ... done in T s"."""
+    click.echo(text if text.startswith(" ") else f"coconetc: {text}", nl=final, err=True)
+
+
 @click.group(help="Compile .ccn programs: computation fused with communication.")
 def main() -> None:
-    pass
+    BUILD_NOTICE.set(_build_notice)
 
 
 @main.command(help="Parse and check every program and schedule; report errors only.")

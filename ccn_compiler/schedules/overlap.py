@@ -7,13 +7,15 @@ Before::
 
 After ``overlap(partial, y)``::
 
-    # overlap1 = overlap(partial, y), chunks 4
+    # overlap1 = overlap(partial, y), chunks auto
     partial = matmul(x, w)
     y = allreduce(sum, partial)
 
 Rows [i*b, (i+1)*b) of `y` depend only on the same rows of `partial`, so the
 allreduce of chunk i runs while the matmul produces chunk i+1. Results are
-unchanged; the reference interpreter runs the two stages in order.
+unchanged; the reference interpreter runs the two stages in order. The chunk count is
+`tune`'s, else open ("auto"): the backend chooses it (the CPU backend by measuring 1, 2
+and 4 chunks over the first steps, the CUDA backend 4), and so does the autotuner.
 """
 
 from __future__ import annotations
@@ -28,8 +30,6 @@ from ..ir_edit import names_read
 from .context import ScheduleContext, lookup_stage
 from .grouping import check_convex, place_group
 from .record import Count, DirectiveRecord
-
-DEFAULT_CHUNKS = 4
 
 
 def check_arguments(directive: ast.Directive) -> tuple[ast.NameRef, ast.NameRef, str | None]:
@@ -95,7 +95,7 @@ def overlap_stages(ctx: ScheduleContext, directive: ast.Directive) -> ir.Program
     check_legality(p, c, p_ref, c_ref)
     check_convex(ctx.program, {p.name, c.name}, directive.location)
     group = ir.OverlapStage(bound or ctx.fresh_name("overlap"), (p, c), directive.location,
-                            DEFAULT_CHUNKS)
+                            None)
     return replace(ctx.program, stages=place_group(ctx.program, group))
 
 

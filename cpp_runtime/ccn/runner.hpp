@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "ccn/mpi_components.hpp"
 #include "ccn/mpi_util.hpp"
 #include "ccn/program.hpp"
 #include "ccn/runner_inputs.hpp"
@@ -92,6 +93,7 @@ inline std::unique_ptr<ScheduleImpl> prepare(int argc, char** argv, const Progra
 }
 
 inline int run_main(int argc, char** argv, const ProgramInfo& info, const Factory& make) {
+  select_one_node_mpi_components();
   PF_MPI(MPI_Init(&argc, &argv));
   MPI_Comm comm = MPI_COMM_WORLD;
   RunnerOptions o;

@@ -32,6 +32,9 @@ class LoopSpace:
     registers: dict[str, str] = field(default_factory=dict)  # values computed in this loop
     invariants: dict[str, str] = field(default_factory=dict)  # offset code -> its constant
     hoists: bool = True  # element_loop declares invariants; other loop writers keep them inline
+    # read trailing-dims operands (a bias) by coordinates rather than at i % extent: the
+    # CPU's loops then run by rows, and the inner loop's index reads them (vectorised)
+    broadcast_by_coords: bool = False
 
     def hoist(self, code: str) -> str:
         """A constant declared before the loop, so that the loop body has no calls or
@@ -63,7 +66,7 @@ class LoopSpace:
         if k == d and offsets == [0]:
             offset = self.hoist(f"{self.local}.start[0] * pf::inner_count({buf.local}, 1)")
             return f"(i + {offset})"
-        if k < d and not offsets:
+        if k < d and not offsets and not self.broadcast_by_coords:
             return f"(i % {self.hoist(f'pf::inner_count({self.local}, {d - k})')})"
         self.needs_coords = True
         terms = []

@@ -56,6 +56,7 @@ class StageWriter:
     constructor: list[str] = field(default_factory=list)  # and their set-up
 
     hoists_offsets = True  # see LoopSpace.hoists
+    broadcasts_by_coords = False  # see LoopSpace.broadcast_by_coords
     stream_arg = ""  # appended to runtime calls that run on a stream
 
     def __post_init__(self) -> None:
@@ -63,7 +64,8 @@ class StageWriter:
         self.sizes: dict[str, str] = sizes_expressions(self.plan.program)
 
     def space(self, vt: ValueType, local: str) -> LoopSpace:
-        return LoopSpace(vt, local, self.buffers.__getitem__, hoists=self.hoists_offsets)
+        return LoopSpace(vt, local, self.buffers.__getitem__, hoists=self.hoists_offsets,
+                         broadcast_by_coords=self.broadcasts_by_coords)
 
     def fresh(self, prefix: str) -> str:
         return f"{prefix}{next(self.counter)}"

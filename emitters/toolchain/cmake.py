@@ -15,7 +15,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,15 +91,35 @@ def _run(command: list[str], cwd: Path, log: Path) -> None:
         raise BuildError(f"build failed: {' '.join(command[:3])} ...\n{tail}")
 
 
-def build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | None = None) -> None:
+# Where a command-line tool wants to be told of a build: called with the start of the
+# line ("compiling NAME ...", final=False), then with its end (" done in 12.3 s" or
+# " failed", final=True), so that a build reads as one line. None: builds are silent.
+BuildNotice = Callable[[str, bool], None]
+BUILD_NOTICE: ContextVar[BuildNotice | None] = ContextVar("build_notice", default=None)
+
+
+def build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | None = None,
+          label: str | None = None) -> None:
     """Configure and build `source` into `build_dir` (Release unless told otherwise).
 
     One build runs at a time on this machine (a lock in the cache folder): each
-    already uses every core through Ninja.
+    already uses every core through Ninja. BUILD_NOTICE, where set, hears of it as
+    "compiling LABEL (C++ with CMake and Ninja) ... done in T s".
     """
-    with open(cache_root() / ".build-slot.lock", "w") as slot:
-        fcntl.flock(slot, fcntl.LOCK_EX)
-        _build(source, build_dir, cmake_args, jobs)
+    notice = BUILD_NOTICE.get()
+    if notice:
+        notice(f"compiling {label or Path(source).name} (C++ with CMake and Ninja) ...", False)
+    start = time.monotonic()
+    try:
+        with open(cache_root() / ".build-slot.lock", "w") as slot:
+            fcntl.flock(slot, fcntl.LOCK_EX)
+            _build(source, build_dir, cmake_args, jobs)
+    except BaseException:
+        if notice:
+            notice(" failed", True)
+        raise
+    if notice:
+        notice(f" done in {time.monotonic() - start:.1f} s", True)
 
 
 def _build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | None) -> None:
@@ -117,7 +139,7 @@ def _build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | Non
 def build_tree(files: Mapping[str, str | bytes], out_dir: Path, cmake_args: list[str]) -> None:
     """Write a project's files to `out_dir` (atomically) and build it in `out_dir/build`."""
     write_tree(out_dir, files)
-    build(out_dir, out_dir / "build", cmake_args)
+    build(out_dir, out_dir / "build", cmake_args, label=str(out_dir))
 
 
 def cache_root() -> Path:
@@ -147,6 +169,6 @@ def cached_build(name: str, files: Mapping[str, str | bytes], cmake_args: list[s
         if (project / "build" / ".built").exists():
             return project
         write_tree(project, files)
-        build(project, project / "build", cmake_args)
+        build(project, project / "build", cmake_args, label=f"{name} (cached as {project.name})")
         (project / "build" / ".built").write_text(key + "\n")
     return project

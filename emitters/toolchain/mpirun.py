@@ -25,9 +25,19 @@ LAUNCHER_LINE = re.compile(
     re.M)
 
 
+# Open MPI's components for ranks on this one node (what ccn/mpi_components.hpp chooses
+# in a runner, here also for Python modules under mpi4py): shared-memory windows and
+# transports, so that Open MPI does not probe UCX, whose one-sided component prints
+# errors to every run that opens a window. A value already in the environment wins.
+ONE_NODE_COMPONENTS = {"OMPI_MCA_osc": "sm", "OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "self,sm"}
+
+
 def launch_environment(ranks: int) -> dict[str, str]:
-    """Environment for mpirun: root allowed, one OpenMP team per rank sized to the cores."""
+    """Environment for mpirun: root allowed, one OpenMP team per rank sized to the cores,
+    Open MPI's one-node components."""
     env = dict(os.environ)
+    for variable, value in ONE_NODE_COMPONENTS.items():
+        env.setdefault(variable, value)
     if os.geteuid() == 0:
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")

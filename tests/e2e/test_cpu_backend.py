@@ -12,7 +12,7 @@ from tests.conftest import SAMPLES
 from tests.e2e.ccn_programs import IN_PLACE, UNPLACED
 from tests.e2e.transport_trace import RankCalls, TransportTrace
 
-SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11}
+SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13}
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
 
 
@@ -106,3 +106,18 @@ def test_fused_collectives_copy_values_they_cannot_hold(transport: str, tmp_path
             assert_backend_matches_reference(project, default, program, name, ranks,
                                              {"N": 1021}, tmp_path / f"{name}-{ranks}")
             assert_transport(trace.take(), transport, ranks)
+
+
+def test_overlap_chunks_chosen_at_run_time_keep_the_results(tmp_path) -> None:
+    """An overlap whose chunks `tune` left open runs 1, 2 and 4 chunks twice each over its
+    first 6 steps, the ranks agree on the fastest and keep it: 8 steps at R = 2 and 3 run
+    every candidate and then the choice, with the reference's results."""
+    module = sample_module("mlp")
+    default = module.programs["mlp"]
+    scheduled = module.scheduled_program("mlp", "overlapped")
+    project = sample_project("mlp")
+    assert "pf::OverlapChunks" in (project / "src" / "mlp.cpp").read_text()
+    sizes = {n: SIZES[n] for n in default.size_vars}
+    for ranks in (2, 3):
+        assert_backend_matches_reference(project, default, scheduled, "overlapped", ranks,
+                                         sizes, tmp_path / f"r{ranks}", iters=8)

@@ -134,3 +134,17 @@ def test_random_inputs_are_the_reference_ones(sgd, tmp_path) -> None:
     expected = logical_values(program, world, expected)
     for name in expected:
         assert_close(actual[name][0], expected[name][0], "bf16", name)
+
+
+def test_a_run_prints_its_own_lines_only(sgd, tmp_path) -> None:
+    """Open MPI's components are chosen by the runner itself (one node: shared-memory
+    windows, ob1 over sm), not filtered afterwards: launched by a bare mpirun, without
+    the launcher's environment, a fused schedule (which opens shared windows) prints its
+    summary line and nothing else."""
+    _, project = sgd
+    env = {k: v for k, v in launch_environment(2).items() if not k.startswith("OMPI_MCA_")}
+    command = mpirun_command(project, "sgd", 2, ["--size", f"N={N}", "--schedule", "fused",
+                                                 "--random", "--iters", "2"])
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "" and done.stdout.startswith("sgd [fused] on 2 rank(s)"), done

@@ -17,7 +17,7 @@ from tests.conftest import SAMPLES
 from tests.cuda_emulation.emulated_project import build_emulated, emulated_files
 from tests.e2e.ccn_programs import IN_PLACE, NORMS, UNPLACED
 
-SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11}
+SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13}
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
 # (ranks, which streams run late): the synchronous device at one rank, one order each above
 CASES = [(1, "none"), (2, "odd"), (3, "even")]

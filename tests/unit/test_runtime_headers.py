@@ -1,5 +1,5 @@
 """Every header of cpp_runtime/ compiles alone with `-I cpp_runtime`: the C++ headers with the
-host compiler (OpenMP and the wheel's MPI), those of ccn/cuda/ with nvcc (NCCL and cuBLAS
+host compiler (OpenMP, the wheel's MPI and oneDNN), those of ccn/cuda/ with nvcc (NCCL and cuBLAS
 from their wheels, or the system's). Each is compiled as a one-line source that includes
 it, as a generated project does; two compilers at a time."""
 
@@ -15,6 +15,7 @@ import pytest
 
 from parafuse.emitters.toolchain.cmake import Toolchain
 from parafuse.emitters.toolchain.nvidia import cublas_library, find_nvcc, nccl_library
+from parafuse.emitters.toolchain.onednn import dnnl_cmake_dir
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
 from tests.required_tools import require_cxx, require_nvcc
 
@@ -33,8 +34,15 @@ def _mpi_includes() -> tuple[str, ...]:
     return tuple(f"-I{folder}" for folder in shown)
 
 
+@functools.cache
+def _dnnl_includes() -> tuple[str, ...]:
+    """oneDNN's headers (ccn/cpu/matmul.hpp) from the onednn-devel-cpu-gomp wheel."""
+    folder = dnnl_cmake_dir()
+    return (f"-I{Path(folder).parents[2] / 'include'}",) if folder else ()
+
+
 def _command(header: str, folder: Path) -> list[str]:
-    include = ["-I", str(CPP_RUNTIME), *_mpi_includes()]
+    include = ["-I", str(CPP_RUNTIME), *_mpi_includes(), *_dnnl_includes()]
     if not _needs_nvcc(header):
         return ["c++", "-std=c++17", "-fsyntax-only", "-fopenmp", *include, "-x", "c++", "-"]
     source = folder / (header.replace("/", "_") + ".cu")

@@ -4,6 +4,9 @@
 #pragma once
 #include <mpi.h>
 
+#include <algorithm>
+#include <chrono>
+#include <limits>
 #include <vector>
 
 #include "ccn/chunk_plan.hpp"
@@ -24,5 +27,45 @@ inline void wait_all(std::vector<MPI_Request>& requests) {
   PF_MPI(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
   requests.clear();
 }
+
+// The chunk count of an `overlap` that `tune` left open, chosen by measurement: its
+// first steps run each candidate in turn (kTrials times each, 1 chunk, i.e. no
+// pipelining, among them); then the ranks agree on the slowest rank's best time of each
+// candidate and keep the fastest for good. So pipelining is kept only where it pays:
+// where the collective is too small to hide, one chunk wins. Every rank calls chunks()
+// and done() around the overlap in every step, so they decide at the same call.
+class OverlapChunks {
+ public:
+  static constexpr int kTrials = 2;
+  explicit OverlapChunks(std::vector<int> candidates = {1, 2, 4})
+      : candidates_(std::move(candidates)),
+        best_(candidates_.size(), std::numeric_limits<double>::infinity()) {}
+
+  int chunks() {
+    start_ = std::chrono::steady_clock::now();
+    return chosen_ > 0 ? chosen_ : candidates_[calls_ % candidates_.size()];
+  }
+
+  void done(MPI_Comm comm) {
+    if (chosen_ > 0) return;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    size_t i = calls_ % candidates_.size();
+    best_[i] = std::min(best_[i], seconds);
+    if (++calls_ < kTrials * candidates_.size()) return;
+    PF_MPI(MPI_Allreduce(MPI_IN_PLACE, best_.data(), static_cast<int>(best_.size()),
+                         MPI_DOUBLE, MPI_MAX, comm));
+    chosen_ = candidates_[std::min_element(best_.begin(), best_.end()) - best_.begin()];
+  }
+
+  int chosen() const { return chosen_; }  // 0 while still measuring
+
+ private:
+  std::vector<int> candidates_;
+  std::vector<double> best_;
+  size_t calls_ = 0;
+  int chosen_ = 0;
+  std::chrono::steady_clock::time_point start_;
+};
 
 }  // namespace pf

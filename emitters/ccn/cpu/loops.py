@@ -17,6 +17,8 @@ def element_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
     """`#pragma omp parallel for` over [lo, hi) of the space's local block."""
     hi = hi or f"{space.local}.count"
     inner = body(expr_context(space, precomputed))
+    if space.needs_coords and not reduction:
+        return _by_rows(space, inner, lo, hi)
     # `simd` asserts that iterations are independent (they are: every loop writes its own
     # buffer), so GCC vectorises without run-time alias checks; reductions keep their
     # element order within a thread.
@@ -27,6 +29,32 @@ def element_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
     lines.append("}")
     if not space.invariants:
         return lines
+    constants = [f"const int64_t {name} = {code};" for code, name in space.invariants.items()]
+    return ["{"] + ["  " + line for line in constants + lines] + ["}"]
+
+
+def _by_rows(space: LoopSpace, inner: list[str], lo: str, hi: str) -> list[str]:
+    """Elements [lo, hi) as rows of the last dim: the coordinates of the other dims once
+    per row, the last one the inner loop's index (a flat loop would divide i by every
+    extent per element, which costs more than the arithmetic of most loops)."""
+    last, local = space.rank - 1, space.local
+    lines = [f"const int64_t width = {local}.shape[{last}];",
+             f"const int64_t lo_ = {lo}, hi_ = {hi};",
+             "if (width > 0 && hi_ > lo_) {",
+             "  #pragma omp parallel for schedule(static)",
+             "  for (int64_t row = lo_ / width; row < (hi_ + width - 1) / width; ++row) {",
+             "    int64_t rest = row;"]
+    for dim in reversed(range(last)):
+        lines.append(f"    const int64_t c{dim} = rest % {local}.shape[{dim}]; "
+                     f"rest /= {local}.shape[{dim}];")
+    lines += ["    (void)rest;",
+              "    const int64_t j0 = std::max<int64_t>(lo_ - row * width, 0);",
+              "    const int64_t j1 = std::min<int64_t>(hi_ - row * width, width);",
+              "    #pragma omp simd",
+              f"    for (int64_t c{last} = j0; c{last} < j1; ++c{last}) {{",
+              f"      const int64_t i = row * width + c{last};"]
+    lines += ["      " + line for line in inner]
+    lines += ["    }", "  }", "}"]
     constants = [f"const int64_t {name} = {code};" for code, name in space.invariants.items()]
     return ["{"] + ["  " + line for line in constants + lines] + ["}"]
 

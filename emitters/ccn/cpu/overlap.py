@@ -1,5 +1,11 @@
 """`overlap(P, C)` on the CPU: P produces chunk c (rows along dim 0) while C works on
-chunk c-1; collectives are MPI's nonblocking ones, completed in order."""
+chunk c-1; collectives are MPI's nonblocking ones, completed in order.
+
+Chunks: `tune`'s count, else `pf::OverlapChunks` (ccn/cpu/pipeline.hpp) measures 1, 2
+and 4 over the first steps and keeps the fastest. (Before: 4 unless tuned, which made
+the step slower than not overlapping where the collective is too small to hide; and a
+matmul chunk was multiplied in float and then stored, where it now goes through
+gemm.py, in the operands' dtype.)"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from parafuse.emitters.ccn.cpp_expr import STORAGE
 from parafuse.emitters.ccn.plan import group_id, stage_id
 from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
 
+from .gemm import gemm_call, store_product
 from .loops import store_loop
 from .stages import CpuStageWriter, comm_name, lower_simple
 
@@ -26,11 +33,8 @@ class _ChunkSteps:
             self.resolved = writer.resolve(self.space, done)
             self.setup += pre
         elif isinstance(stage, ir.MatmulStage):
-            work = "double" if "f64" in (stage.a.type.dtype, stage.b.type.dtype) else "float"
-            self.a, self.la, code_a = writer.materialize_as(stage.a, work)
-            self.b, self.lb, code_b = writer.materialize_as(stage.b, work)
-            self.setup += code_a + code_b + [
-                f"std::vector<{work}> {self.a}_out({writer.buffers[stage.name].local}.count);"]
+            self.gemm = gemm_call(stage, writer)
+            self.setup += self.gemm.lines
         self.setup.append(f"std::vector<MPI_Request> {self.requests}(2 * chunks, "
                           "MPI_REQUEST_NULL);")
 
@@ -39,12 +43,8 @@ class _ChunkSteps:
         if isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage)):
             return store_loop(self.space, target, stage.expr, self.resolved, "lo", "hi")
         if isinstance(stage, ir.MatmulStage):
-            n = f"{self.lb}.shape[1]"
-            return [f"pf::matmul({self.a}.data() + (lo / {n}) * {self.la}.shape.back(), "
-                    f"{self.b}.data(), {self.a}_out.data() + lo, (hi - lo) / {n}, "
-                    f"{self.la}.shape.back(), {n});",
-                    f"for (int64_t i = lo; i < hi; ++i) {target.var}[i] = "
-                    f"pf::store_as<{STORAGE[stage.type.dtype]}>({self.a}_out[i]);"]
+            return self.gemm.call("lo", "hi") + store_product(self.gemm, stage, self.writer,
+                                                              "lo", "hi")
         return self._post_collective(stage, target)
 
     def _post_collective(self, stage: ir.CollectiveStage, target) -> list[str]:
@@ -99,7 +99,12 @@ def lower_overlap(stage: ir.OverlapStage, writer: CpuStageWriter) -> list[str]:
             lower_simple(c, writer)
     producer, consumer = _ChunkSteps(p, writer, 1000), _ChunkSteps(c, writer, 3000)
     local = writer.buffers[p.name].local
-    chunks = str(stage.chunks) if stage.chunks is not None else "4"
+    chooser = f"chunks_{stage_id(stage)}_"
+    if stage.chunks is not None:
+        chunks, finish = str(stage.chunks), []
+    else:  # measured at run time: pf::OverlapChunks (ccn/cpu/pipeline.hpp)
+        writer.members.append(f"pf::OverlapChunks {chooser};")
+        chunks, finish = f"{chooser}.chunks()", [f"{chooser}.done(comm_);"]
 
     def at(chunk: str, steps: list[str]) -> list[str]:
         return ["{", f"  const int c = {chunk};",
@@ -114,6 +119,6 @@ def lower_overlap(stage: ir.OverlapStage, writer: CpuStageWriter) -> list[str]:
     lines += ["  " + s for s in producer.setup + consumer.setup]
     lines += ["  for (int k = 0; k < chunks; ++k) {"] + ["    " + s for s in body] + ["  }"]
     lines += ["  " + s for s in at("chunks - 1", producer.complete() + consumer.start())]
-    lines += ["  " + s for s in consumer.complete_all(local)]
+    lines += ["  " + s for s in consumer.complete_all(local) + finish]
     return lines + ["}"]
 

@@ -12,6 +12,7 @@ from parafuse.emitters.ccn.plan import LoweringPlan
 from parafuse.emitters.ccn.project_context import scheduled_plans, template_context
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.toolchain.cmake import Toolchain, build_tree, cached_build
+from parafuse.emitters.toolchain.onednn import dnnl_cmake_dir
 from parafuse.emitters.toolchain.runtime import runtime_folders
 
 from .program import lower_schedule
@@ -36,11 +37,13 @@ def print_project(module: CheckedModule, program_name: str, plans: list[Lowering
     context = template_context(module, program_name, [p.schedule for p in plans], command,
                                python, default_schedule)
     context["schedules"] = [lower_schedule(plan) for plan in plans]
+    context["dnnl_dir"] = dnnl_cmake_dir()
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": render("ccn_cpu/CMakeLists.txt.j2", **context),
         f"cmake/{program_name}Config.cmake.in": render(
             "common/Config.cmake.in.j2", **context, cxx_name=program_name,
-            config_dependencies=["MPI COMPONENTS CXX", "OpenMP COMPONENTS CXX"],
+            config_dependencies=["MPI COMPONENTS CXX", "OpenMP COMPONENTS CXX",
+                                 f'dnnl CONFIG HINTS "{context["dnnl_dir"]}"'],
             check_components=False),
         f"include/{program_name}.hpp": render("ccn_cpu/header.hpp.j2", **context),
         f"src/{program_name}.cpp": render("ccn_cpu/library.cpp.j2", **context),

@@ -3,7 +3,7 @@
 Element-wise and update stages become one OpenMP loop (after the reductions and
 row norms they contain, which run first: a local pass, then an MPI_Allreduce of
 the partial for a sliced operand). Collectives call the `pf::` wrappers of the
-runtime's MPI helpers; `matmul` the blocked kernel of the runtime.
+runtime's MPI helpers; `matmul` the runtime's oneDNN call (gemm.py).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from parafuse.emitters.ccn.stage_writer import (
 )
 from parafuse.emitters.names import prefixed_stem
 
+from .gemm import gemm_call, store_product
 from .loops import element_loop, store_loop
 
 
@@ -40,6 +41,7 @@ class CpuStageWriter(StageWriter):
 
     loop = staticmethod(element_loop)
     store = staticmethod(store_loop)
+    broadcasts_by_coords = True  # loops with a broadcast operand run by rows (loops.py)
 
     def temporary(self, var: str, local: str, ctype: str, vt: ValueType) -> list[str]:
         """A step-local buffer `var` of `vt`'s block, shape `local`."""
@@ -126,16 +128,8 @@ class CpuStageWriter(StageWriter):
                 f"{target.local}.logical[{d}], pf::inner_count({target.local}, {d + 1}), {comm});")
 
     def matmul(self, stage: ir.MatmulStage) -> list[str]:
-        work, lines, (a, la), (b, lb) = self.matmul_operands(stage, "")
-        rank_a = len(stage.a.type.shape)
-        target = self.buffers[stage.name]
-        lines += [f"std::vector<{work}> {a}_out(pf::outer_count({la}, {rank_a - 1}) * "
-                  f"{lb}.shape[1]);",
-                  f"pf::matmul({a}.data(), {b}.data(), {a}_out.data(), "
-                  f"pf::outer_count({la}, {rank_a - 1}), {la}.shape[{rank_a - 1}], {lb}.shape[1]);",
-                  f"for (int64_t i = 0; i < {target.local}.count; ++i) "
-                  f"{target.var}[i] = pf::store_as<{STORAGE[stage.type.dtype]}>({a}_out[i]);"]
-        return lines
+        call = gemm_call(stage, self)
+        return call.lines + call.call() + store_product(call, stage, self)
 
 
 def lower_simple(stage: ir.SimpleStage, writer: CpuStageWriter) -> list[str]:

@@ -1,0 +1,107 @@
+"""The Megatron MLP blocks (samples/mlp.ccn, samples/mlp_sp.ccn) through the CPU backend
+against the same blocks in PyTorch (bench/torch_mlp_peer.py), side by side.
+
+B=256, D=1024, F=4096, bf16, 2 ranks with one OpenMP thread each (the cores of this
+machine). Each schedule is timed by its runner (median step, max over ranks; warm-up 8
+steps, so that an overlap whose chunks `tune` left open has chosen them: it measures
+during its first 6 steps), in rounds that alternate the schedules. The torch peer
+reduces the partial sums in bf16 and in f32; the faster is the peer. Run alone with
+`python bench/ccn_mlp.py`; `make bench-ccn` runs it with bench/ccn_cpu.py.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from parafuse.ccn_compiler.frontend import check_source
+from parafuse.emitters.ccn.cpu.project import build_cpu_project
+from parafuse.emitters.toolchain.cmake import Toolchain
+from parafuse.emitters.toolchain.mpirun import launch_environment, run_ranks
+
+REPO = Path(__file__).resolve().parent.parent
+RANKS = 2
+SIZES = {"B": 256, "D": 1024, "F": 4096}
+ROUNDS = 5
+
+
+def runner_ms(project: Path, program: str, schedule: str) -> float:
+    args = ["--schedule", schedule, "--random", "--warmup", "8", "--iters", "15", "--json"]
+    args += [a for name, n in SIZES.items() for a in ("--size", f"{name}={n}")]
+    done = run_ranks(project, program, RANKS, args)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr)
+    return json.loads(done.stdout)["median_ms"]
+
+
+def torch_ms(program: str) -> dict[str, float] | None:
+    """The peer's median ms per way of reducing, or None without torch."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return None
+    command = [Toolchain.current().tool("mpirun"), "--oversubscribe", "-np", str(RANKS),
+               sys.executable, str(REPO / "bench" / "torch_mlp_peer.py"), program,
+               *(str(SIZES[n]) for n in ("B", "D", "F"))]
+    env = launch_environment(RANKS)
+    env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT="29518")
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1200)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def bench_mlp() -> list[dict]:
+    """One row per program and schedule, and one for each program's torch peer."""
+    rows = []
+    for program in ("mlp", "mlp_sp"):
+        path = REPO / "samples" / f"{program}.ccn"
+        module = check_source(path.read_text(), f"samples/{program}.ccn")
+        schedules = module.schedule_names(program)
+        project = build_cpu_project(module, program, schedules, f"bench {program}")
+        samples: dict[str, list[float]] = {s: [] for s in schedules}
+        peer_samples: list[dict[str, float]] = []
+        for _ in range(ROUNDS):
+            for schedule in schedules:
+                samples[schedule].append(runner_ms(project, program, schedule))
+            peer = torch_ms(program)
+            if peer:
+                peer_samples.append(peer)
+        for schedule in schedules:
+            rows.append({"program": program, "schedule": schedule,
+                         "ms": statistics.median(samples[schedule])})
+        if peer_samples:
+            ways = {way: statistics.median(p[way] for p in peer_samples)
+                    for way in peer_samples[0]}
+            best = min(ways, key=ways.get)
+            rows.append({"program": program, "schedule": f"torch ({best})", "ms": ways[best],
+                         "ways": ways})
+    return rows
+
+
+def report_lines(rows: list[dict]) -> list[str]:
+    sizes = ", ".join(f"{n}={v}" for n, v in SIZES.items())
+    lines = ["## Megatron MLP blocks (bf16), against PyTorch", "",
+             f"{sizes}, {RANKS} ranks, median step (max over ranks) of {ROUNDS} alternating "
+             "rounds; torch: the same block with gloo, its faster way of reducing "
+             "(bench/ccn_mlp.py).", "",
+             "| program | schedule | ms/step | vs default | vs torch |", "|---|---|---|---|---|"]
+    for row in rows:
+        same = [r for r in rows if r["program"] == row["program"]]
+        default = next(r["ms"] for r in same if r["schedule"] == "default")
+        torch_row = next((r for r in same if r["schedule"].startswith("torch")), None)
+        versus = f"{torch_row['ms'] / row['ms']:.2f}x" if torch_row else "-"
+        lines.append(f"| {row['program']} | {row['schedule']} | {row['ms']:.2f} | "
+                     f"{default / row['ms']:.2f}x | {versus} |")
+    for row in rows:
+        if "ways" in row:
+            ways = ", ".join(f"{way} {ms:.2f} ms" for way, ms in row["ways"].items())
+            lines.append(f"\ntorch {row['program']}: {ways}.")
+    return lines
+
+
+if __name__ == "__main__":
+    print("\n".join(report_lines(bench_mlp())))
