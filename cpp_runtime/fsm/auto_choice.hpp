@@ -202,6 +202,7 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
                     int threads, size_t chunks) {
   Engine<Entry> engine(t, data, n, threads);
   engine.profile_ = options.profile;
+  engine.simd_ = options.simd;
   RunResult result;
   result.threads = threads;
   result.entry_bytes = int(sizeof(Entry));
