@@ -20,9 +20,9 @@ import click
 
 from parafuse.cli.errors import UsageError, read_source, reports_errors
 from parafuse.cli.fsm_report import analysis_json, print_analysis, print_run
+from parafuse.cli.fsm_runtime_choice import runner_for, runtime_choice
 from parafuse.emitters.fsm.project import (
     ProjectRequest,
-    cached_project,
     cmake_arguments,
     project_files,
 )
@@ -111,11 +111,14 @@ def analyze(file, machine, sample_path, as_json, max_states, max_fused_states, l
     else:
         sample, sample_name = _read_input(sample_path), sample_path
     analyses = [analyse(m, sample, sample_name) for m in compiled.machines]
+    # With --input, `auto picks` is the runner's own choice on that input (probes included).
+    measured = [runtime_choice(m, file, sample_path) if sample_path else None
+                for m in compiled.machines]
     if as_json:
-        click.echo(json.dumps([analysis_json(a) for a in analyses], indent=2))
+        click.echo(json.dumps([analysis_json(a, m) for a, m in zip(analyses, measured)], indent=2))
     else:
-        for analysis in analyses:
-            print_analysis(analysis)
+        for analysis, choice in zip(analyses, measured, strict=True):
+            print_analysis(analysis, choice)
 
 
 def _only_machine(compiled: CompiledFile, path: str) -> CompiledMachine:
@@ -169,9 +172,7 @@ def _runner_args(scheme, threads, chunks, repeat, with_matches, as_json) -> list
 
 def _run_cpp(machine: CompiledMachine, file: str, input_path: str, args: list[str]) -> int:
     """Build (or find in the cache) the machine's project and run its runner."""
-    project = cached_project(ProjectRequest(machine, file, analyse_for_project(machine, None)))
-    runner = project / "build" / f"{machine.name}_run"
-    return subprocess.run([str(runner), input_path, *args]).returncode
+    return subprocess.run([str(runner_for(machine, file)), input_path, *args]).returncode
 
 @main.command("compile", help="Emit a C++ project per machine (library M::M, runner M_run) "
                               "and build it with CMake and Ninja.")

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fsm/auto_probe.hpp"
 #include "fsm/schemes.hpp"
 
 namespace parafuse::fsm {
@@ -208,7 +209,9 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
   result.entry_bytes = int(sizeof(Entry));
   std::string scheme = options.scheme, choice;
   const double began = omp_get_wtime();
-  if (scheme == "auto") scheme = engine.choose(chunks, choice);
+  if (scheme == "auto")  // the rules explain, probes decide (fsm/auto_probe.hpp)
+    scheme = measured_choice<Entry>(t, data, n, threads, chunks, options.simd,
+                                    engine.choose(chunks, choice), choice);
   if (options.profile && options.scheme == "auto")  // the predictions are a phase of their own
     engine.phases().push_back(
         PhaseTiming{"choose", false, omp_get_wtime() - began - engine.parallel_choose_seconds_, {}});

@@ -129,3 +129,23 @@ def test_unknown_or_unsupported_path_is_one_clear_error(tmp_path) -> None:
         driver_results(machine, b"abc", ["enum:1:2"], tmp_path, env=env)
     assert "scalar lanes" in driver_results(machine, b"abc", ["enum:1:2"], tmp_path, env=dict(
         os.environ, PARAFUSE_FSM_SIMD="scalar"))[0]["reason"]
+
+
+def test_measured_auto_equals_reference_and_explains(tmp_path) -> None:
+    """`auto` with its probes forced on small inputs (PARAFUSE_FSM_PROBE_MIN_BYTES): exact
+    whatever it picks, and its reason lists the probes and the analysis rules' pick."""
+    env = dict(os.environ, PARAFUSE_FSM_PROBE_MIN_BYTES="1")
+    rng = np.random.default_rng(8)
+    machines = [compile_file(SourceFile("perm12.fsm", permutation12_source())).machines[0],
+                random_machine(rng, 5, 3, "converging"), random_machine(rng, 300, 4, "converging"),
+                random_machine(rng, 90, 4, "permutation", 50)]
+    for machine in machines:
+        data = rng.choice(np.frombuffer(b"abcXYZ0123 .,\n", dtype=np.uint8), 5000).tobytes()
+        configs = ["auto:1:1", "auto:1:4", "auto:2:7", "auto:3:64"]
+        results = assert_all_equal_reference(machine, data, tmp_path, configs, env=env)
+        for config, result in zip(configs, results, strict=True):
+            if config.endswith(":1"):  # one chunk: nothing to probe
+                continue
+            assert result["reason"].startswith("measured: every scheme ran"), result["reason"]
+            assert "the analysis rules would pick" in result["reason"]
+            assert f"picked {result['scheme']}" in result["reason"]
