@@ -7,7 +7,7 @@ threads, `enum` under each SIMD path this CPU runs and the merging scalar enumer
 Cases: the 12-state permutation machine (letters rotate the state, digits swap two
 states: paths never merge) over random letters, digits and punctuation; the clexer
 sample (a mode tracker for C comments and strings) over real C headers (/usr/include,
-read at bench time); a 40-state random permutation machine (AVX-512 VBMI's range).
+read at bench time); the 40-state permutation machine (AVX-512 VBMI's range).
 Writes bench/results/fsm_simd.md and fsm_simd.json. GB/s are the runner's medians of
 --repeat runs (wall time, input mapping excluded); projections as bench/fsm_schemes.py.
 """
@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO / "bench"), str(REPO)]
+sys.path[:0] = [str(REPO / "bench"), str(REPO / "samples")]
 
 from fsm_schemes import (  # noqa: E402
     SCHEMES,
@@ -31,16 +31,29 @@ from fsm_schemes import (  # noqa: E402
     profile,
     projected_seconds,
 )
+from permutation import permutation_source  # noqa: E402
 
 from parafuse.emitters.fsm.blob import machine_blob  # noqa: E402
 from parafuse.emitters.fsm.project import ProjectRequest, cached_project, table_driver  # noqa: E402
 from parafuse.fsm_compiler.pipeline import analyse_for_project, compile_file  # noqa: E402
 from parafuse.grammar.diagnostics import SourceFile  # noqa: E402
-from tests.property.fsm_cpp_driver import random_machine  # noqa: E402
-from tests.property.test_fsm_simd_enum import SUPPORTED, permutation12_source  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
-PATHS = [*SUPPORTED, "none"]
+PATH_FLAGS = {"scalar": set(), "ssse3": {"ssse3"}, "avx2": {"avx2"},
+              "avx512vbmi": {"avx512f", "avx512bw", "avx512vbmi"}}
+
+
+def cpu_paths() -> list[str]:
+    """The SIMD paths this CPU runs, then `none` (the merging scalar enumeration)."""
+    flags = set()
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            break
+    return [path for path, needs in PATH_FLAGS.items() if needs <= flags] + ["none"]
+
+
+PATHS = cpu_paths()
 
 
 def c_headers(size: int) -> bytes:
@@ -62,12 +75,10 @@ def cases(size: int, work: Path) -> list[tuple[str, object, Path]]:
     headers = work / "c_headers.txt"
     if not headers.exists() or headers.stat().st_size != size:
         headers.write_bytes(c_headers(size))
-    perm12 = compile_file(SourceFile("perm12.fsm", permutation12_source())).machines[0]
+    perm12 = compile_file(SourceFile("perm12.fsm", permutation_source(12))).machines[0]
     clexer_text = (REPO / "samples" / "clexer.fsm").read_text(encoding="latin-1")
     clexer = compile_file(SourceFile("clexer.fsm", clexer_text)).machines[0]
-    import numpy as np
-
-    perm40 = random_machine(np.random.default_rng(40), 40, 8, "permutation", 4096)
+    perm40 = compile_file(SourceFile("perm40.fsm", permutation_source(40))).machines[0]
     return [("perm12", perm12, letters), ("clexer_headers", clexer, headers),
             ("perm40", perm40, letters)]
 

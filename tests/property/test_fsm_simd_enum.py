@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.grammar.diagnostics import SourceFile
+from tests.conftest import SAMPLES
 from tests.property.fsm_cpp_driver import (
     assert_all_equal_reference,
     configurations,
@@ -23,6 +25,9 @@ from tests.property.fsm_cpp_driver import (
     random_machine,
 )
 from tests.required_tools import require_cxx
+
+sys.path.insert(0, str(SAMPLES))
+import permutation  # noqa: E402
 
 # The words of the JSON reason of each forced path (cpp_runtime/fsm/simd_enum.hpp).
 PATH_WORDS = {"scalar": "scalar lanes", "ssse3": "SSSE3 pshufb", "avx2": "AVX2 vpshufb",
@@ -45,15 +50,8 @@ SUPPORTED = [path for path, flags in PATH_FLAGS.items() if flags <= cpu_flags()]
 
 
 def permutation12_source() -> str:
-    """12 states: letters rotate the state, digits swap p0 and p1 (together they generate
-    every permutation of the states, so paths from different states never merge)."""
-    lines = ["machine perm12 {", "    start p0"]
-    for i in range(12):
-        swap = {0: "p1", 1: "p0"}.get(i, f"p{i}")
-        report = " report home" if i == 0 else ""
-        lines.append(f"    state p{i}{report} {{ ['a'..'z', 'A'..'Z'] -> p{(i + 1) % 12}"
-                     f"  '0'..'9' -> {swap}  _ -> p{i} }}")
-    return "\n".join(lines + ["}"]) + "\n"
+    """12 states: letters rotate the state, digits swap p0 and p1 (samples/permutation.py)."""
+    return permutation.permutation_source(12)
 
 
 def with_groups(machine, rng: np.random.Generator, groups: int):
