@@ -84,6 +84,7 @@ bool Engine<Entry>::paths_meet_on_sample() {
       std::min(kEnumMeetBytes, kAccuracyLookups / kMeetPositions / size_t(t_.states));
   size_t missed = 0;
   std::vector<double> units(profile_ ? kMeetPositions : 0);
+  const SimdPlan simd = simd_plan();  // all states at once where it runs (fsm/simd_enum.hpp)
   const double began = omp_get_wtime();
 #pragma omp parallel num_threads(threads_) reduction(+ : missed)
   {
@@ -92,9 +93,13 @@ bool Engine<Entry>::paths_meet_on_sample() {
     for (long i = 0; i < long(kMeetPositions); ++i) {
       const double unit_began = omp_get_wtime();
       const size_t begin = (n_ - std::min(n_, horizon)) * size_t(i) / (kMeetPositions - 1);
-      paths.run(m_, t_.states, data_ + begin, std::min(horizon, n_ - begin), all_states_.data(),
-                t_.states, nullptr, true);
-      missed += paths.met == kNoMiss;
+      if (simd.path != SimdPath::none) {
+        missed += !simd_paths_meet(simd, data_ + begin, std::min(horizon, n_ - begin));
+      } else {
+        paths.run(m_, t_.states, data_ + begin, std::min(horizon, n_ - begin),
+                  all_states_.data(), t_.states, nullptr, true);
+        missed += paths.met == kNoMiss;
+      }
       if (profile_) units[size_t(i)] = omp_get_wtime() - unit_began;
     }
   }

@@ -13,8 +13,10 @@
 // The sample: kProbeWindows windows spread evenly over the input, copied into one buffer
 // (so that every scheme meets the same bytes, already in memory), each input_bytes /
 // kProbeShare / kProbeWindows long within [kProbeMinWindow, kProbeMaxWindow]. Each scheme
-// runs kProbeRounds times, round-robin, and keeps its fastest run: one slow run on a busy
-// machine does not decide. The probes cost about 2 * 5 / kProbeShare of the input's work.
+// first runs over the first window alone; those within kScreenRatio of the fastest there
+// then run kProbeRounds times over the whole sample, round-robin, keeping their fastest
+// run: one slow run on a busy machine does not decide, and slow schemes cost little.
+// The probes cost about (1 + 2 * the schemes kept) / kProbeShare of the input's work.
 #pragma once
 
 #include <omp.h>
@@ -34,8 +36,9 @@ inline namespace v1 {
 
 constexpr size_t kProbeMinInput = size_t(16) << 20;
 constexpr size_t kProbeShare = 512, kProbeWindows = 4, kProbeRounds = 2;
-constexpr size_t kProbeMinWindow = size_t(16) << 10, kProbeMaxWindow = size_t(1) << 20;
-constexpr double kKeepRuleMargin = 0.97;  // the rules' pick stays when this close to the best
+constexpr size_t kProbeMinWindow = size_t(8) << 10, kProbeMaxWindow = size_t(1) << 20;
+constexpr double kKeepRuleMargin = 0.97;
+constexpr double kScreenRatio = 2.0;  // the rules' pick stays when this close to the best
 
 constexpr double kForkJoin = 20e-6;  // seconds per parallel phase
 
@@ -64,6 +67,7 @@ inline size_t probe_min_input() {
 struct SchemeProbe {
   std::string scheme;
   double seconds = 0;  // the fastest run over the sample
+  bool screened_out = false;  // slow over the first window: not run over the whole sample
 };
 
 inline std::vector<uint8_t> probe_sample(const uint8_t* data, size_t n) {
@@ -96,14 +100,26 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const uint8_t* data, siz
   std::vector<SchemeProbe> probes;
   for (const char* scheme : {"seq", "enum", "fused", "spec", "hspec"})
     if (cheap_to_probe(t, scheme, ruled)) probes.push_back(SchemeProbe{scheme, 1e300});
+  const auto timed = [&](const std::string& scheme, size_t bytes) {
+    Engine<Entry> engine(t, sample.data(), bytes, 1);
+    engine.simd_ = simd;
+    engine.profile_ = true;
+    engine.run_scheme(scheme, chunks, false);
+    return projected_seconds(engine.phases(), threads);
+  };
+  // Screening over the first window: a scheme kScreenRatio times slower than the fastest
+  // there stops (its rate extrapolated), so that slow schemes cost the probes little.
+  const size_t screen = std::max<size_t>(1, sample.size() / kProbeWindows);
+  double fastest = 1e300;
+  for (SchemeProbe& probe : probes) fastest = std::min(fastest, probe.seconds = timed(probe.scheme, screen));
+  for (SchemeProbe& probe : probes) {
+    probe.screened_out = probe.seconds > kScreenRatio * fastest;
+    probe.seconds = probe.seconds * double(sample.size()) / double(screen);
+  }
   for (size_t round = 0; round < kProbeRounds; ++round)
-    for (SchemeProbe& probe : probes) {
-      Engine<Entry> engine(t, sample.data(), sample.size(), 1);
-      engine.simd_ = simd;
-      engine.profile_ = true;
-      engine.run_scheme(probe.scheme, chunks, false);
-      probe.seconds = std::min(probe.seconds, projected_seconds(engine.phases(), threads));
-    }
+    for (SchemeProbe& probe : probes)
+      if (!probe.screened_out)
+        probe.seconds = std::min(round ? probe.seconds : 1e300, timed(probe.scheme, sample.size()));
   return probes;
 }
 
@@ -137,7 +153,7 @@ std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, int 
       << " chunks, one thread, projected to " << threads << ", fastest of " << kProbeRounds << "):";
   for (const SchemeProbe& probe : probes)
     why << " " << probe.scheme << " " << double(sample) / probe.seconds / 1e9 << " GB/s"
-        << (&probe == &probes.back() ? ";" : ",");
+        << (probe.screened_out ? " (first window only)" : "") << (&probe == &probes.back() ? ";" : ",");
   why << " picked " << pick->scheme
       << (pick == rule && pick != best ? " (the rules' pick, within 3% of the fastest)" : "")
       << "; the analysis rules would pick " << ruled << ": " << reason;

@@ -10,6 +10,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -35,6 +36,17 @@ inline const char* simd_path_words(const SimdPlan& plan) {
 
 // Bound on the per-chunk counts kept (chunks x groups x 64 lanes): past it, recount.
 constexpr size_t kSimdCountEntries = size_t(1) << 24;
+
+// Whether the paths from every state have met after data[0, length).
+inline bool simd_paths_meet(const SimdPlan& plan, const uint8_t* data, size_t length) {
+  SimdLane lane;
+  lane.data = data;
+  lane.length = length;
+  lane.start_everywhere(plan.states);
+  simd_summarize(plan, &lane, 1, 0);
+  return std::all_of(lane.state, lane.state + plan.states,
+                     [&](uint8_t state) { return state == lane.state[0]; });
+}
 
 template <class Entry>
 SimdPlan Engine<Entry>::simd_plan() const {
