@@ -30,6 +30,7 @@ bench-ccn: $(STAMP)
 bench-fsm: $(STAMP)
 	$(BIN)/python -m pip install -q matplotlib
 	$(BIN)/python bench/fsm_schemes.py
+	$(BIN)/python bench/fsm_simd.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -2,7 +2,7 @@
 threads, `enum` under each SIMD path this CPU runs and the merging scalar enumeration,
 `auto`'s ratio to the best fixed scheme, and projected 16/64-core speedups over `seq`.
 
-    .venv/bin/python bench/fsm_simd.py [--size BYTES] [--repeat K]
+    .venv/bin/python bench/fsm_simd.py [--size BYTES] [--repeat K]   (make bench-fsm)
 
 Cases: the 12-state permutation machine (letters rotate the state, digits swap two
 states: paths never merge) over random letters, digits and punctuation; the clexer
