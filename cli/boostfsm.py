@@ -20,6 +20,7 @@ import click
 
 from parafuse.cli.errors import UsageError, read_source, reports_errors
 from parafuse.cli.fsm_report import analysis_json, print_analysis, print_run
+from parafuse.cli.fsm_runtime_choice import runner_for, runtime_choice
 from parafuse.cli.fsm_token_commands import (
     compile_token_project,
     run_cpp_tokens,
@@ -32,7 +33,6 @@ from parafuse.cli.fsm_token_report import (
 )
 from parafuse.emitters.fsm.project import (
     ProjectRequest,
-    cached_project,
     cmake_arguments,
     project_files,
 )
@@ -124,13 +124,21 @@ def analyze(file, machine, sample_path, as_json, max_states, max_fused_states, l
     tokens = [isinstance(m, CompiledTokenSet) for m in compiled.machines]
     analyses = [analyse_token_set(m, sample, sample_name) if is_tokens else
                 analyse(m, sample, sample_name)
-                for m, is_tokens in zip(compiled.machines, tokens)]
+                for m, is_tokens in zip(compiled.machines, tokens, strict=True)]
+    # With --input, `auto picks` is the runner's own choice on that input (probes included);
+    # a token set's analysis says what its auto picks itself.
+    measured = [runtime_choice(m, file, sample_path) if sample_path and not is_tokens else None
+                for m, is_tokens in zip(compiled.machines, tokens, strict=True)]
     if as_json:
-        click.echo(json.dumps([token_analysis_json(a) if is_tokens else analysis_json(a)
-                               for a, is_tokens in zip(analyses, tokens)], indent=2))
+        click.echo(json.dumps([token_analysis_json(a) if is_tokens else analysis_json(a, m)
+                               for a, m, is_tokens in zip(analyses, measured, tokens,
+                                                          strict=True)], indent=2))
     else:
-        for analysis, is_tokens in zip(analyses, tokens):
-            (print_token_analysis if is_tokens else print_analysis)(analysis)
+        for analysis, choice, is_tokens in zip(analyses, measured, tokens, strict=True):
+            if is_tokens:
+                print_token_analysis(analysis)
+            else:
+                print_analysis(analysis, choice)
 
 
 def _only_machine(compiled: CompiledFile, path: str) -> CompiledMachine:
@@ -199,9 +207,7 @@ def _runner_args(scheme, threads, chunks, repeat, with_matches, as_json) -> list
 
 def _run_cpp(machine: CompiledMachine, file: str, input_path: str, args: list[str]) -> int:
     """Build (or find in the cache) the machine's project and run its runner."""
-    project = cached_project(ProjectRequest(machine, file, analyse_for_project(machine, None)))
-    runner = project / "build" / f"{machine.name}_run"
-    return subprocess.run([str(runner), input_path, *args]).returncode
+    return subprocess.run([str(runner_for(machine, file)), input_path, *args]).returncode
 
 @main.command("compile", help="Emit a C++ project per machine (library M::M, runner M_run) "
                               "and build it with CMake and Ninja.")

@@ -13,7 +13,9 @@ def _convergence_json(item: Convergence) -> dict:
             "never": item.never, "positions": item.positions, "horizon": item.horizon}
 
 
-def analysis_json(analysis: MachineAnalysis) -> dict:
+def analysis_json(analysis: MachineAnalysis, measured: tuple[str, str] | None = None) -> dict:
+    """`measured`: the runner's (scheme, reason) on the --input file, which `auto_scheme`
+    then reports; `rules_scheme` is what the analysis rules alone pick on the sample."""
     machine = analysis.machine
     return {
         "machine": machine.name,
@@ -31,8 +33,11 @@ def analysis_json(analysis: MachineAnalysis) -> dict:
         "lookback_positions": analysis.lookback_positions,
         "sample": analysis.sample,
         "sample_bytes": analysis.sample_bytes,
-        "auto_scheme": analysis.scheme,
-        "auto_reason": analysis.reason,
+        "auto_scheme": measured[0] if measured else analysis.scheme,
+        "auto_reason": measured[1] if measured else analysis.reason,
+        "auto_measured_by_runtime": measured is not None,
+        "rules_scheme": analysis.scheme,
+        "rules_reason": analysis.reason,
     }
 
 
@@ -49,7 +54,7 @@ def _fused_line(analysis: MachineAnalysis) -> str:
     return f"{fused.count} (bound {fused.bound})"
 
 
-def print_analysis(analysis: MachineAnalysis) -> None:
+def print_analysis(analysis: MachineAnalysis, measured: tuple[str, str] | None = None) -> None:
     machine = analysis.machine
     kind = "pattern set" if machine.kind == "patterns" else "explicit machine"
     click.echo(f"{machine.name} ({kind})")
@@ -70,7 +75,13 @@ def print_analysis(analysis: MachineAnalysis) -> None:
         click.echo(f"  lookback {machine.options.lookback}:   "
                    f"{100 * analysis.lookback_accuracy:.1f}% right over "
                    f"{analysis.lookback_positions} positions")
-    click.echo(f"  auto picks:    {analysis.scheme}: {analysis.reason}")
+    if measured is None:
+        click.echo(f"  auto picks:    {analysis.scheme}: {analysis.reason}")
+        click.echo("  at run time:   inputs of 16 MiB or more are decided by timed probes "
+                   "of every scheme (--input asks the runtime)")
+    else:
+        click.echo(f"  rules pick:    {analysis.scheme}: {analysis.reason}")
+        click.echo(f"  auto picks:    {measured[0]} (the runtime, on this input): {measured[1]}")
 
 
 def print_run(payload: dict) -> None:

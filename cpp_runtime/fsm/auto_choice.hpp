@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fsm/auto_probe.hpp"
 #include "fsm/schemes.hpp"
 
 namespace parafuse::fsm {
@@ -83,6 +84,7 @@ bool Engine<Entry>::paths_meet_on_sample() {
       std::min(kEnumMeetBytes, kAccuracyLookups / kMeetPositions / size_t(t_.states));
   size_t missed = 0;
   std::vector<double> units(profile_ ? kMeetPositions : 0);
+  const SimdPlan simd = simd_plan();  // all states at once where it runs (fsm/simd_enum.hpp)
   const double began = omp_get_wtime();
 #pragma omp parallel num_threads(threads_) reduction(+ : missed)
   {
@@ -91,9 +93,13 @@ bool Engine<Entry>::paths_meet_on_sample() {
     for (long i = 0; i < long(kMeetPositions); ++i) {
       const double unit_began = omp_get_wtime();
       const size_t begin = (n_ - std::min(n_, horizon)) * size_t(i) / (kMeetPositions - 1);
-      paths.run(m_, t_.states, data_ + begin, std::min(horizon, n_ - begin), all_states_.data(),
-                t_.states, nullptr, true);
-      missed += paths.met == kNoMiss;
+      if (simd.path != SimdPath::none) {
+        missed += !simd_paths_meet(simd, data_ + begin, std::min(horizon, n_ - begin));
+      } else {
+        paths.run(m_, t_.states, data_ + begin, std::min(horizon, n_ - begin),
+                  all_states_.data(), t_.states, nullptr, true);
+        missed += paths.met == kNoMiss;
+      }
       if (profile_) units[size_t(i)] = omp_get_wtime() - unit_began;
     }
   }
@@ -202,12 +208,15 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
                     int threads, size_t chunks) {
   Engine<Entry> engine(t, data, n, threads);
   engine.profile_ = options.profile;
+  engine.simd_ = options.simd;
   RunResult result;
   result.threads = threads;
   result.entry_bytes = int(sizeof(Entry));
   std::string scheme = options.scheme, choice;
   const double began = omp_get_wtime();
-  if (scheme == "auto") scheme = engine.choose(chunks, choice);
+  if (scheme == "auto")  // the rules explain, probes decide (fsm/auto_probe.hpp)
+    scheme = measured_choice<Entry>(t, data, n, threads, chunks, options.simd,
+                                    engine.choose(chunks, choice), choice);
   if (options.profile && options.scheme == "auto")  // the predictions are a phase of their own
     engine.phases().push_back(
         PhaseTiming{"choose", false, omp_get_wtime() - began - engine.parallel_choose_seconds_, {}});

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fsm/count.hpp"
+#include "fsm/simd_plan.hpp"
 #include "fsm/tables.hpp"
 #include "fsm/walk.hpp"
 
@@ -25,6 +26,7 @@ struct RunOptions {
   int threads = 0;    // 0: OpenMP's default
   size_t chunks = 0;  // 0: kLanes per thread
   bool matches = false;
+  std::string simd;  // enum's SIMD path (fsm/cpu_features.hpp); empty: $PARAFUSE_FSM_SIMD or auto
 };
 
 // The time of one phase: parallel phases also record each work unit (a group of up
@@ -134,6 +136,7 @@ class Engine {
   std::vector<PhaseTiming> phases_;
  public:
   bool profile_ = false;
+  std::string simd_;  // RunOptions::simd
   double parallel_choose_seconds_ = 0;  // auto: the parallel parts of choosing
   std::vector<PhaseTiming>& phases() { return phases_; }
  private:
@@ -141,6 +144,8 @@ class Engine {
   void walk_group(const size_t* ids, int count, bool with_matches);
   std::string run_seq();
   std::string run_enum();
+  SimdPlan simd_plan() const;                      // fsm/simd_enum.hpp
+  std::string run_simd_enum(const SimdPlan& plan);  // fsm/simd_enum.hpp
   std::string run_fused();
   std::string run_speculative(bool higher_order);
   uint32_t predict(const Chunk& chunk, Enumerator& paths);

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,19 @@
 
 namespace parafuse::fsm {
 inline namespace v1 {
+
+// Whether this process is a rank started by Open MPI's mpirun (or another PMIx launcher).
+inline bool launched_by_mpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
+}
+
+// The size of the file at `path` (runner reports under MPI: the ranks read their ranges).
+inline uint64_t file_bytes(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0)
+    throw std::runtime_error("cannot read input '" + path + "': " + std::strerror(errno));
+  return uint64_t(info.st_size);
+}
 
 class InputBytes {
  public:

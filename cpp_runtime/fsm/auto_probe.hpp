@@ -1,0 +1,165 @@
+// parafuse boostfsm runtime: `auto` measured, not guessed. Where the input is large enough
+// for a few short runs to cost little (kProbeMinInput), every scheme runs over the same
+// sample of the input, with the run's threads and chunks, and the fastest wins; the rules
+// of Engine::choose (fsm/auto_choice.hpp: lookback accuracy, convergence, fused states)
+// still run first and are kept in the reason as the explanation.
+//
+// A probe runs on one thread and records each work unit (a group of chunks) and each
+// sequential phase; its time on the run's T threads is projected from them: a parallel
+// phase takes the longest-processing-time schedule of its units onto T threads plus
+// kForkJoin. Timing T threads directly over a short sample measures the operating
+// system's scheduling more than the scheme, on a busy machine above all.
+//
+// The sample: kProbeWindows windows spread evenly over the input, copied into one buffer
+// (so that every scheme meets the same bytes, already in memory), each input_bytes /
+// kProbeShare / kProbeWindows long within [kProbeMinWindow, kProbeMaxWindow]. Each scheme
+// first runs over the first window alone; those within kScreenRatio of the fastest there
+// then run kProbeRounds times over the whole sample, round-robin, keeping their fastest
+// run: one slow run on a busy machine does not decide, and slow schemes cost little.
+// The probes cost about (1 + 2 * the schemes kept) / kProbeShare of the input's work.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fsm/schemes.hpp"
+
+namespace parafuse::fsm {
+inline namespace v1 {
+
+constexpr size_t kProbeMinInput = size_t(16) << 20;
+constexpr size_t kProbeShare = 512, kProbeWindows = 4, kProbeRounds = 2;
+constexpr size_t kProbeMinWindow = size_t(8) << 10, kProbeMaxWindow = size_t(1) << 20;
+constexpr double kKeepRuleMargin = 0.97;
+constexpr double kScreenRatio = 2.0;  // the rules' pick stays when this close to the best
+
+constexpr double kForkJoin = 20e-6;  // seconds per parallel phase
+
+// The phases' time on `threads` threads (see above).
+inline double projected_seconds(const std::vector<PhaseTiming>& phases, int threads) {
+  double total = 0;
+  for (const PhaseTiming& phase : phases) {
+    if (!phase.parallel || phase.units.empty()) {
+      total += phase.seconds;
+      continue;
+    }
+    std::vector<double> units = phase.units, load(size_t(std::max(1, threads)), 0.0);
+    std::sort(units.rbegin(), units.rend());
+    for (double unit : units) *std::min_element(load.begin(), load.end()) += unit;
+    total += *std::max_element(load.begin(), load.end()) + kForkJoin;
+  }
+  return total;
+}
+
+// kProbeMinInput, or PARAFUSE_FSM_PROBE_MIN_BYTES where set (tests probe small inputs).
+inline size_t probe_min_input() {
+  const char* text = std::getenv("PARAFUSE_FSM_PROBE_MIN_BYTES");
+  return text && *text ? size_t(std::strtoull(text, nullptr, 10)) : kProbeMinInput;
+}
+
+struct SchemeProbe {
+  std::string scheme;
+  double seconds = 0;  // the fastest run over the sample
+  bool screened_out = false;  // slow over the first window: not run over the whole sample
+};
+
+inline std::vector<uint8_t> probe_sample(const uint8_t* data, size_t n) {
+  const size_t window =
+      std::clamp(n / kProbeShare / kProbeWindows, kProbeMinWindow, kProbeMaxWindow);
+  std::vector<uint8_t> sample;
+  for (size_t w = 0; w < kProbeWindows; ++w) {
+    const size_t begin = (n - std::min(n, window)) * w / (kProbeWindows - 1);
+    sample.insert(sample.end(), data + begin, data + begin + std::min(window, n - begin));
+  }
+  return sample;
+}
+
+// Whether probing `scheme` costs about one pass: enumeration from every state of a big
+// machine (and a partial fused DFA, which continues as enum) only where the rules found
+// that paths meet.
+inline bool cheap_to_probe(const Tables& t, const std::string& scheme, const std::string& ruled) {
+  const bool enumeration_cheap = t.states <= kSimdLanes || ruled == "enum";
+  if (scheme == "enum") return enumeration_cheap;
+  if (scheme == "fused") return t.fused_complete || enumeration_cheap || ruled == "fused";
+  return true;
+}
+
+// The schemes worth probing over the sample of data[0, n), fastest run of kProbeRounds.
+template <class Entry>
+std::vector<SchemeProbe> probe_schemes(const Tables& t, const uint8_t* data, size_t n, int threads,
+                                       size_t chunks, const std::string& simd,
+                                       const std::string& ruled) {
+  const std::vector<uint8_t> sample = probe_sample(data, n);
+  std::vector<SchemeProbe> probes;
+  for (const char* scheme : {"seq", "enum", "fused", "spec", "hspec"})
+    if (cheap_to_probe(t, scheme, ruled)) probes.push_back(SchemeProbe{scheme, 1e300});
+  const auto timed = [&](const std::string& scheme, size_t bytes) {
+    Engine<Entry> engine(t, sample.data(), bytes, 1);
+    engine.simd_ = simd;
+    engine.profile_ = true;
+    engine.run_scheme(scheme, chunks, false);
+    return projected_seconds(engine.phases(), threads);
+  };
+  // Screening over the first window: a scheme kScreenRatio times slower than the fastest
+  // there stops (its rate extrapolated), so that slow schemes cost the probes little.
+  const size_t screen = std::max<size_t>(1, sample.size() / kProbeWindows);
+  double fastest = 1e300;
+  for (SchemeProbe& probe : probes) fastest = std::min(fastest, probe.seconds = timed(probe.scheme, screen));
+  for (SchemeProbe& probe : probes) {
+    probe.screened_out = probe.seconds > kScreenRatio * fastest;
+    probe.seconds = probe.seconds * double(sample.size()) / double(screen);
+  }
+  for (size_t round = 0; round < kProbeRounds; ++round)
+    for (SchemeProbe& probe : probes)
+      if (!probe.screened_out)
+        probe.seconds = std::min(round ? probe.seconds : 1e300, timed(probe.scheme, sample.size()));
+  return probes;
+}
+
+// The scheme `auto` runs: the fastest probe, or the rules' pick where the input is too
+// small to probe or the pick is within kKeepRuleMargin of the fastest. `reason` holds
+// the rules' reason on entry and the whole explanation on return.
+template <class Entry>
+std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, int threads,
+                            size_t chunks, const std::string& simd, const std::string& ruled,
+                            std::string& reason) {
+  if (n < probe_min_input() || chunks < 2 || n < kProbeWindows) {
+    reason = "by the analysis rules (the input is under " + std::to_string(probe_min_input()) +
+             " bytes, too small to probe cheaply): " + reason;
+    return ruled;
+  }
+  const std::vector<SchemeProbe> probes = probe_schemes<Entry>(t, data, n, threads, chunks, simd, ruled);
+  const size_t sample = probe_sample(data, n).size();
+  const SchemeProbe* best = &probes[0];
+  const SchemeProbe* rule = nullptr;  // not probed: too costly to enumerate
+  for (const SchemeProbe& probe : probes) {
+    if (probe.seconds < best->seconds) best = &probe;
+    if (probe.scheme == ruled) rule = &probe;
+  }
+  const SchemeProbe* pick =
+      rule && best->seconds >= kKeepRuleMargin * rule->seconds ? rule : best;
+  std::ostringstream why;
+  why.setf(std::ios::fixed);
+  why.precision(2);
+  why << "measured: every scheme ran over the same " << (sample >> 10) << " KiB sample ("
+      << kProbeWindows << " windows spread over the input, " << chunks
+      << " chunks, one thread, projected to " << threads << ", fastest of " << kProbeRounds << "):";
+  for (const SchemeProbe& probe : probes)
+    why << " " << probe.scheme << " " << double(sample) / probe.seconds / 1e9 << " GB/s"
+        << (probe.screened_out ? " (first window only)" : "") << (&probe == &probes.back() ? ";" : ",");
+  why << " picked " << pick->scheme
+      << (pick == rule && pick != best ? " (the rules' pick, within 3% of the fastest)" : "")
+      << "; the analysis rules would pick " << ruled << ": " << reason;
+  reason = why.str();
+  return pick->scheme;
+}
+
+}  // namespace v1
+}  // namespace parafuse::fsm

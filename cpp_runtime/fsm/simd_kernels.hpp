@@ -1,0 +1,226 @@
+// parafuse boostfsm runtime: the vector kernels of SIMD enumeration (fsm/simd_plan.hpp).
+// Each advances K chunks in lockstep (independent shuffles overlap their latency), one
+// shuffle of all lanes per byte and chunk, and keeps per-lane 8-bit counts of the lanes
+// at or above each group's first state, widened every 255 bytes.
+//
+//   ssse3       pshufb, 16 lanes (machines of up to 16 states)
+//   avx2        vpshufb on 32 lanes, composed from 16-entry blocks for up to 64 states:
+//               the block of a lane's state is picked with blends on its bits 4 and 5
+//   avx512vbmi  vpermb, 64 lanes (up to 64 states)
+//
+// Every kernel carries its instruction set as a target attribute, so the build needs no
+// -march flag; fsm/cpu_features.hpp says which of them this CPU runs.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include "fsm/simd_plan.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define PF_SIMD_X86 1
+#endif
+
+namespace parafuse::fsm {
+inline namespace v1 {
+
+constexpr size_t kSimdFlush = 255;  // bytes between widenings of the 8-bit counts
+
+inline void add_counts(uint64_t* ge, const uint8_t* counted, uint32_t lanes) {
+  for (uint32_t p = 0; p < lanes; ++p) ge[p] += counted[p];
+}
+
+#ifdef PF_SIMD_X86
+
+template <int K, int G>
+__attribute__((target("ssse3"))) void simd_run_ssse3(const SimdPlan& p, SimdLane* lanes,
+                                                     size_t begin, size_t end) {
+  __m128i v[K], acc[K][G ? G : 1], floor[G ? G : 1];
+#pragma GCC unroll 4
+  for (int k = 0; k < K; ++k) v[k] = _mm_load_si128(reinterpret_cast<const __m128i*>(lanes[k].state));
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) floor[g] = _mm_set1_epi8(char(int(p.lo[g]) - 1));
+  for (size_t b = begin; b < end; b += kSimdFlush) {
+    const size_t e = std::min(end, b + kSimdFlush);
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) acc[k][g] = _mm_setzero_si128();
+    for (size_t i = b; i < e; ++i) {
+#pragma GCC unroll 4
+      for (int k = 0; k < K; ++k) {
+        const __m128i row = _mm_load_si128(
+            reinterpret_cast<const __m128i*>(p.next + size_t(lanes[k].data[i]) * kSimdLanes));
+        v[k] = _mm_shuffle_epi8(row, v[k]);
+#pragma GCC unroll 4
+        for (int g = 0; g < G; ++g) acc[k][g] = _mm_sub_epi8(acc[k][g], _mm_cmpgt_epi8(v[k], floor[g]));
+      }
+    }
+    alignas(16) uint8_t counted[16];
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) {
+        _mm_store_si128(reinterpret_cast<__m128i*>(counted), acc[k][g]);
+        add_counts(lanes[k].ge + g * kSimdLanes, counted, 16);
+      }
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < K; ++k) _mm_store_si128(reinterpret_cast<__m128i*>(lanes[k].state), v[k]);
+}
+
+// B blocks of 16 table entries (1, 2 or 4), R registers of 32 lanes (1 or 2).
+template <int K, int G, int B, int R>
+__attribute__((target("avx2"))) void simd_run_avx2(const SimdPlan& p, SimdLane* lanes,
+                                                   size_t begin, size_t end) {
+  __m256i v[K][R], acc[K][R][G ? G : 1], floor[G ? G : 1];
+#pragma GCC unroll 4
+  for (int k = 0; k < K; ++k)
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+      v[k][r] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes[k].state + 32 * r));
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) floor[g] = _mm256_set1_epi8(char(int(p.lo[g]) - 1));
+  for (size_t b = begin; b < end; b += kSimdFlush) {
+    const size_t e = std::min(end, b + kSimdFlush);
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int g = 0; g < G; ++g) acc[k][r][g] = _mm256_setzero_si256();
+    for (size_t i = b; i < e; ++i) {
+#pragma GCC unroll 4
+      for (int k = 0; k < K; ++k) {
+        const uint8_t* row = p.next + size_t(lanes[k].data[i]) * kSimdLanes;
+        __m256i block[B];
+#pragma GCC unroll 4
+        for (int j = 0; j < B; ++j)
+          block[j] = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(row + 16 * j)));
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          const __m256i x = v[k][r];
+          __m256i y = _mm256_shuffle_epi8(block[0], x);  // lanes < 16 index it by their low nibble
+          if constexpr (B >= 2) {
+            const __m256i bit4 = _mm256_slli_epi16(x, 3);  // bit 4 of each byte to bit 7
+            y = _mm256_blendv_epi8(y, _mm256_shuffle_epi8(block[1], x), bit4);
+            if constexpr (B == 4) {
+              const __m256i high = _mm256_blendv_epi8(_mm256_shuffle_epi8(block[2], x),
+                                                      _mm256_shuffle_epi8(block[3], x), bit4);
+              y = _mm256_blendv_epi8(y, high, _mm256_slli_epi16(x, 2));  // bit 5
+            }
+          }
+          v[k][r] = y;
+#pragma GCC unroll 4
+          for (int g = 0; g < G; ++g)
+            acc[k][r][g] = _mm256_sub_epi8(acc[k][r][g], _mm256_cmpgt_epi8(y, floor[g]));
+        }
+      }
+    }
+    alignas(32) uint8_t counted[32];
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int g = 0; g < G; ++g) {
+          _mm256_store_si256(reinterpret_cast<__m256i*>(counted), acc[k][r][g]);
+          add_counts(lanes[k].ge + g * kSimdLanes + 32 * r, counted, 32);
+        }
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < K; ++k)
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+      _mm256_store_si256(reinterpret_cast<__m256i*>(lanes[k].state + 32 * r), v[k][r]);
+}
+
+template <int K, int G>
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void simd_run_vbmi(
+    const SimdPlan& p, SimdLane* lanes, size_t begin, size_t end) {
+  __m512i v[K], acc[K][G ? G : 1], floor[G ? G : 1];
+  const __m512i one = _mm512_set1_epi8(1);
+#pragma GCC unroll 4
+  for (int k = 0; k < K; ++k) v[k] = _mm512_load_si512(lanes[k].state);
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) floor[g] = _mm512_set1_epi8(char(int(p.lo[g]) - 1));
+  for (size_t b = begin; b < end; b += kSimdFlush) {
+    const size_t e = std::min(end, b + kSimdFlush);
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) acc[k][g] = _mm512_setzero_si512();
+    for (size_t i = b; i < e; ++i) {
+#pragma GCC unroll 4
+      for (int k = 0; k < K; ++k) {
+        const __m512i row = _mm512_load_si512(p.next + size_t(lanes[k].data[i]) * kSimdLanes);
+        v[k] = _mm512_permutexvar_epi8(v[k], row);
+#pragma GCC unroll 4
+        for (int g = 0; g < G; ++g)
+          acc[k][g] = _mm512_mask_add_epi8(acc[k][g], _mm512_cmpgt_epi8_mask(v[k], floor[g]),
+                                           acc[k][g], one);
+      }
+    }
+    alignas(64) uint8_t counted[64];
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) {
+        _mm512_store_si512(counted, acc[k][g]);
+        add_counts(lanes[k].ge + g * kSimdLanes, counted, p.states);
+      }
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < K; ++k) _mm512_store_si512(lanes[k].state, v[k]);
+}
+
+#endif  // PF_SIMD_X86
+
+// Run lanes[0..K) over bytes [begin, end) of each with `G` counted groups.
+template <int K, int G>
+void simd_run_fixed(const SimdPlan& p, SimdLane* lanes, size_t begin, size_t end) {
+  switch (p.path) {
+#ifdef PF_SIMD_X86
+    case SimdPath::ssse3: simd_run_ssse3<K, G>(p, lanes, begin, end); return;
+    case SimdPath::avx2:
+      if (p.states <= 16) simd_run_avx2<K, G, 1, 1>(p, lanes, begin, end);
+      else if (p.states <= 32) simd_run_avx2<K, G, 2, 1>(p, lanes, begin, end);
+      else simd_run_avx2<K, G, 4, 2>(p, lanes, begin, end);
+      return;
+    case SimdPath::avx512vbmi: simd_run_vbmi<K, G>(p, lanes, begin, end); return;
+#endif
+    default:
+#pragma GCC unroll 4
+      for (int k = 0; k < K; ++k) simd_run_scalar<G>(p, lanes[k], begin, end);
+  }
+}
+
+template <int K>
+void simd_run_lockstep(const SimdPlan& p, SimdLane* lanes, int groups, size_t begin, size_t end) {
+  switch (groups) {
+    case 0: simd_run_fixed<K, 0>(p, lanes, begin, end); break;
+    case 1: simd_run_fixed<K, 1>(p, lanes, begin, end); break;
+    case 2: simd_run_fixed<K, 2>(p, lanes, begin, end); break;
+    case 3: simd_run_fixed<K, 3>(p, lanes, begin, end); break;
+    default: simd_run_fixed<K, 4>(p, lanes, begin, end); break;
+  }
+}
+
+// Summarise `count` chunks (up to 4): in lockstep over their common length, then each
+// alone. `groups` is the plan's group count, or 0 to follow the states only.
+inline void simd_summarize(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
+  size_t common = lanes[0].length;
+  for (int k = 1; k < count; ++k) common = std::min(common, lanes[k].length);
+  // Four chunks in lockstep while their registers fit (16 on AVX2), else pairs.
+  const bool four = count == 4 && (groups <= 1 || (groups == 2 && p.path == SimdPath::avx512vbmi));
+  if (four) simd_run_lockstep<4>(p, lanes, groups, 0, common);
+  for (int k = four ? 4 : 0; k + 1 < count; k += 2) simd_run_lockstep<2>(p, lanes + k, groups, 0, common);
+  if (count % 2) simd_run_lockstep<1>(p, lanes + count - 1, groups, 0, common);
+  for (int k = 0; k < count; ++k)
+    if (lanes[k].length > common) simd_run_lockstep<1>(p, lanes + k, groups, common, lanes[k].length);
+}
+
+}  // namespace v1
+}  // namespace parafuse::fsm

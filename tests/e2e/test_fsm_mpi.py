@@ -1,0 +1,106 @@
+"""The runner under `mpirun -n R` (R = 1..4) prints the one-process JSON plus `ranks`: the
+permutation machine (speculation across ranks fails at every boundary, so every round
+re-runs ranks) over inputs that split matches between ranks, shorter than R, and empty;
+a file one rank cannot read stops every rank with one line; `boostfsm analyze --input`
+reports the runner's own `auto` choice. One built project (the content cache)."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from parafuse.cli.fsm_runtime_choice import runner_for
+from parafuse.emitters.fsm.project import has_mpi
+from parafuse.emitters.toolchain.cmake import Toolchain
+from parafuse.emitters.toolchain.mpirun import (
+    LAUNCHER_BLOCK,
+    LAUNCHER_LINE,
+    launch_environment,
+    run_bounded,
+    run_ranks,
+)
+from parafuse.fsm_compiler.pipeline import compile_file
+from parafuse.grammar.diagnostics import SourceFile
+from tests.property.test_fsm_simd_enum import permutation12_source
+from tests.required_tools import require_cxx, require_tool
+
+TIMING_KEYS = ("seconds", "gbps", "reason", "ranks")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> tuple[Path, Path]:
+    """(project folder, the .fsm file) of the permutation machine, built with MPI."""
+    require_cxx()
+    require_tool(has_mpi(), "needs Open MPI (mpicxx, mpirun)")
+    source = tmp_path_factory.mktemp("perm12") / "perm12.fsm"
+    source.write_text(permutation12_source())
+    machine = compile_file(SourceFile("perm12.fsm", source.read_text())).machines[0]
+    # named as `boostfsm analyze` (run in its folder) names it below: one cached build
+    return runner_for(machine, source.name).parent.parent, source
+
+
+def one_process(project: Path, args: list[str]) -> dict:
+    done = subprocess.run([str(project / "build" / "perm12_run"), *args], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def without_timing(result: dict) -> dict:
+    return {key: value for key, value in result.items() if key not in TIMING_KEYS}
+
+
+def test_every_rank_count_equals_one_process(project, tmp_path) -> None:
+    folder, _ = project
+    rng = random.Random(4)
+    inputs = {"text": bytes(rng.choice(b"abcXYZ0123 .,\n") for _ in range(200_000)),
+              "shorter than the ranks": b"a1", "empty": b""}
+    for label, data in inputs.items():
+        path = tmp_path / "input.txt"
+        path.write_bytes(data)
+        schemes = [["--scheme", "seq"], ["--scheme", "enum", "--threads", "2"]]
+        for options in schemes if label == "text" else schemes[:1]:
+            args = [str(path), "--json", "--matches", *options]
+            expected = without_timing(one_process(folder, args))
+            for ranks in (1, 2, 3, 4):
+                done = run_ranks(folder, "perm12", ranks, args)
+                assert done.returncode == 0, done.stderr
+                got = json.loads(done.stdout)
+                assert got["ranks"] == ranks, (label, ranks)
+                assert without_timing(got) == expected, (label, options, ranks)
+                assert f"{ranks} ranks, each over its own byte range" in got["reason"]
+
+
+def test_a_rank_that_cannot_read_stops_every_rank_with_one_line(project, tmp_path) -> None:
+    folder, _ = project
+    good = tmp_path / "good.txt"
+    good.write_bytes(b"abc123" * 1000)
+    runner = str(folder / "build" / "perm12_run")
+    command = [Toolchain.current().tool("mpirun"), "--oversubscribe", "-np", "2", runner,
+               str(good), "--json", ":", "-np", "1", runner, str(tmp_path / "missing.txt"),
+               "--json"]  # rank 2 alone is given a file that does not exist
+    done = run_bounded(command, launch_environment(3))
+    stderr = LAUNCHER_LINE.sub("", LAUNCHER_BLOCK.sub("", done.stderr)).strip().splitlines()
+    assert done.returncode != 0 and done.stdout == ""
+    assert len(stderr) == 1 and "rank 2: cannot read input" in stderr[0], stderr
+
+
+def test_analyze_reports_the_runners_choice(project, tmp_path) -> None:
+    folder, source = project
+    path = tmp_path / "input.txt"
+    path.write_bytes(bytes(random.Random(5).choice(b"abc012 \n") for _ in range(100_000)))
+    boostfsm = Path(sys.executable).parent / "boostfsm"
+    done = subprocess.run([str(boostfsm), "analyze", source.name, "--input", str(path), "--json"],
+                          capture_output=True, text=True, timeout=600, cwd=source.parent)
+    assert done.returncode == 0, done.stderr
+    (analysis,) = json.loads(done.stdout)
+    runner = one_process(folder, [str(path), "--json"])
+    assert analysis["auto_measured_by_runtime"] is True
+    assert analysis["auto_scheme"] == runner["scheme"]
+    assert analysis["auto_reason"] == runner["reason"]
+    assert analysis["rules_scheme"] in ("seq", "enum", "fused", "spec", "hspec")

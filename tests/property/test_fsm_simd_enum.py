@@ -1,0 +1,149 @@
+"""SIMD enumeration (cpp_runtime/fsm/simd_enum.hpp) under every path this CPU runs, forced
+(RunOptions::simd: the driver's SCHEME/PATH), equals the reference executor: machines of
+1 to 64 states,
+converging and permutation, with 1, 3 and more than 4 groups of reporting states (the
+last are recounted from the true starts), matches on and off, thread counts 1 to 3 and
+chunk counts that put a boundary after every byte; and the JSON reason names the path."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from parafuse.fsm_compiler.pipeline import compile_file
+from parafuse.grammar.diagnostics import SourceFile
+from tests.conftest import SAMPLES
+from tests.property.fsm_cpp_driver import (
+    assert_all_equal_reference,
+    configurations,
+    driver_results,
+    random_machine,
+)
+from tests.required_tools import require_cxx
+
+sys.path.insert(0, str(SAMPLES))
+import permutation  # noqa: E402
+
+# The words of the JSON reason of each forced path (cpp_runtime/fsm/simd_enum.hpp).
+PATH_WORDS = {"scalar": "scalar lanes", "ssse3": "SSSE3 pshufb", "avx2": "AVX2 vpshufb",
+              "avx512vbmi": "AVX-512 VBMI vpermb"}
+PATH_FLAGS = {"scalar": set(), "ssse3": {"ssse3"}, "avx2": {"avx2"},
+              "avx512vbmi": {"avx512f", "avx512bw", "avx512vbmi"}}
+
+
+def cpu_flags() -> set[str]:
+    info = Path("/proc/cpuinfo")
+    if not info.exists():
+        return set()
+    for line in info.read_text().splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+SUPPORTED = [path for path, flags in PATH_FLAGS.items() if flags <= cpu_flags()]
+
+
+def permutation12_source() -> str:
+    """12 states: letters rotate the state, digits swap p0 and p1 (samples/permutation.py)."""
+    return permutation.permutation_source(12)
+
+
+def with_groups(machine, rng: np.random.Generator, groups: int):
+    """The machine with `groups` distinct tag lists on its reporting states."""
+    states = machine.state_count
+    tag_lists = [tuple(sorted({g % len(machine.tag_names), (g + 1) % len(machine.tag_names)}))
+                 if g >= len(machine.tag_names) else (g,) for g in range(groups)]
+    tags = tuple(tag_lists[int(rng.integers(0, groups))] if rng.random() < 0.4 else ()
+                 for _ in range(states))
+    return dataclasses.replace(machine, state_tags=tags)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiler() -> None:
+    require_cxx()
+
+
+def path_configs(input_bytes: int, paths: list[str], states: int) -> list[str]:
+    """enum forced to each path (ssse3 takes at most 16 states) at every thread and chunk
+    count of `configurations`."""
+    return [config.replace("enum", f"enum/{path}", 1) for path in paths
+            if path != "ssse3" or states <= 16
+            for config in configurations(input_bytes, schemes=("enum",))]
+
+
+def assert_reason_names_path(configs: list[str], results: list[dict]) -> None:
+    for config, result in zip(configs, results, strict=True):
+        path = config.split(":")[0].split("/")[1]
+        if path in PATH_WORDS:
+            assert PATH_WORDS[path] in result["reason"], (config, result["reason"])
+
+
+@pytest.mark.parametrize("states", [5, 16, 17, 64])
+def test_every_path_equals_reference(states: int, tmp_path) -> None:
+    rng = np.random.default_rng(states)
+    for kind, groups in (("converging", 1), ("permutation", 3), ("permutation", 6)):
+        machine = random_machine(rng, states, int(rng.integers(2, 6)), kind)
+        machine = dataclasses.replace(machine, tag_names=("t0", "t1", "t2"))
+        machine = with_groups(machine, rng, groups)
+        data = rng.integers(0, 256, 700, dtype=np.uint8).tobytes()
+        pieces = (data,) if kind == "converging" else (b"", data[:1], data)
+        for piece in pieces:
+            configs = path_configs(len(piece), SUPPORTED, states)
+            for matches in (True, False):
+                results = assert_all_equal_reference(machine, piece, tmp_path, configs,
+                                                     matches=matches)
+                assert_reason_names_path(configs, results)
+
+
+def test_permutation_machine_every_path(tmp_path) -> None:
+    """Long chunks (counts widened from 8 bits many times) under every path and `none`."""
+    text = permutation12_source()
+    machine = compile_file(SourceFile("perm12.fsm", text)).machines[0]
+    assert machine.state_count == 12
+    rng = np.random.default_rng(12)
+    alphabet = np.frombuffer(b"abcXYZ0123 .,\n", dtype=np.uint8)
+    data = rng.choice(alphabet, 100_000).tobytes()
+    configs = [f"enum:{threads}:{chunks}" for threads, chunks in ((1, 1), (2, 7), (3, 64))]
+    configs = [config.replace("enum", f"enum/{path}") for path in [*SUPPORTED, "none"]
+               for config in configs]
+    for matches in (True, False):
+        results = assert_all_equal_reference(machine, data, tmp_path, configs, matches=matches)
+        assert_reason_names_path(configs, results)
+
+
+def test_unknown_or_unsupported_path_is_one_clear_error(tmp_path) -> None:
+    machine = random_machine(np.random.default_rng(1), 4, 2, "converging")
+    for value in ("sse9", *(p for p in PATH_FLAGS if p not in SUPPORTED)):
+        with pytest.raises(AssertionError, match=f"SIMD path '?{value}"):
+            driver_results(machine, b"abc", [f"enum/{value}:1:2"], tmp_path)
+    env = dict(os.environ, PARAFUSE_FSM_SIMD="sse9")  # the variable, where no option is given
+    with pytest.raises(AssertionError, match="unknown SIMD path 'sse9'"):
+        driver_results(machine, b"abc", ["enum:1:2"], tmp_path, env=env)
+    assert "scalar lanes" in driver_results(machine, b"abc", ["enum:1:2"], tmp_path, env=dict(
+        os.environ, PARAFUSE_FSM_SIMD="scalar"))[0]["reason"]
+
+
+def test_measured_auto_equals_reference_and_explains(tmp_path) -> None:
+    """`auto` with its probes forced on small inputs (PARAFUSE_FSM_PROBE_MIN_BYTES): exact
+    whatever it picks, and its reason lists the probes and the analysis rules' pick."""
+    env = dict(os.environ, PARAFUSE_FSM_PROBE_MIN_BYTES="1")
+    rng = np.random.default_rng(8)
+    machines = [compile_file(SourceFile("perm12.fsm", permutation12_source())).machines[0],
+                random_machine(rng, 5, 3, "converging"), random_machine(rng, 300, 4, "converging"),
+                random_machine(rng, 90, 4, "permutation", 50)]
+    for machine in machines:
+        data = rng.choice(np.frombuffer(b"abcXYZ0123 .,\n", dtype=np.uint8), 5000).tobytes()
+        configs = ["auto:1:1", "auto:1:4", "auto:2:7", "auto:3:64"]
+        results = assert_all_equal_reference(machine, data, tmp_path, configs, env=env)
+        for config, result in zip(configs, results, strict=True):
+            if config.endswith(":1"):  # one chunk: nothing to probe
+                continue
+            assert result["reason"].startswith("measured: every scheme ran"), result["reason"]
+            assert "the analysis rules would pick" in result["reason"]
+            assert f"picked {result['scheme']}" in result["reason"]
