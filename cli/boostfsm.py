@@ -19,7 +19,8 @@ from pathlib import Path
 import click
 
 from parafuse.cli.errors import UsageError, read_source, reports_errors
-from parafuse.cli.fsm_report import analysis_json, print_analysis, print_run
+from parafuse.cli.fsm_engine_report import any_analysis_json, print_any_analysis
+from parafuse.cli.fsm_report import print_run
 from parafuse.emitters.fsm.project import (
     ProjectRequest,
     cached_project,
@@ -28,16 +29,18 @@ from parafuse.emitters.fsm.project import (
 )
 from parafuse.emitters.toolchain.cmake import build_tree, write_tree
 from parafuse.fsm_compiler.compiled import CompiledMachine
+from parafuse.fsm_compiler.engine_set_reference import run_any_reference
+from parafuse.fsm_compiler.engines import EngineSet
 from parafuse.fsm_compiler.options import SCHEMES
 from parafuse.fsm_compiler.pipeline import (
     CompiledFile,
-    analyse,
+    analyse_any,
     analyse_for_project,
     compile_machines,
     parse_file,
     random_sample,
 )
-from parafuse.fsm_compiler.reference_executor import result_json, run_reference
+from parafuse.fsm_compiler.reference_executor import result_json
 from parafuse.grammar.diagnostics import SourceFile
 
 PROG = "boostfsm"
@@ -110,15 +113,15 @@ def analyze(file, machine, sample_path, as_json, max_states, max_fused_states, l
         sample, sample_name = random_sample(), "random bytes (no --input)"
     else:
         sample, sample_name = _read_input(sample_path), sample_path
-    analyses = [analyse(m, sample, sample_name) for m in compiled.machines]
+    analyses = [analyse_any(m, sample, sample_name) for m in compiled.machines]
     if as_json:
-        click.echo(json.dumps([analysis_json(a) for a in analyses], indent=2))
+        click.echo(json.dumps([any_analysis_json(a) for a in analyses], indent=2))
     else:
         for analysis in analyses:
-            print_analysis(analysis)
+            print_any_analysis(analysis)
 
 
-def _only_machine(compiled: CompiledFile, path: str) -> CompiledMachine:
+def _only_machine(compiled: CompiledFile, path: str) -> CompiledMachine | EngineSet:
     if len(compiled.machines) > 1:
         names = ", ".join(m.name for m in compiled.machines)
         raise UsageError(f"'{path}' has several machines ({names}); choose one with --machine")
@@ -150,7 +153,7 @@ def run(file, input_path, machine, backend, scheme, threads, chunks, repeat, wit
     timings, result = [], None
     for _ in range(repeat):
         began = time.perf_counter()
-        result = run_reference(compiled_machine, data, with_matches)
+        result = run_any_reference(compiled_machine, data, with_matches)
         timings.append(time.perf_counter() - began)
     payload = result_json(compiled_machine, result, len(data), statistics.median(timings),
                           compiled_machine.options.scheme)
@@ -167,7 +170,8 @@ def _runner_args(scheme, threads, chunks, repeat, with_matches, as_json) -> list
     return args + (["--json"] if as_json else [])
 
 
-def _run_cpp(machine: CompiledMachine, file: str, input_path: str, args: list[str]) -> int:
+def _run_cpp(machine: CompiledMachine | EngineSet, file: str, input_path: str,
+             args: list[str]) -> int:
     """Build (or find in the cache) the machine's project and run its runner."""
     project = cached_project(ProjectRequest(machine, file, analyse_for_project(machine, None)))
     runner = project / "build" / f"{machine.name}_run"

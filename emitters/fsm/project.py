@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parafuse.emitters.fsm.blob import machine_blob
+from parafuse.emitters.fsm.engine_set_blob import engine_set_blob
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.names import CXX_KEYWORDS, cpp_name
 from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME, runtime_files
 from parafuse.fsm_compiler.compiled import CompiledMachine
+from parafuse.fsm_compiler.engines import EngineSet, engine_kind
 from parafuse.fsm_compiler.project_analysis import ProjectAnalysis
 
 # The runtime tree a project ships, copied as it stands: every header of cpp_runtime/fsm.
@@ -36,9 +38,11 @@ CONFIG_DEPENDENCIES = ["OpenMP"]  # find_dependency() of the installed package
 class ProjectRequest:
     """One machine's project: the machine, its analysis, and what to build."""
 
-    machine: CompiledMachine
+    machine: CompiledMachine | EngineSet
     source_name: str  # the .fsm file, as the user named it
-    analysis: ProjectAnalysis  # what the analysis step measured, embedded in the blob
+    # what the analysis step measured, embedded in the blob (per engine for an EngineSet:
+    # None for an engine without one)
+    analysis: ProjectAnalysis | tuple[ProjectAnalysis | None, ...]
     python: bool = False
 
 
@@ -54,25 +58,40 @@ def template_context(request: ProjectRequest, blob_bytes: int) -> dict[str, obje
         # a name that could be a macro is #undef'd around PYBIND11_MODULE (python.cpp.j2)
         "guard_macro": cxx_name != name and name not in CXX_KEYWORDS,
         "kind": machine.kind, "explicit": machine.kind == "explicit",
-        "state_count": machine.state_count, "tag_count": len(machine.tag_names),
-        "start_state": machine.start, "state_names": machine.state_names,
+        **_state_context(machine), "tag_count": len(machine.tag_names),
         "tag_names": machine.tag_names, "default_scheme": machine.options.scheme,
         "python": request.python, "blob_bytes": blob_bytes,
         "config_dependencies": CONFIG_DEPENDENCIES, "check_components": True,
     }
 
 
+def _state_context(machine: CompiledMachine | EngineSet) -> dict[str, object]:
+    if isinstance(machine, CompiledMachine):
+        return {"state_count": machine.state_count, "start_state": machine.start,
+                "state_names": machine.state_names, "engine_count": 0}
+    kinds = [engine_kind(engine) for engine in machine.engines]
+    summary = ", ".join(f"{kinds.count(kind)} {kind.upper()}" for kind in ("dfa", "nfa")
+                        if kind in kinds)
+    states = [engine.machine.state_count for engine in machine.engines
+              if engine_kind(engine) == "dfa"]
+    return {"state_count": max(states, default=0), "start_state": 0, "state_names": (),
+            "engine_count": len(machine.engines), "engine_summary": summary}
+
+
 def project_files(request: ProjectRequest) -> dict[str, str | bytes]:
     """Every file of the machine's project, keyed by its path in the project."""
     name = request.machine.name
-    blob = machine_blob(request.machine, request.analysis)
+    several = isinstance(request.machine, EngineSet)
+    blob = (engine_set_blob(request.machine, request.analysis) if several
+            else machine_blob(request.machine, request.analysis))
     context = template_context(request, len(blob))
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": render("fsm/CMakeLists.txt.j2", **context),
         f"cmake/{context['cxx_name']}Config.cmake.in":
             render("common/Config.cmake.in.j2", **context),
         f"include/{name}.hpp": render("fsm/machine.hpp.j2", **context),
-        f"src/{name}.cpp": render("fsm/machine.cpp.j2", **context),
+        f"src/{name}.cpp": render("fsm/engine_set.cpp.j2" if several else "fsm/machine.cpp.j2",
+                                  **context),
         f"src/{name}_tables.cpp": render("fsm/tables.cpp.j2", **context),
         f"src/{name}.tables.bin": blob,
         f"src/{name}_run.cpp": render("fsm/runner.cpp.j2", **context),

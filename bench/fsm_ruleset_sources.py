@@ -1,0 +1,63 @@
+"""The two real rule sets of bench/fsm_rulesets.py as .fsm text: rebar's 53 regexes and
+Nosey Parker's 189 secret-detection rules (with their examples).
+
+Data beside the repository (<repo>/../shared/data), or $RULESET_DATA.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("RULESET_DATA", REPO.parent / "shared" / "data"))
+
+
+@dataclass(frozen=True)
+class Rule:
+    tag: str
+    regex: str
+    flags: str = ""
+    examples: tuple[str, ...] = field(default=())
+    negative_examples: tuple[str, ...] = field(default=())
+
+
+def rebar_rules() -> list[Rule]:
+    """rebar's single-regex benchmarks that Hyperscan accepts (not the empty-matching `.*`)."""
+    with open(DATA / "rebar" / "regexes.tsv", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    rules, seen = [], set()
+    for row in rows:
+        if row["regex"] in (".*", "(?s).*"):  # Hyperscan: matches the empty buffer
+            continue
+        tag = "r_" + row["name"].replace("/", "_").replace("-", "_")
+        while tag in seen:
+            tag += "_"
+        seen.add(tag)
+        rules.append(Rule(tag, row["regex"], "" if row["flags"] == "-" else row["flags"]))
+    return rules
+
+
+def noseyparker_rules() -> list[Rule]:
+    """Every Nosey Parker rule, in file order (files sorted by name); tags from the ids."""
+    import yaml
+
+    rules = []
+    for path in sorted((DATA / "noseyparker" / "rules").glob("*.yml")):
+        for entry in yaml.safe_load(path.read_text())["rules"]:
+            tag = entry["id"].replace(".", "_").replace("-", "_")
+            rules.append(Rule(tag, entry["pattern"], "",
+                              tuple(entry.get("examples") or ()),
+                              tuple(entry.get("negative_examples") or ())))
+    return rules
+
+
+def fsm_source(name: str, rules: list[Rule]) -> str:
+    """A `patterns` block; slashes escaped. Multi-line (x-mode) regexes keep their lines."""
+    lines = []
+    for rule in rules:
+        regex = rule.regex.replace("/", "\\/").rstrip("\n")
+        lines.append(f"    {rule.tag} /{regex}/{rule.flags}")
+    return f"patterns {name} {{\n" + "\n".join(lines) + "\n}\n"
