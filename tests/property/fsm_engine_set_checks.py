@@ -13,13 +13,7 @@ from parafuse.emitters.fsm.project import engine_set_driver
 from parafuse.fsm_compiler.engine_set_reference import run_engine_set
 from parafuse.fsm_compiler.engines import EngineSet
 from parafuse.fsm_compiler.pipeline import analyse_for_project
-from tests.property.fsm_cpp_driver import SCHEMES
-
-
-def set_configurations(input_bytes: int, threads=(1, 2, 3)) -> list[str]:
-    chunk_counts = (1, 2, 7, 64, input_bytes + 5)
-    return [f"{scheme}:{count}:{chunks}" for scheme in SCHEMES for count in threads
-            for chunks in chunk_counts]
+from tests.property.fsm_cpp_driver import configurations
 
 
 def reference_triple(engine_set: EngineSet, data: bytes) -> tuple:
@@ -46,7 +40,7 @@ def assert_engine_set_equal_reference(engine_set: EngineSet, data: bytes, work: 
                                       train: bytes | None = None) -> tuple:
     """Every configuration's (final states, counts, matches) equal the reference's."""
     expected = reference_triple(engine_set, data)
-    configs = configs or set_configurations(len(data))
+    configs = configs or configurations(len(data))
     for config, result in zip(configs, driver_results(engine_set, data, configs, work, train),
                               strict=True):
         got = result["final_state"], result["counts"], result["matches"]
