@@ -84,3 +84,18 @@ def fsm_source(name: str, rules: list[Rule]) -> str:
         regex = rule.regex.encode().decode("latin-1").replace("/", "\\/").rstrip("\n")
         lines.append(f"    {rule.tag} /{regex}/{rule.flags}")
     return f"patterns {name} {{\n" + "\n".join(lines) + "\n}\n"
+
+
+def parsable(rules: list[Rule]) -> list[Rule]:
+    """The rules boostfsm parses, each alone (the others are counted, not run)."""
+    from parafuse.fsm_compiler.pipeline import parse_file
+    from parafuse.grammar.diagnostics import CompileError, SourceFile
+
+    kept = []
+    for rule in rules:
+        try:
+            parse_file(SourceFile("rule.fsm", fsm_source("one", [rule])))
+        except CompileError:
+            continue
+        kept.append(rule)
+    return kept

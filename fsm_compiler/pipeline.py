@@ -31,7 +31,7 @@ from .explicit import compile_explicit
 from .nfa_engine import NfaEngine
 from .options import MachineOptions, check_machine_names, machine_options
 from .pattern_sets import build_subset_dfa, minimal_machine
-from .project_analysis import ProjectAnalysis, project_analysis
+from .project_analysis import FUSED_BLOB_BUDGET, ProjectAnalysis, project_analysis
 from .reference_executor import state_trace
 from .scheme_choice import choose_scheme
 
@@ -134,8 +134,10 @@ def analyse_for_project(
     """Stage 4 for a C++ project: training hints (on --train's bytes, else seeded random
     bytes) and the fused bound the project's tables are explored to; per DFA engine for
     a set of several engines (None for the others)."""
-    if isinstance(machine, EngineSet):
-        return tuple(project_analysis(engine.machine, train_sample)
+    if isinstance(machine, EngineSet):  # the fused-table budget is shared among the DFAs
+        budget = FUSED_BLOB_BUDGET // max(1, sum(isinstance(engine, DfaEngine)
+                                                 for engine in machine.engines))
+        return tuple(project_analysis(engine.machine, train_sample, budget)
                      if isinstance(engine, DfaEngine) else None for engine in machine.engines)
     return project_analysis(machine, train_sample)
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from parafuse.fsm_compiler.engines import EngineSet
-from parafuse.fsm_compiler.pipeline import compile_file, parse_file
-from parafuse.grammar.diagnostics import CompileError, SourceFile
+from parafuse.fsm_compiler.pipeline import compile_file
+from parafuse.grammar.diagnostics import SourceFile
 from tests.property.fsm_cpp_driver import configurations
 from tests.property.fsm_engine_set_checks import assert_engine_set_equal_reference
 from tests.required_tools import require_cxx, require_module
@@ -24,20 +24,9 @@ import fsm_ruleset_sources as sources  # noqa: E402
 REBAR_PARSED_TODAY = 46  # of 53: \b, inline flags and \p{..} come with the version 2 syntax
 
 
-def parsable(rules: list) -> list:
-    kept = []
-    for rule in rules:
-        try:
-            parse_file(SourceFile("rule.fsm", sources.fsm_source("one", [rule])))
-        except CompileError:
-            continue
-        kept.append(rule)
-    return kept
-
-
 @pytest.fixture(scope="module")
 def rebar_set():
-    rules = parsable(sources.rebar_rules(DATA / "rebar"))
+    rules = sources.parsable(sources.rebar_rules(DATA / "rebar"))
     assert len(rules) >= REBAR_PARSED_TODAY
     machine = compile_file(SourceFile("rebar.fsm", sources.fsm_source("rebar", rules))).machines[0]
     return rules, machine
