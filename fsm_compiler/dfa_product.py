@@ -7,7 +7,8 @@ one Python step per state and class), then minimised. Products of minimal DFAs a
 small next to subset construction over all the patterns' positions at once, and a
 group that would pass its state limit is noticed after at most `limit` new states.
 
-A `TaggedDfa` reports, after each byte, the tags in the bit mask `tags[state]`.
+A `TaggedDfa` state's reports are a tuple of tag bit masks (now, delayed, at end, at
+end delayed: dfa.StateReports); a product state reports the union of its parts'.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class TaggedDfa:
 
     byte_class: np.ndarray  # (256,) uint8
     transitions: np.ndarray  # (states, classes) int32
-    tags: tuple[int, ...]  # per state: bit mask of tag indices
+    tags: tuple[tuple[int, ...], ...]  # per state: tag bit masks, one per kind of report
 
     @property
     def state_count(self) -> int:
@@ -57,16 +58,17 @@ def product(first: TaggedDfa, second: TaggedDfa, limit: int) -> TaggedDfa:
     width = np.int64(second.state_count)
     first_moves = first.transitions[:, first_of].astype(np.int64)
     second_moves = second.transitions[:, second_of].astype(np.int64)
-    known = np.zeros(1, dtype=np.int64)  # keys first * width + second; start (0, 0)
-    levels = [known]
-    frontier = known
+    frontier = np.zeros(1, dtype=np.int64)  # keys first * width + second; start (0, 0)
+    levels, count = [frontier], 1
+    seen = _KeySet(first.state_count * int(width))
+    seen.add(frontier)
     while frontier.size:
         targets = first_moves[frontier // width] * width + second_moves[frontier % width]
-        fresh = np.unique(targets)
-        fresh = fresh[~np.isin(fresh, known, assume_unique=True)]
-        if known.size + fresh.size > limit:
+        fresh = seen.new(np.unique(targets))
+        count += fresh.size
+        if count > limit:
             raise ProductTooLarge()
-        known = np.union1d(known, fresh)
+        seen.add(fresh)
         levels.append(fresh)
         frontier = fresh
     keys = np.concatenate(levels)  # state numbers: in discovery order, start first
@@ -75,8 +77,43 @@ def product(first: TaggedDfa, second: TaggedDfa, limit: int) -> TaggedDfa:
     targets = first_moves[keys // width] * width + second_moves[keys % width]
     transitions = order[np.searchsorted(sorted_keys, targets)].astype(np.int32)
     first_tags, second_tags = first.tags, second.tags
-    tags = tuple(first_tags[int(key // width)] | second_tags[int(key % width)] for key in keys)
+    tags = tuple(tuple(a | b for a, b in zip(first_tags[int(key // width)],
+                                             second_tags[int(key % width)], strict=True))
+                 for key in keys)
     return TaggedDfa(byte_class, transitions, tags)
+
+
+class _KeySet:
+    """The product keys seen so far: a bitmap over all pairs when it is small enough,
+    else a sorted array."""
+
+    BITMAP_LIMIT = 1 << 27
+
+    def __init__(self, key_count: int) -> None:
+        self.bitmap = np.zeros(key_count, dtype=bool) if key_count <= self.BITMAP_LIMIT else None
+        self.known = np.zeros(0, dtype=np.int64)
+
+    def new(self, keys: np.ndarray) -> np.ndarray:
+        """The keys (unique, sorted) not seen yet."""
+        if self.bitmap is not None:
+            return keys[~self.bitmap[keys]]
+        return keys[~np.isin(keys, self.known, assume_unique=True)]
+
+    def add(self, keys: np.ndarray) -> None:
+        if self.bitmap is not None:
+            self.bitmap[keys] = True
+        else:
+            self.known = np.union1d(self.known, keys)
+
+
+def renumbered(dfa: TaggedDfa) -> TaggedDfa:
+    """The DFA with reachable states in BFS order from 0 and byte classes recomputed, not
+    minimised (a product of minimal DFAs is close to minimal; Moore's rounds over a big
+    product cost seconds)."""
+    order = breadth_first_order(dfa.transitions, 0)
+    transitions, tags = renumber(dfa.transitions, dfa.tags, order)
+    partition, class_table = partition_by_columns(transitions[:, dfa.byte_class])
+    return TaggedDfa(partition.byte_class, class_table.astype(np.int32), tuple(tags))
 
 
 def minimal(dfa: TaggedDfa) -> TaggedDfa:

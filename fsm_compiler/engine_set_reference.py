@@ -7,8 +7,18 @@ from __future__ import annotations
 
 from .compiled import CompiledMachine
 from .engines import DfaEngine, EngineSet
-from .nfa_engine import NfaRunner
+from .nfa_engine import NfaEngine, NfaRunner
 from .reference_executor import RunResult, run_reference
+
+_RUNNERS: dict[int, tuple[NfaEngine, NfaRunner]] = {}  # by id(engine); the engine kept alive
+
+
+def _runner(engine: NfaEngine) -> NfaRunner:
+    """The engine's runner, its tables built once per engine."""
+    cached = _RUNNERS.get(id(engine))
+    if cached is None or cached[0] is not engine:
+        cached = _RUNNERS[id(engine)] = (engine, NfaRunner(engine))
+    return cached[1]
 
 
 def run_engine_set(engine_set: EngineSet, data: bytes, with_matches: bool) -> RunResult:
@@ -24,7 +34,7 @@ def run_engine_set(engine_set: EngineSet, data: bytes, with_matches: bool) -> Ru
                 counts[tag] += count
             matches.extend(result.matches or [])
         else:
-            found = NfaRunner(engine).matches(bytes(data))
+            found = _runner(engine).matches(bytes(data))
             final_states.append(None)
             for _, tag in found:
                 counts[tag] += 1

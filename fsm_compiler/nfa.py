@@ -1,10 +1,16 @@
-"""Regex -> NFA: the Glushkov position automaton of a pattern set.
+"""Regex -> NFA: the Glushkov position automaton of a pattern set, with assertions.
 
 Every byte class occurrence in a regex becomes one *position* (counted repeats are
 expanded into copies, `x{2,4}` = `xx(x(x)?)?`). An NFA state is a position: "the
-last byte matched there". `follow[p]` lists the positions that can match next.
-A pattern without `^` may start anywhere, so its first positions are candidates
-after every byte (the unanchored prefix); anchored first positions only at offset 0.
+last byte matched there". A match may start at any boundary, so the first positions
+are candidates after every byte. Assertions (`^ $ \\b` ...) consume nothing: they
+become conditions (fsm_compiler/assertions.py) on the boundary where they sit, so
+every edge carries one: `first[q]` at the boundary before q, `follow[p][q]` between
+p and q, `accepting[p][tag]` after p, and `empty_accepts[tag]` where the regex
+matches the empty string (only in places an assertion holds it, say `^$` or `\\b`).
+
+Before: plain sets (conditions were not needed; `^` made anchored first positions).
+After: conditions everywhere, ALWAYS where no assertion is involved.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from dataclasses import dataclass, field
 
 from parafuse.grammar.regex_ast import (
     Alternation,
+    Assertion,
     ByteClass,
     Concat,
     Empty,
@@ -22,24 +29,42 @@ from parafuse.grammar.regex_ast import (
     Repeat,
 )
 
+from .assertions import ALWAYS, NEVER, assertion_condition
+
+Edges = dict[int, int]  # position (or tag) -> condition
+
 
 @dataclass(frozen=True)
 class _Fragment:
-    first: frozenset[int]
-    last: frozenset[int]
-    nullable: bool
+    first: Edges
+    last: Edges
+    nullable: int  # the condition under which the fragment matches the empty string
 
 
-_EMPTY = _Fragment(frozenset(), frozenset(), True)
+_EMPTY = _Fragment({}, {}, ALWAYS)
+
+
+def _merged(left: Edges, right: Edges) -> Edges:
+    result = dict(left)
+    for key, condition in right.items():
+        result[key] = result.get(key, NEVER) | condition
+    return result
+
+
+def _restricted(edges: Edges, condition: int) -> Edges:
+    if condition == ALWAYS:
+        return edges
+    return {key: c & condition for key, c in edges.items() if c & condition}
 
 
 @dataclass
 class PositionAutomaton:
     byte_masks: list[int] = field(default_factory=list)  # per position: its 256-bit byte set
-    follow: list[set[int]] = field(default_factory=list)
-    anchored_first: set[int] = field(default_factory=set)  # candidates at offset 0 only
-    floating_first: set[int] = field(default_factory=set)  # candidates after every byte
-    accepting: dict[int, set[int]] = field(default_factory=dict)  # position -> tag indices
+    follow: list[Edges] = field(default_factory=list)
+    first: Edges = field(default_factory=dict)
+    accepting: dict[int, Edges] = field(default_factory=dict)  # position -> {tag: condition}
+    empty_accepts: Edges = field(default_factory=dict)  # tag -> condition
+    has_assertions: bool = False
 
     @property
     def position_count(self) -> int:
@@ -51,12 +76,14 @@ def build_position_automaton(patterns: Sequence[tuple[int, Regex]]) -> PositionA
     automaton = PositionAutomaton()
     builder = _FragmentBuilder(automaton)
     for tag, regex in patterns:
-        for alternative in regex.alternatives:
-            fragment = builder.build(alternative.body)
-            first = automaton.anchored_first if alternative.anchored else automaton.floating_first
-            first.update(fragment.first)
-            for position in fragment.last:
-                automaton.accepting.setdefault(position, set()).add(tag)
+        fragment = builder.build(regex.body)
+        automaton.first = _merged(automaton.first, fragment.first)
+        for position, condition in fragment.last.items():
+            accepts = automaton.accepting.setdefault(position, {})
+            accepts[tag] = accepts.get(tag, NEVER) | condition
+        if fragment.nullable:
+            automaton.empty_accepts[tag] = automaton.empty_accepts.get(tag, NEVER) | \
+                fragment.nullable
     return automaton
 
 
@@ -68,39 +95,45 @@ class _FragmentBuilder:
         if isinstance(node, ByteClass):
             position = self.automaton.position_count
             self.automaton.byte_masks.append(node.byte_mask)
-            self.automaton.follow.append(set())
-            return _Fragment(frozenset({position}), frozenset({position}), False)
+            self.automaton.follow.append({})
+            return _Fragment({position: ALWAYS}, {position: ALWAYS}, NEVER)
         if isinstance(node, Empty):
             return _EMPTY
+        if isinstance(node, Assertion):
+            self.automaton.has_assertions = True
+            return _Fragment({}, {}, assertion_condition(node.kind, node.multiline))
         if isinstance(node, Concat):
-            result = _EMPTY
-            for item in node.items:
-                result = self.concat(result, self.build(item))
-            return result
+            return self.concat_all([self.build(item) for item in node.items])
         if isinstance(node, Alternation):
-            parts = [self.build(alternative) for alternative in node.alternatives]
-            return _Fragment(frozenset().union(*(p.first for p in parts)),
-                             frozenset().union(*(p.last for p in parts)),
-                             any(p.nullable for p in parts))
+            result = _Fragment({}, {}, NEVER)
+            for alternative in node.alternatives:
+                part = self.build(alternative)
+                result = _Fragment(_merged(result.first, part.first),
+                                   _merged(result.last, part.last),
+                                   result.nullable | part.nullable)
+            return result
         return self.repeat(node)
 
-    def concat(self, left: _Fragment, right: _Fragment) -> _Fragment:
-        for position in left.last:
-            self.automaton.follow[position].update(right.first)
-        return _Fragment(left.first | right.first if left.nullable else left.first,
-                         right.last | left.last if right.nullable else right.last,
-                         left.nullable and right.nullable)
+    def link(self, last: Edges, first: Edges) -> None:
+        """Add the edges from every position of `last` to every position of `first`."""
+        follow = self.automaton.follow
+        for position, before in last.items():
+            targets = follow[position]
+            for target, after in first.items():
+                condition = before & after
+                if condition:
+                    targets[target] = targets.get(target, NEVER) | condition
 
-    def loop(self, fragment: _Fragment) -> _Fragment:
-        """`x+`: after the last byte of x, x may start again."""
-        for position in fragment.last:
-            self.automaton.follow[position].update(fragment.first)
-        return fragment
+    def concat(self, left: _Fragment, right: _Fragment) -> _Fragment:
+        self.link(left.last, right.first)
+        return _Fragment(_merged(left.first, _restricted(right.first, left.nullable)),
+                         _merged(right.last, _restricted(left.last, right.nullable)),
+                         left.nullable & right.nullable)
 
     def repeat(self, node: Repeat) -> _Fragment:
         if node.max_count is None:
             copies = [self.build(node.item) for _ in range(max(1, node.min_count))]
-            copies[-1] = self.loop(copies[-1])
+            self.link(copies[-1].last, copies[-1].first)  # x+: x may start again
             if node.min_count == 0:
                 copies[-1] = _optional(copies[-1])
             return self.concat_all(copies)
@@ -119,4 +152,4 @@ class _FragmentBuilder:
 
 
 def _optional(fragment: _Fragment) -> _Fragment:
-    return _Fragment(fragment.first, fragment.last, True)
+    return _Fragment(fragment.first, fragment.last, ALWAYS)

@@ -7,6 +7,8 @@ construction; when it trips, the patterns responsible are found and named.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from parafuse.grammar.diagnostics import CompileError, Note
@@ -14,7 +16,7 @@ from parafuse.grammar.fsm_ast import PatternSet
 
 from .byte_classes import partition_by_columns
 from .compiled import CompiledMachine
-from .dfa import StateLimitExceeded, SubsetDfa, subset_construction
+from .dfa import StateLimitExceeded, StateReports, SubsetDfa, subset_construction
 from .minimise import breadth_first_order, minimise, renumber
 from .nfa import build_position_automaton
 from .options import MachineOptions
@@ -82,21 +84,34 @@ def minimal_machine(
     pattern_set: PatternSet, dfa: SubsetDfa, options: MachineOptions
 ) -> CompiledMachine:
     """Minimise `dfa`, number its states breadth-first, and recompute its byte classes."""
-    transitions, tags, start = minimise(dfa.transitions, dfa.state_tags, 0)
-    transitions, tags = renumber(transitions, tags, breadth_first_order(transitions, start))
+    transitions, reports, start = minimise(dfa.transitions, dfa.state_reports, 0)
+    transitions, reports = renumber(transitions, reports, breadth_first_order(transitions, start))
     partition, class_table = partition_by_columns(transitions[:, dfa.partition.byte_class])
     return CompiledMachine(
         name=pattern_set.name.name,
         kind="patterns",
-        state_names=tuple(str(state) for state in range(len(tags))),
+        state_names=tuple(str(state) for state in range(len(reports))),
         start=0,
         byte_class=partition.byte_class,
         transitions=class_table.astype(np.int32),
         tag_names=tuple(pattern.tag.name for pattern in pattern_set.patterns),
-        state_tags=tuple(tuple(sorted(state_tags)) for state_tags in tags),
         options=options,
         location=pattern_set.location,
+        **report_fields(reports),
     )
+
+
+def report_fields(reports: Sequence[StateReports]) -> dict:
+    """CompiledMachine's `state_tags`, `delayed_tags` and `end_reports` from StateReports."""
+    fields: dict = {"state_tags": tuple(tuple(sorted(r.now)) for r in reports)}
+    if any(r.delayed for r in reports):
+        fields["delayed_tags"] = tuple(tuple(sorted(r.delayed)) for r in reports)
+    if any(r.at_end or r.at_end_delayed for r in reports):
+        fields["end_reports"] = tuple(
+            tuple(sorted([(tag, 0) for tag in r.at_end] + [(tag, -1) for tag in r.at_end_delayed],
+                         key=lambda report: (report[1], report[0])))
+            for r in reports)
+    return fields
 
 
 def unminimised_machine(
@@ -108,6 +123,5 @@ def unminimised_machine(
         state_names=tuple(str(state) for state in range(dfa.state_count)), start=0,
         byte_class=dfa.partition.byte_class, transitions=dfa.transitions,
         tag_names=tuple(pattern.tag.name for pattern in pattern_set.patterns),
-        state_tags=tuple(tuple(sorted(tags)) for tags in dfa.state_tags),
-        options=options, location=pattern_set.location,
+        options=options, location=pattern_set.location, **report_fields(dfa.state_reports),
     )

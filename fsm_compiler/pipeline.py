@@ -28,6 +28,7 @@ from .compiled import CompiledMachine
 from .dfa import SubsetDfa
 from .engines import DfaEngine, EngineSet, compile_pattern_set
 from .explicit import compile_explicit
+from .never_match import check_patterns_can_match
 from .nfa_engine import NfaEngine
 from .options import MachineOptions, check_machine_names, machine_options
 from .pattern_sets import build_subset_dfa, minimal_machine
@@ -47,6 +48,7 @@ def parse_file(source: SourceFile) -> FsmFile:
 
 def determinise(pattern_set: PatternSet, options: MachineOptions) -> SubsetDfa:
     """Stage 2 (pattern sets): regexes -> NFA -> DFA by subset construction."""
+    check_patterns_can_match(pattern_set)
     return build_subset_dfa(pattern_set, options)
 
 
@@ -64,6 +66,7 @@ def compile_machine(
     becomes several engines (engines.py)."""
     if isinstance(machine, ExplicitMachine):
         return compile_explicit(machine, options, warnings)
+    check_patterns_can_match(machine)
     return compile_pattern_set(machine, options)
 
 

@@ -43,22 +43,31 @@ def state_trace(machine: CompiledMachine, data: bytes, start: int | None = None)
 
 
 def run_reference(machine: CompiledMachine, data: bytes, with_matches: bool) -> RunResult:
-    """Final state, per-tag counts and (optionally) the sorted match list."""
+    """Final state, per-tag counts and (optionally) the sorted match list.
+
+    Visits report `machine.reports(state)`; the final state adds its end-of-data reports.
+    """
     trace = state_trace(machine, data)
     final_state = int(trace[-1]) if len(trace) else machine.start
     visits = np.bincount(trace, minlength=machine.state_count)
-    counts = visits @ machine.tag_matrix().astype(np.int64)
-    matches = _matches(machine, trace) if with_matches else None
+    counts = visits @ machine.tag_matrix()
+    for tag, _ in machine.end_of(final_state):
+        counts[tag] += 1
+    matches = None
+    if with_matches:
+        matches = _matches(machine, trace)
+        matches += [(len(data) + delta, tag) for tag, delta in machine.end_of(final_state)]
+        matches.sort()
     return RunResult(final_state, tuple(int(count) for count in counts), matches)
 
 
 def _matches(machine: CompiledMachine, trace: np.ndarray) -> list[tuple[int, int]]:
-    reporting = np.array([bool(tags) for tags in machine.state_tags], dtype=bool)
-    positions = np.flatnonzero(reporting[trace])
+    positions = np.flatnonzero(machine.reporting_mask()[trace])
     states = trace[positions].tolist()
-    return [(offset + 1, tag)
+    reports = [machine.reports(state) for state in range(machine.state_count)]
+    return [(offset + 1 + delta, tag)
             for offset, state in zip(positions.tolist(), states)
-            for tag in machine.state_tags[state]]
+            for tag, delta in reports[state]]
 
 
 def result_json(

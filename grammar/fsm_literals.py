@@ -10,7 +10,7 @@ from .diagnostics import CompileError, Location
 
 _CHAR_ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "0": 0x00, "\\": 0x5C, "'": 0x27}
 _HEX = "0123456789abcdefABCDEF"
-REGEX_FLAGS = "is"
+REGEX_FLAGS = "imsx"
 
 
 def parse_byte_literal(token: str, location: Location) -> int:
@@ -79,15 +79,26 @@ def split_regex_literal(token: str, location: Location) -> tuple[str, str]:
     body, flags = token[1:closing], token[closing + 1:]
     seen: set[str] = set()
     for index, flag in enumerate(flags):
-        where = location.shifted(closing + 1 + index)
+        where = offset_location(token, location, closing + 1 + index)
         if flag not in REGEX_FLAGS:
             raise CompileError(f"unknown regex flag '{flag}'", where,
-                               hint="the flags are 'i' (ignore ASCII case) and 's' "
-                                    "('.' matches newline too)")
+                               hint="the flags are 'i' (ignore ASCII case), 's' ('.' matches "
+                                    "newline too), 'm' (^ and $ at every line) and 'x' "
+                                    "(extended: whitespace and # comments ignored)")
         if flag in seen:
             raise CompileError(f"regex flag '{flag}' given twice", where)
         seen.add(flag)
     return body, flags
+
+
+def offset_location(text: str, location: Location, offset: int, width: int = 1) -> Location:
+    """The location of `text[offset]`, where `text` (which may span lines) starts at `location`."""
+    newlines = text.count("\n", 0, offset)
+    if not newlines:
+        return location.shifted(offset, width)
+    column = offset - text.rfind("\n", 0, offset)
+    return Location(location.file, location.line + newlines, column, location.line + newlines,
+                    column + width, location.source)
 
 
 def closing_slash(token: str) -> int | None:

@@ -30,11 +30,12 @@ from .fsm_ast import (
 from .fsm_literals import (
     closing_slash,
     is_closed_quote,
+    offset_location,
     parse_byte_literal,
     split_regex_literal,
 )
 from .lark_errors import Vocabulary, parse_or_raise, token_location
-from .regex_parser import parse_regex
+from .regex_parser import parse_regex, spans_lines_allowed
 
 FSM_VOCABULARY = Vocabulary(
     words={
@@ -166,6 +167,12 @@ class _FsmTransformer(Transformer):
         tag_token, regex_token = children
         regex_location = token_location(self.source, regex_token)
         text, flags = split_regex_literal(str(regex_token), regex_location)
+        if "\n" in text and not spans_lines_allowed(text, flags):
+            raise CompileError(
+                "this regex runs onto the next line: only an extended regex (flag 'x', or a "
+                "leading '(?x)') may span lines", offset_location(
+                    str(regex_token), regex_location, 1 + text.index("\n")),
+                hint="close the regex with '/' on its line, or add the flag x")
         regex = parse_regex(text, flags, regex_location.shifted(1))
         return PatternDecl(self.name(tag_token), regex, text, flags, self.loc(meta))
 

@@ -1,8 +1,12 @@
-"""AST of the byte-level regex subset (docs/fsm-language.md section 4). Every node has a `location`.
+"""AST of the pattern-set regex syntax (docs/fsm-language.md section 4); every node has a location.
 
 Byte sets are 256-bit integers: bit `b` set means byte `b` is in the set. Flags are
-already applied by the parser (`i` folds case into every set, `s` widens `.`), so
-the AST means the same thing without them.
+already applied by the parser (`i` folds case into every set, `s` widens `.`, `m`
+is recorded in each `^`/`$` assertion), so the AST means the same without them.
+
+Before: a regex was a list of top-level alternatives, each maybe anchored by a
+leading `^`. After: a regex is one node; `^ \\A $ \\z \\Z \\b \\B` are `Assertion`
+nodes wherever they occur (fsm_compiler/assertions.py gives their meaning).
 """
 
 from __future__ import annotations
@@ -30,6 +34,19 @@ class Empty:
 
 
 @dataclass(frozen=True)
+class Assertion:
+    """A zero-width test of the bytes around a boundary.
+
+    `kind` is one of `^ $ A z Z b B` (`A z Z b B` for the escapes `\\A` ...);
+    `multiline` is the `m` flag in force where a `^` or `$` was written.
+    """
+
+    kind: str
+    multiline: bool
+    location: Location
+
+
+@dataclass(frozen=True)
 class Concat:
     items: tuple[RegexNode, ...]
     location: Location
@@ -51,27 +68,22 @@ class Repeat:
     location: Location
 
 
-RegexNode = ByteClass | Empty | Concat | Alternation | Repeat
-
-
-@dataclass(frozen=True)
-class TopAlternative:
-    """One top-level alternative; `anchored` when it starts with `^` (offset 0 only)."""
-
-    body: RegexNode
-    anchored: bool
-    location: Location
+RegexNode = ByteClass | Empty | Assertion | Concat | Alternation | Repeat
 
 
 @dataclass(frozen=True)
 class Regex:
-    alternatives: tuple[TopAlternative, ...]
+    body: RegexNode
     location: Location
 
 
+START_ANCHORS = frozenset("^A")
+END_ANCHORS = frozenset("$zZ")
+
+
 def is_nullable(node: RegexNode) -> bool:
-    """Whether `node` matches the empty string."""
-    if isinstance(node, ByteClass):
+    """Whether `node` matches the empty string with no assertion holding it in place."""
+    if isinstance(node, ByteClass | Assertion):
         return False
     if isinstance(node, Empty):
         return True
@@ -86,7 +98,7 @@ def position_count(node: RegexNode) -> int:
     """Byte positions after expanding counted repeats (the size of the NFA)."""
     if isinstance(node, ByteClass):
         return 1
-    if isinstance(node, Empty):
+    if isinstance(node, Empty | Assertion):
         return 0
     if isinstance(node, Concat):
         return sum(position_count(item) for item in node.items)

@@ -1,43 +1,73 @@
-"""Recursive-descent parser for the byte-level regex subset of docs/fsm-language.md section 4.
+"""Recursive-descent parser for the regex syntax of docs/fsm-language.md section 4.
 
-The text is a Latin-1 string (one character per byte). Errors are located at the
-column of the offending construct inside the regex and say why the construct is
-refused, usually that a DFA cannot express it.
+The text is a Latin-1 string (one character per byte). Flags `i s m x` start as
+given after the closing slash; inline flags `(?i)` change them to the end of the
+enclosing group, `(?i:...)` inside the group only. Every construct Hyperscan
+refuses is a located error saying what to write instead.
+
+Before: a v1 subset (no assertions but a leading `^`, no inline flags). After: the
+PCRE subset Hyperscan accepts; assertions become `Assertion` nodes, and
+grammar/regex_checks.py refuses what Hyperscan refuses about their placement.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 
-from .diagnostics import CompileError, Location
+from .diagnostics import Location
 from .regex_ast import (
     ALL_BYTES,
     Alternation,
+    Assertion,
     ByteClass,
     Concat,
     Empty,
     Regex,
     RegexNode,
     Repeat,
-    TopAlternative,
-    is_nullable,
     position_count,
 )
-from .regex_escapes import EscapeParser, fold_case, mask_of
+from .regex_checks import check_regex
+from .regex_escapes import EscapeParser, fold_case, mask_of, mask_of_range
+from .regex_properties import POSIX_CLASSES
 
-MAX_REPEAT = 1000
+MAX_REPEAT = 65535
 MAX_POSITIONS = 20_000
 MAX_GROUP_DEPTH = 100
-QUANTIFIER_CHARS = "*+?{"
-_POSIX_CLASS = re.compile(r"\[:[A-Za-z]*:\]")
-_GROUP_REFUSALS = {
-    "=": "a DFA cannot express look-ahead '(?='",
-    "!": "a DFA cannot express negative look-ahead '(?!'",
-    "<=": "a DFA cannot express look-behind '(?<='",
-    "<!": "a DFA cannot express negative look-behind '(?<!'",
-    ">": "a DFA cannot express atomic groups '(?>' (they need backtracking)",
-    "#": "comments '(?#...)' are not supported inside regexes",
-}
+_QUANTIFIER = re.compile(r"\{(\d+)(,(\d*))?\}")
+_POSIX = re.compile(r"\[:(\^?)([A-Za-z]*):\]")
+_INLINE_FLAGS = re.compile(r"\(\?([imsx]*)(?:-([imsx]*))?([:)])")
+_NAMED_GROUP = re.compile(r"\(\?(?:P?<([A-Za-z_][A-Za-z0-9_]*)>|'([A-Za-z_][A-Za-z0-9_]*)')")
+_EXTENDED_SPACE = " \t\n\r\f\v"
+_ASSERTION_ESCAPES = "AzZbB"
+_GROUP_REFUSALS = (
+    ("(?=", "look-ahead '(?=' is not supported (Hyperscan refuses look-around)"),
+    ("(?!", "negative look-ahead '(?!' is not supported (Hyperscan refuses look-around)"),
+    ("(?<=", "look-behind '(?<=' is not supported (Hyperscan refuses look-around)"),
+    ("(?<!", "negative look-behind '(?<!' is not supported (Hyperscan refuses look-around)"),
+    ("(?>", "atomic groups '(?>' are not supported (they need backtracking): write '(?:'"),
+    ("(?(", "conditionals '(?(' are not supported: write an alternation"),
+    ("(?C", "callouts '(?C' are not supported"),
+    ("(?P=", "backreferences '(?P=' are not supported: a DFA cannot express them"),
+    ("(?P>", "recursion '(?P>' is not supported"),
+    ("(?R", "recursion '(?R)' is not supported"),
+    ("(?&", "recursion '(?&' is not supported"),
+    ("(?|", "branch reset groups '(?|' are not supported: write '(?:'"),
+)
+
+
+@dataclass(frozen=True)
+class Flags:
+    caseless: bool = False
+    dotall: bool = False
+    multiline: bool = False
+    extended: bool = False
+
+    def changed(self, on: str, off: str) -> Flags:
+        letters = {"i": "caseless", "s": "dotall", "m": "multiline", "x": "extended"}
+        changes = {letters[f]: True for f in on} | {letters[f]: False for f in off}
+        return replace(self, **changes)
 
 
 def parse_regex(text: str, flags: str, location: Location) -> Regex:
@@ -45,38 +75,27 @@ def parse_regex(text: str, flags: str, location: Location) -> Regex:
     return _RegexParser(text, flags, location).parse()
 
 
+def spans_lines_allowed(text: str, flags: str) -> bool:
+    """Whether a regex may contain newlines: flag `x`, or leading inline flags setting x."""
+    leading = _INLINE_FLAGS.match(text)
+    return "x" in flags or (leading is not None and "x" in leading.group(1))
+
+
 class _RegexParser(EscapeParser):
     def __init__(self, text: str, flags: str, location: Location) -> None:
         super().__init__(text, location)
-        self.caseless = "i" in flags
-        self.dotall = "s" in flags
+        self.flags = Flags().changed(flags, "")
         self.depth = 0
+        self.quoting = False  # inside \Q...\E
+        self.group_names: set[str] = set()
 
     def parse(self) -> Regex:
-        alternatives = [self.top_alternative()]
-        while self.peek() == "|":
-            self.pos += 1
-            alternatives.append(self.top_alternative())
+        body = self.alternation(0)
         if self.peek() == ")":
             raise self.error("unmatched ')': no group is open here", self.pos)
-        regex = Regex(tuple(alternatives), self.span(0, len(self.text)))
-        for alternative in regex.alternatives:
-            if is_nullable(alternative.body):
-                raise CompileError(
-                    "this regex can match the empty string, so it would match at every "
-                    "offset; a DFA reporting end offsets cannot express that",
-                    alternative.location,
-                    hint="make every alternative match at least one byte",
-                )
+        regex = Regex(body, self.span(0, len(self.text)))
+        check_regex(regex)
         return regex
-
-    def top_alternative(self) -> TopAlternative:
-        start = self.pos
-        anchored = self.peek() == "^"
-        if anchored:
-            self.pos += 1
-        body = self.sequence()
-        return TopAlternative(body, anchored, self.span(start, max(self.pos, start + 1)))
 
     def alternation(self, start: int) -> RegexNode:
         alternatives = [self.sequence()]
@@ -87,56 +106,125 @@ class _RegexParser(EscapeParser):
             return alternatives[0]
         return Alternation(tuple(alternatives), self.span(start, self.pos))
 
+    def skip_ignored(self) -> None:
+        """Skip `\\Q`/`\\E` markers and, in extended mode, whitespace and `#` comments."""
+        while self.pos < len(self.text):
+            two = self.text[self.pos:self.pos + 2]
+            if self.quoting:
+                if two != "\\E":
+                    return
+                self.quoting = False
+            elif two == "\\Q":
+                self.quoting = True
+            elif two == "\\E":
+                pass
+            elif self.flags.extended and self.peek() in _EXTENDED_SPACE:
+                self.pos += 1
+                continue
+            elif self.flags.extended and self.peek() == "#":
+                end = self.text.find("\n", self.pos)
+                if end < 0:
+                    raise self.error("unterminated comment: in extended mode a '#' comment "
+                                     "ends at a newline (Hyperscan refuses it otherwise)",
+                                     self.pos, hint="end the comment with a newline, or "
+                                                    "write '\\#' for a literal '#'")
+                self.pos = end + 1
+                continue
+            else:
+                return
+            self.pos += 2
+
     def sequence(self) -> RegexNode:
         start = self.pos
         items: list[RegexNode] = []
-        while self.peek() not in ("", "|", ")"):
-            items.append(self.quantified(self.atom()))
+        while True:
+            self.skip_ignored()
+            if not self.quoting and self.peek() in ("", "|", ")"):
+                break
+            if self.quoting and not self.peek():
+                break
+            grouped = self.peek() == "(" and not self.quoting
+            atom = self.atom()
+            if atom is not None:
+                items.append(self.quantified(atom, bare_assertion=not grouped))
         if not items:
             return Empty(self.span(start, start + 1))
         if len(items) == 1:
             return items[0]
         return Concat(tuple(items), self.span(start, self.pos))
 
-    def atom(self) -> RegexNode:
+    def atom(self) -> RegexNode | None:
         start, char = self.pos, self.peek()
+        if self.quoting:
+            self.pos += 1
+            return ByteClass(self.fold(mask_of(ord(char))), self.span(start, self.pos))
         if char == "(":
             return self.group()
         if char == "[":
+            if _POSIX.match(self.text, start):
+                raise self.error("POSIX classes such as '[:alpha:]' are only allowed inside a "
+                                 "class: write [[:alpha:]]", start, width=2)
             return ByteClass(self.byte_class(), self.span(start, self.pos))
-        if char in QUANTIFIER_CHARS:
+        if char in "*+?" or (char == "{" and _QUANTIFIER.match(self.text, start)):
             raise self.error(f"quantifier '{char}' has nothing to repeat", start)
-        if char == "^":
-            raise self.error("'^' is only allowed at the start of a top-level alternative "
-                             "(it anchors that alternative at offset 0)", start)
-        if char == "$":
-            raise self.error("a DFA that reports every end offset cannot express '$' "
-                             "(end-of-input anchor)", start,
-                             hint="remove the '$'; matches are reported wherever they end")
+        if char in "^$":
+            self.pos += 1
+            return Assertion(char, self.flags.multiline, self.span(start, self.pos))
         self.pos += 1
         if char == ".":
-            mask = ALL_BYTES if self.dotall else ALL_BYTES & ~(1 << 10)
+            mask = ALL_BYTES if self.flags.dotall else ALL_BYTES & ~(1 << 10)
             return ByteClass(mask, self.span(start, self.pos))
-        if char == "\\":
-            self.pos = start
-            mask, _ = self.escape(in_class=False)
-        else:
-            mask = mask_of(ord(char))
-        return ByteClass(self.fold(mask), self.span(start, self.pos))
+        if char != "\\":
+            return ByteClass(self.fold(mask_of(ord(char))), self.span(start, self.pos))
+        if self.peek() in _ASSERTION_ESCAPES and self.peek():
+            self.pos += 1
+            return Assertion(self.text[start + 1], False, self.span(start, self.pos))
+        self.pos = start
+        mask, kind = self.escape(in_class=False)
+        if kind != "property":
+            mask = self.fold(mask)
+        return ByteClass(mask, self.span(start, self.pos))
 
     def fold(self, mask: int) -> int:
-        return fold_case(mask) if self.caseless else mask
+        return fold_case(mask) if self.flags.caseless else mask
 
-    def group(self) -> RegexNode:
+    def group(self) -> RegexNode | None:
+        """A group; None for a comment `(?#...)` or inline flags `(?i)`."""
         start = self.pos
-        self.pos += 1
-        if self.peek() == "?":
-            self.group_kind(start)
+        if self.text.startswith("(*", start):
+            raise self.error("control verbs such as '(*UTF8)' are not supported (UTF-8 mode is "
+                             "not part of the language)", start, width=2)
+        saved = self.flags
+        if self.text.startswith("(?#", start):
+            end = self.text.find(")", start)
+            if end < 0:
+                raise self.error("unterminated comment '(?#': add ')'", start, width=3)
+            self.pos = end + 1
+            return None
+        inline = _INLINE_FLAGS.match(self.text, start)
+        named = _NAMED_GROUP.match(self.text, start)
+        if inline:
+            self.flags = self.flags.changed(inline.group(1), inline.group(2) or "")
+            self.pos = inline.end()
+            if inline.group(3) == ")":
+                return None  # in force to the end of the enclosing group
+        elif named:
+            name = named.group(1) or named.group(2)
+            if name in self.group_names:
+                raise self.error(f"two named groups use the name '{name}'", start,
+                                 width=named.end() - start, hint="rename one of them")
+            self.group_names.add(name)
+            self.pos = named.end()
+        elif self.peek(1) == "?":
+            self.refuse_group(start)
+        else:
+            self.pos += 1
         self.depth += 1
         if self.depth > MAX_GROUP_DEPTH:
             raise self.error(f"groups are nested more than {MAX_GROUP_DEPTH} deep", start)
         body = self.alternation(self.pos)
         self.depth -= 1
+        self.flags = saved
         if self.peek() != ")":
             raise self.error("unclosed group: add ')'", start)
         self.pos += 1
@@ -144,63 +232,54 @@ class _RegexParser(EscapeParser):
             return Empty(self.span(start, self.pos))
         return body
 
-    def group_kind(self, start: int) -> None:
-        """Accept `(?:`; refuse every other `(?...` form with its reason."""
-        rest = self.text[start + 2:]
-        if rest.startswith(":"):
-            self.pos = start + 3
-            return
-        for prefix, message in _GROUP_REFUSALS.items():
-            if rest.startswith(prefix):
-                raise self.error(message, start, width=2 + len(prefix))
-        if rest[:1] in ("<", "P", "'"):
-            raise self.error("named groups are not supported: use '(?:...)' or '(...)'",
-                             start, width=3)
-        if rest[:1].isalpha() or rest[:1] == "-":
-            raise self.error("inline flags such as '(?i)' are not supported",
-                             start, width=3, hint="put flags after the closing '/': /abc/i")
-        raise self.error("unknown group syntax '(?': use '(?:...)' or '(...)'", start, width=2)
+    def refuse_group(self, start: int) -> None:
+        for prefix, message in _GROUP_REFUSALS:
+            if self.text.startswith(prefix, start):
+                raise self.error(message, start, width=len(prefix))
+        if re.match(r"\(\?[-+]?\d", self.text[start:]):
+            raise self.error("recursion '(?1)' is not supported", start, width=3)
+        raise self.error("unknown group syntax '(?': write '(?:...)', a named group "
+                         "'(?<name>...)' or inline flags from 'imsx', as in '(?i)'",
+                         start, width=3)
 
-    def quantified(self, item: RegexNode) -> RegexNode:
-        if self.peek() not in QUANTIFIER_CHARS or not self.peek():
+    def quantified(self, item: RegexNode, bare_assertion: bool) -> RegexNode:
+        self.skip_ignored()
+        char = self.peek()
+        if self.quoting or not char or char not in "*+?{":
             return item
+        if char == "{" and not _QUANTIFIER.match(self.text, self.pos):
+            return item  # a literal '{'
         start = self.pos
+        if bare_assertion and isinstance(item, Assertion):
+            raise self.error("an assertion cannot be repeated", start,
+                             hint="drop the quantifier: an assertion matches no bytes")
         min_count, max_count = self.quantifier()
         if self.peek() == "?":
             self.pos += 1  # lazy: the same set of end offsets
         elif self.peek() == "+":
-            raise self.error("a DFA cannot express possessive quantifiers (they need "
-                             "backtracking)", start, width=self.pos - start + 1)
-        if self.peek() in QUANTIFIER_CHARS and self.peek():
+            raise self.error("possessive quantifiers are not supported (they need "
+                             "backtracking): drop the '+'", start, width=self.pos - start + 1)
+        self.skip_ignored()
+        if not self.quoting and self.peek() and (
+                self.peek() in "*+?" or _QUANTIFIER.match(self.text, self.pos)):
             raise self.error("a quantifier cannot follow another quantifier",
                              self.pos, hint="wrap the repeated part in (?:...) first")
         node = Repeat(item, min_count, max_count, item.location.through(self.span(start, self.pos)))
         if position_count(node) > MAX_POSITIONS:
             raise self.error(f"this repeat expands to more than {MAX_POSITIONS} byte positions",
-                             start, width=self.pos - start,
-                             hint="use smaller repeat counts")
+                             start, width=self.pos - start, hint="use smaller repeat counts")
         return node
 
     def quantifier(self) -> tuple[int, int | None]:
         char = self.text[self.pos]
-        self.pos += 1
-        if char == "*":
-            return 0, None
-        if char == "+":
-            return 1, None
-        if char == "?":
-            return 0, 1
-        return self.counted_repeat(self.pos - 1)
-
-    def counted_repeat(self, start: int) -> tuple[int, int | None]:
-        match = re.compile(r"(\d*)(,?)(\d*)\}").match(self.text, self.pos)
-        if match is None:
-            raise self.error("malformed repeat: expected {m}, {m,} or {m,n}", start)
-        low, comma, high = match.groups()
-        width = match.end() - start
-        if not low:
-            raise self.error("a repeat needs a lower bound: write {0,n}", start, width=width)
+        if char != "{":
+            self.pos += 1
+            return {"*": (0, None), "+": (1, None), "?": (0, 1)}[char]
+        start = self.pos
+        match = _QUANTIFIER.match(self.text, start)
         self.pos = match.end()
+        low, comma, high = match.groups()
+        width = self.pos - start
         min_count = int(low)
         max_count = None if comma and not high else int(high) if comma else min_count
         if min_count > MAX_REPEAT or (max_count is not None and max_count > MAX_REPEAT):
@@ -216,16 +295,80 @@ class _RegexParser(EscapeParser):
         negated = self.peek() == "^"
         if negated:
             self.pos += 1
-        mask, first = 0, True
-        while first or self.peek() != "]":
+        folded, unfolded, first = 0, 0, True
+        while True:
+            self.skip_quoting_in_class()
             if not self.peek():
                 raise self.error("unclosed class: add ']'", start)
-            if _POSIX_CLASS.match(self.text, self.pos):
-                width = _POSIX_CLASS.match(self.text, self.pos).end() - self.pos
-                raise self.error("POSIX classes such as '[:alpha:]' are not supported",
-                                 self.pos, width=width, hint="spell the class out: [A-Za-z]")
-            mask |= self.class_item()
+            if self.peek() == "]" and not first and not self.quoting:
+                break
             first = False
+            mask, kind = self.class_item()
+            if kind == "property":
+                unfolded |= mask
+            else:
+                folded |= mask
         self.pos += 1
-        mask = self.fold(mask)
+        mask = self.fold(folded) | unfolded
         return ALL_BYTES & ~mask if negated else mask
+
+    def skip_quoting_in_class(self) -> None:
+        while True:
+            two = self.text[self.pos:self.pos + 2]
+            if self.quoting and two == "\\E":
+                self.quoting = False
+            elif not self.quoting and two in ("\\Q", "\\E"):
+                self.quoting = two == "\\Q"
+            else:
+                return
+            self.pos += 2
+
+    def class_element(self) -> tuple[int, str, int]:
+        """One byte, escape or POSIX class inside `[...]`: (mask, kind, start offset)."""
+        start = self.pos
+        if self.quoting:
+            self.pos += 1
+            return mask_of(ord(self.text[start])), "byte", start
+        posix = _POSIX.match(self.text, start)
+        if posix:
+            name = posix.group(2)
+            if name not in POSIX_CLASSES:
+                raise self.error(f"unknown POSIX class '[:{name}:]'", start,
+                                 width=posix.end() - start,
+                                 hint="known: " + " ".join(sorted(POSIX_CLASSES)))
+            self.pos = posix.end()
+            mask = POSIX_CLASSES[name]
+            if posix.group(1):  # negated after case folding, as in Hyperscan
+                return ALL_BYTES & ~self.fold(mask), "property", start
+            return mask, "set", start
+        if self.text.startswith(("[.", "[="), start):
+            raise self.error("POSIX collating elements such as '[.a.]' are not supported",
+                             start, width=2)
+        if self.peek() == "\\":
+            mask, kind = self.escape(in_class=True)
+            return mask, kind, start
+        self.pos += 1
+        return mask_of(ord(self.text[start])), "byte", start
+
+    def class_item(self) -> tuple[int, str]:
+        """A class element or a range `a-z`; a '-' first or last, or after a set, is literal."""
+        low_mask, low_kind, start = self.class_element()
+        if low_kind != "byte" or self.peek() != "-" or self.peek(1) in ("]", ""):
+            return low_mask, low_kind
+        self.pos += 1
+        self.skip_quoting_in_class()
+        high_mask, high_kind, high_start = self.class_element()
+        if high_kind != "byte":
+            raise self.error("a set such as '\\d' cannot end a range", high_start,
+                             width=self.pos - high_start,
+                             hint="put '-' first or last to mean a literal '-'")
+        low, high = low_mask.bit_length() - 1, high_mask.bit_length() - 1
+        if low > high:
+            raise self.error(f"range out of order: {_show(low)} is after {_show(high)}",
+                             start, width=self.pos - start)
+        return mask_of_range(low, high), "byte"
+
+
+def _show(byte: int) -> str:
+    char = chr(byte)
+    return f"'{char}'" if char.isprintable() and byte < 0x7F else f"\\x{byte:02x}"

@@ -30,6 +30,7 @@ enum class BlobSlot : size_t {
   converge4_median = 16,
   tag_entries = 17,  // length of the tag_list section, in entries
   fused_shift = 18,  // log2 of a fused row's bytes
+  end_entries = 19,  // length of the end_list section, in entries
   sections = 32,  // from here, (offset, length) in bytes per BlobSection
 };
 
@@ -38,9 +39,11 @@ enum class BlobSection : size_t {
   table = 1,  // [states << shift] bytes
   external = 2,  // [states] u32: internal -> the machine's state number
   tag_begin = 3,  // [states + 1] u32
-  tag_list = 4,  // [tag_entries] u32
+  tag_list = 4,  // [tag_entries] u32: tag, plus kDelayed (bit 31) when reported at offset - 1
   fused_next = 5,  // [fused_count << fused_shift] bytes
   fused_vectors = 6,  // [fused_count * states] u32
+  end_begin = 7,  // [states + 1] u32: reports when the input ends in a state
+  end_list = 8,  // [end_entries] u32: tag, plus kDelayed (bit 31) for offset n - 1
 };
 
 }  // namespace v1

@@ -50,6 +50,21 @@ struct RunResult {
 
 constexpr size_t kMaxChunks = size_t(1) << 20;
 
+// Sort matches by (offset, tag) when each is at most a few places from its place, as
+// delayed and end-of-data reports leave them: insertion sort, linear in that case.
+inline void restore_match_order(std::vector<Match>& matches) {
+  const auto before = [](const Match& a, const Match& b) {
+    return a.offset < b.offset || (a.offset == b.offset && a.tag < b.tag);
+  };
+  for (size_t i = 1; i < matches.size(); ++i) {
+    if (!before(matches[i], matches[i - 1])) continue;
+    const Match moved = matches[i];
+    size_t j = i;
+    for (; j > 0 && before(moved, matches[j - 1]); --j) matches[j] = matches[j - 1];
+    matches[j] = moved;
+  }
+}
+
 inline bool is_scheme(const std::string& name) {
   return name == "auto" || name == "seq" || name == "enum" || name == "fused" ||
          name == "spec" || name == "hspec";
@@ -265,9 +280,12 @@ void Engine<Entry>::finish(RunResult& result) const {
   for (uint32_t r = 0; r < hist.size(); ++r) {
     const uint32_t state = t_.report_floor + r;
     for (uint32_t i = t_.tag_begin[state]; i < t_.tag_begin[state + 1]; ++i)
-      result.counts[t_.tag_list[i]] += hist[r];
+      result.counts[t_.tag_list[i] & ~kDelayed] += hist[r];
   }
-  result.final_state = t_.external[final_ >> t_.shift];
+  const uint32_t final_internal = final_ >> t_.shift;
+  result.final_state = t_.external[final_internal];
+  for (uint32_t i = t_.end_begin[final_internal]; i < t_.end_begin[final_internal + 1]; ++i)
+    ++result.counts[t_.end_list[i] & ~kDelayed];
   result.matches.clear();
   if (matches_) {
     size_t total = 0;
@@ -275,6 +293,9 @@ void Engine<Entry>::finish(RunResult& result) const {
     result.matches.reserve(total);
     for (const Chunk& chunk : chunks_)
       result.matches.insert(result.matches.end(), chunk.matches.begin(), chunk.matches.end());
+    for (uint32_t i = t_.end_begin[final_internal]; i < t_.end_begin[final_internal + 1]; ++i)
+      result.matches.push_back(Match{n_ - (t_.end_list[i] >> 31), t_.end_list[i] & ~kDelayed});
+    restore_match_order(result.matches);
   }
   result.chunks = chunks_.size();
   result.counting_modes = 0;

@@ -1,8 +1,11 @@
 // parafuse boostfsm runtime: the bit-parallel NFA engine (fsm_compiler/nfa_engine.py):
 // patterns too big for a DFA run on their position automaton, a bit vector of W
-// 64-bit words. One step on byte b:
-//   candidates = floating_first | follow(state)   (| anchored_first at offset 0)
-//   state      = candidates & byte_positions[b]
+// 64-bit words. At each boundary j, with the categories (prev, next) of the bytes
+// around it (END at the end; a last '\n' is FINAL_NEWLINE):
+//   1. report at j every tag with an accepting position in the state whose condition
+//      holds at (prev, next), and every tag matching the empty string there;
+//   2. candidates = first | follow(state), conditional edges where they hold;
+//      state = candidates & byte_positions[byte j].
 // follow(state) ORs one precomputed union per non-zero byte of the state (8 positions).
 // An engine whose matches are at most `max_length` bytes long runs its chunks in
 // parallel, each from `max_length` bytes before the chunk with an empty state: every
@@ -24,43 +27,53 @@ namespace parafuse::fsm {
 inline namespace v1 {
 
 constexpr uint64_t kNfaMagic = 0x3141464e4d534650ull;  // "PFSMNFA1"
+constexpr unsigned kPrevStart = 0, kNextEnd = 0, kNextFinalNewline = 4;
 
-// Blob (fsm_compiler emitters/fsm/engine_set_blob.py): u64 magic, words, blocks,
-// max_length (~0: unbounded), accept_count, then u64 arrays: byte_positions[256][W],
-// follow[blocks][256][W], floating_first[W], anchored_first[W], accept_tags[accept_count],
-// accept_masks[accept_count][W].
+// Blob layout: emitters/fsm/engine_set_blob.py.
 struct NfaTables {
-  uint64_t words = 1, blocks = 0, max_length = ~0ull, accept_count = 0;
+  uint64_t words = 1, blocks = 0, max_length = ~0ull;
+  uint64_t conditional_follows = 0, conditional_firsts = 0, accepts = 0, empty_accepts = 0;
+  const uint8_t* categories = nullptr;  // [256]
   const uint64_t* byte_positions = nullptr;
   const uint64_t* follow = nullptr;
-  const uint64_t* floating_first = nullptr;
-  const uint64_t* anchored_first = nullptr;
-  const uint64_t* accept_tags = nullptr;
-  const uint64_t* accept_masks = nullptr;
+  const uint64_t* first = nullptr;
+  const uint64_t* any_first = nullptr;
+  const uint64_t* conditional_follow = nullptr;  // (from, to, condition)
+  const uint64_t* conditional_first = nullptr;   // (position, condition)
+  const uint64_t* accept = nullptr;              // (position, tag, condition), by tag
+  const uint64_t* empty_accept = nullptr;        // (tag, condition)
   bool bounded() const { return max_length != ~0ull; }
 };
 
 inline NfaTables parse_nfa(const uint8_t* blob, size_t size) {
-  const uint64_t* words = reinterpret_cast<const uint64_t*>(blob);
-  if (size < 40 || words[0] != kNfaMagic) throw std::runtime_error("not a parafuse NFA blob");
+  const uint64_t* slots = reinterpret_cast<const uint64_t*>(blob);
+  if (size < 64 || slots[0] != kNfaMagic) throw std::runtime_error("not a parafuse NFA blob");
   NfaTables t;
-  t.words = words[1];
-  t.blocks = words[2];
-  t.max_length = words[3];
-  t.accept_count = words[4];
-  const uint64_t* next = words + 5;
+  t.words = slots[1];
+  t.blocks = slots[2];
+  t.max_length = slots[3];
+  t.conditional_follows = slots[4];
+  t.conditional_firsts = slots[5];
+  t.accepts = slots[6];
+  t.empty_accepts = slots[7];
+  t.categories = blob + 64;
+  const uint64_t* next = slots + 8 + 32;
   t.byte_positions = next;
   next += 256 * t.words;
   t.follow = next;
   next += t.blocks * 256 * t.words;
-  t.floating_first = next;
+  t.first = next;
   next += t.words;
-  t.anchored_first = next;
+  t.any_first = next;
   next += t.words;
-  t.accept_tags = next;
-  next += t.accept_count;
-  t.accept_masks = next;
-  next += t.accept_count * t.words;
+  t.conditional_follow = next;
+  next += 3 * t.conditional_follows;
+  t.conditional_first = next;
+  next += 2 * t.conditional_firsts;
+  t.accept = next;
+  next += 3 * t.accepts;
+  t.empty_accept = next;
+  next += 2 * t.empty_accepts;
   if (size_t(reinterpret_cast<const uint8_t*>(next) - blob) != size)
     throw std::runtime_error("NFA blob: wrong size");
   return t;
@@ -71,47 +84,76 @@ struct NfaChunk {
   std::vector<Match> matches;
 };
 
-// Matches ending in (begin, end] (by offset, then tag), scanned from `scan`.
+inline bool has_bit(const uint64_t* state, uint64_t position) {
+  return (state[position >> 6] >> (position & 63)) & 1;
+}
+
+// Reports at the boundaries j in [begin, end) (and at n when end == n), scanned from
+// `scan` with an empty state; W words of state (0: t.words, not unrolled).
 template <size_t W>
-void nfa_scan(const NfaTables& t, const uint8_t* data, size_t scan, size_t begin, size_t end,
-              bool with_matches, NfaChunk& out) {
-  const size_t words = t.words;  // == W, or the dynamic count when W == 0
-  const size_t n_words = W ? W : words;
-  std::vector<uint64_t> state_vec(n_words, 0), cand_vec(n_words, 0);
+void nfa_scan(const NfaTables& t, const uint8_t* data, size_t n, size_t scan, size_t begin,
+              size_t end, bool with_matches, NfaChunk& out) {
+  const size_t words = W ? W : t.words;
+  std::vector<uint64_t> state_vec(words, 0), cand_vec(words, 0);
   uint64_t* state = state_vec.data();
   uint64_t* cand = cand_vec.data();
+  std::vector<uint32_t> tags;
   bool any = false;
-  for (size_t at = scan; at < end; ++at) {
-    const uint64_t* positions = t.byte_positions + size_t(data[at]) * n_words;
-    if (!any && at != 0) {  // empty state: only floating first positions can match
+  const bool idle_skip = t.empty_accepts == 0;
+  const size_t last = end == n ? n + 1 : end;
+  for (size_t at = scan; at < last; ++at) {
+    const uint64_t* positions = at < n ? t.byte_positions + size_t(data[at]) * words : nullptr;
+    if (!any && idle_skip && at < n) {  // nothing to report, nothing active
       bool hit = false;
-      for (size_t w = 0; w < n_words; ++w) hit |= (positions[w] & t.floating_first[w]) != 0;
+      for (size_t w = 0; w < words; ++w) hit |= (positions[w] & t.any_first[w]) != 0;
       if (!hit) continue;
     }
-    for (size_t w = 0; w < n_words; ++w) cand[w] = t.floating_first[w];
-    if (at == 0)
-      for (size_t w = 0; w < n_words; ++w) cand[w] |= t.anchored_first[w];
+    const unsigned prev = at == 0 ? kPrevStart : t.categories[data[at - 1]];
+    const unsigned next = at == n ? kNextEnd
+                          : (data[at] == '\n' && at + 1 == n) ? kNextFinalNewline
+                                                               : t.categories[data[at]];
+    const uint64_t where = uint64_t(1) << (prev * 5 + next);
+    if (at >= begin && (any || t.empty_accepts)) {
+      tags.clear();
+      for (uint64_t a = 0; a < t.accepts; ++a) {
+        const uint64_t* accept = t.accept + 3 * a;
+        if ((accept[2] & where) && has_bit(state, accept[0]) &&
+            (tags.empty() || tags.back() != accept[1]))
+          tags.push_back(uint32_t(accept[1]));
+      }
+      for (uint64_t a = 0; a < t.empty_accepts; ++a)
+        if (t.empty_accept[2 * a + 1] & where) tags.push_back(uint32_t(t.empty_accept[2 * a]));
+      std::sort(tags.begin(), tags.end());
+      tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
+      for (uint32_t tag : tags) {
+        ++out.counts[tag];
+        if (with_matches) out.matches.push_back(Match{uint64_t(at), tag});
+      }
+    }
+    if (at == n) break;
+    for (size_t w = 0; w < words; ++w) cand[w] = t.first[w];
+    for (uint64_t c = 0; c < t.conditional_firsts; ++c)
+      if (t.conditional_first[2 * c + 1] & where) {
+        const uint64_t position = t.conditional_first[2 * c];
+        cand[position >> 6] |= uint64_t(1) << (position & 63);
+      }
     if (any) {
       for (size_t block = 0; block < t.blocks; ++block) {
         const unsigned byte = unsigned(state[block >> 3] >> ((block & 7) * 8)) & 0xFF;
         if (!byte) continue;
-        const uint64_t* row = t.follow + (block * 256 + byte) * n_words;
-        for (size_t w = 0; w < n_words; ++w) cand[w] |= row[w];
+        const uint64_t* row = t.follow + (block * 256 + byte) * words;
+        for (size_t w = 0; w < words; ++w) cand[w] |= row[w];
+      }
+      for (uint64_t c = 0; c < t.conditional_follows; ++c) {
+        const uint64_t* edge = t.conditional_follow + 3 * c;
+        if ((edge[2] & where) && has_bit(state, edge[0]))
+          cand[edge[1] >> 6] |= uint64_t(1) << (edge[1] & 63);
       }
     }
     any = false;
-    for (size_t w = 0; w < n_words; ++w) {
+    for (size_t w = 0; w < words; ++w) {
       state[w] = cand[w] & positions[w];
       any |= state[w] != 0;
-    }
-    if (!any || at < begin) continue;
-    for (size_t a = 0; a < t.accept_count; ++a) {
-      const uint64_t* mask = t.accept_masks + a * n_words;
-      bool hit = false;
-      for (size_t w = 0; w < n_words; ++w) hit |= (state[w] & mask[w]) != 0;
-      if (!hit) continue;
-      ++out.counts[t.accept_tags[a]];
-      if (with_matches) out.matches.push_back(Match{uint64_t(at + 1), uint32_t(t.accept_tags[a])});
     }
   }
 }
@@ -126,7 +168,7 @@ struct NfaResult {
 inline NfaResult run_nfa(const NfaTables& t, const uint8_t* data, size_t n, uint32_t tag_count,
                          int threads, size_t chunks, bool with_matches) {
   if (!t.bounded() || n == 0) chunks = 1;
-  chunks = std::max<size_t>(1, std::min(chunks, n));
+  chunks = std::max<size_t>(1, std::min(chunks, n));  // chunk c reports at [begin, end)
   std::vector<NfaChunk> parts(chunks);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
   for (size_t c = 0; c < chunks; ++c) {
@@ -135,10 +177,10 @@ inline NfaResult run_nfa(const NfaTables& t, const uint8_t* data, size_t n, uint
     NfaChunk& part = parts[c];
     part.counts.assign(tag_count, 0);
     switch (t.words) {
-      case 1: nfa_scan<1>(t, data, scan, begin, end, with_matches, part); break;
-      case 2: nfa_scan<2>(t, data, scan, begin, end, with_matches, part); break;
-      case 4: nfa_scan<4>(t, data, scan, begin, end, with_matches, part); break;
-      default: nfa_scan<0>(t, data, scan, begin, end, with_matches, part); break;
+      case 1: nfa_scan<1>(t, data, n, scan, begin, end, with_matches, part); break;
+      case 2: nfa_scan<2>(t, data, n, scan, begin, end, with_matches, part); break;
+      case 4: nfa_scan<4>(t, data, n, scan, begin, end, with_matches, part); break;
+      default: nfa_scan<0>(t, data, n, scan, begin, end, with_matches, part); break;
     }
   }
   NfaResult result;

@@ -17,6 +17,9 @@ inline namespace v1 {
 constexpr uint64_t kBlobMagic = 0x31424c424d534650ull;  // "PFSMBLB1"
 constexpr uint32_t kFusedMissing = 0xFFFFFFFFu;
 constexpr uint64_t kUnknown = ~0ull;
+// A tag_list or end_list entry with this bit is reported one byte earlier (offset - 1):
+// a match that needed to see the byte after it (`a\b`, or `$` before a final '\n').
+constexpr uint32_t kDelayed = 1u << 31;
 
 struct Tables {
   // Offsets are in bytes: state s is at s << shift, a row of >= 8 entries of entry_bytes.
@@ -32,7 +35,9 @@ struct Tables {
   const void* table = nullptr;          // [states << shift] bytes
   const uint32_t* external = nullptr;   // [states] internal -> state number of the machine
   const uint32_t* tag_begin = nullptr;  // [states + 1]
-  const uint32_t* tag_list = nullptr;
+  const uint32_t* tag_list = nullptr;   // tag | kDelayed
+  const uint32_t* end_begin = nullptr;  // [states + 1]: reports when the input ends in a state
+  const uint32_t* end_list = nullptr;   // tag | kDelayed (offset n - 1)
   const uint32_t* fused_next = nullptr;     // [fused_count << fused_shift] bytes: offsets or kFusedMissing
   const uint32_t* fused_vectors = nullptr;  // [fused_count * states] internal states
 
@@ -85,6 +90,7 @@ inline Tables parse_tables(const uint8_t* blob, size_t size) {
   t.converge2_p90 = slot(blob, BlobSlot::converge2_p90);
   t.converge4_median = slot(blob, BlobSlot::converge4_median);
   const uint64_t tag_entries = slot(blob, BlobSlot::tag_entries);
+  const uint64_t end_entries = slot(blob, BlobSlot::end_entries);
   t.fused_shift = uint32_t(slot(blob, BlobSlot::fused_shift));
   if (t.shift > 24 || t.fused_shift > 24)
     throw std::runtime_error("machine tables: inconsistent header");
@@ -98,6 +104,8 @@ inline Tables parse_tables(const uint8_t* blob, size_t size) {
   t.external = words(BlobSection::external, 4 * size_t(t.states));
   t.tag_begin = words(BlobSection::tag_begin, 4 * (size_t(t.states) + 1));
   t.tag_list = words(BlobSection::tag_list, 4 * tag_entries);
+  t.end_begin = words(BlobSection::end_begin, 4 * (size_t(t.states) + 1));
+  t.end_list = words(BlobSection::end_list, 4 * end_entries);
   t.fused_next = words(BlobSection::fused_next, fused_rows);
   t.fused_vectors = words(BlobSection::fused_vectors, 4 * size_t(t.fused_count) * t.states);
   if (t.states == 0 || t.start >= t.states || t.report_floor > t.states || t.fused_count == 0 ||

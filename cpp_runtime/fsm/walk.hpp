@@ -68,7 +68,9 @@ struct CountVisit {
   void operator()(uint32_t offset, uint64_t) const { ++hist[(offset - floor_offset) >> shift]; }
 };
 
-// Appends (offset, tag) for every tag of a reporting state, and counts the visit.
+// Appends (offset, tag) for every tag of a reporting state, and counts the visit. Delayed
+// reports (offset - 1) make the list out of order by at most one offset: Engine::finish
+// restores the order.
 struct MatchVisit {
   CountVisit count;
   const Tables* tables;
@@ -76,8 +78,10 @@ struct MatchVisit {
   void operator()(uint32_t offset, uint64_t position) const {
     count(offset, position);
     const uint32_t state = offset >> count.shift;
-    for (uint32_t i = tables->tag_begin[state]; i < tables->tag_begin[state + 1]; ++i)
-      out->push_back(Match{position + 1, tables->tag_list[i]});
+    for (uint32_t i = tables->tag_begin[state]; i < tables->tag_begin[state + 1]; ++i) {
+      const uint32_t entry = tables->tag_list[i];
+      out->push_back(Match{position + 1 - (entry >> 31), entry & ~kDelayed});
+    }
   }
 };
 

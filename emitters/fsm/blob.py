@@ -15,6 +15,9 @@ load needs no scaled index (one cycle less per byte on the machines measured):
 `(state << shift) + class * entry bytes` and holds the next state's offset
 `next << shift`, in the narrowest unsigned type that holds every offset. The fused
 table likewise, with 4-byte entries and `fused_shift = row_shift + 2`.
+
+Reports: `tag_list` holds each reporting state's (tag, delta) as `tag | DELAYED_BIT`
+for delta -1; `end_list` likewise the reports when the input ends in a state.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from parafuse.fsm_compiler.project_analysis import ProjectAnalysis, table_shift
 
 MAGIC = int.from_bytes(b"PFSMBLB1", "little")
 FUSED_MISSING = 0xFFFFFFFF
+DELAYED_BIT = 1 << 31  # a tag entry reported at offset - 1 (see fsm_compiler/compiled.py)
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ class InternalOrder:
 
 
 def internal_order(machine: CompiledMachine) -> InternalOrder:
-    reporting = np.array([bool(tags) for tags in machine.state_tags], dtype=bool)
+    reporting = machine.reporting_mask()
     external = np.concatenate([np.flatnonzero(~reporting), np.flatnonzero(reporting)])
     internal = np.empty_like(external)
     internal[external] = np.arange(len(external))
@@ -99,15 +103,16 @@ def machine_blob(machine: CompiledMachine, analysis: ProjectAnalysis) -> bytes:
     table = np.zeros((machine.state_count, 1 << row_shift), dtype=dtype)
     internal_next = order.internal[machine.transitions[order.external]].astype(np.int64)
     table[:, :classes] = internal_next << shift
-    tag_lists = [machine.state_tags[state] for state in order.external]
-    tag_begin = np.cumsum([0] + [len(tags) for tags in tag_lists]).astype(np.uint32)
-    tag_list = np.array([tag for tags in tag_lists for tag in tags], dtype=np.uint32)
+    tag_begin, tag_list = _report_lists([machine.reports(s) for s in order.external])
+    end_begin, end_list = _report_lists([machine.end_of(s) for s in order.external])
     sections = {
         BlobSection.BYTE_CLASS: machine.byte_class.astype(np.uint8).tobytes(),
         BlobSection.TABLE: table.tobytes(),
         BlobSection.EXTERNAL: order.external.astype(np.uint32).tobytes(),
         BlobSection.TAG_BEGIN: tag_begin.tobytes(),
         BlobSection.TAG_LIST: tag_list.tobytes(),
+        BlobSection.END_BEGIN: end_begin.tobytes(),
+        BlobSection.END_LIST: end_list.tobytes(),
     }
     fused = internal_fused(machine, order, analysis.fused_bound)
     fused_sections, header = _fused_sections(fused, order, row_shift)
@@ -121,8 +126,17 @@ def machine_blob(machine: CompiledMachine, analysis: ProjectAnalysis) -> bytes:
         BlobSlot.LOOKBACK: machine.options.lookback,
         BlobSlot.TRAIN_ACCURACY_PPM: hints.accuracy_ppm,
         BlobSlot.CONVERGE2_P90: hints.converge2_p90,
-        BlobSlot.CONVERGE4_MEDIAN: hints.converge4_median, BlobSlot.TAG_ENTRIES: len(tag_list)})
+        BlobSlot.CONVERGE4_MEDIAN: hints.converge4_median, BlobSlot.TAG_ENTRIES: len(tag_list),
+        BlobSlot.END_ENTRIES: len(end_list)})
     return _pack(header, sections)
+
+
+def _report_lists(per_state: list[tuple[tuple[int, int], ...]]) -> tuple[np.ndarray, np.ndarray]:
+    """(begin, entries) of per-state (tag, delta) lists; delta -1 sets DELAYED_BIT."""
+    begin = np.cumsum([0] + [len(reports) for reports in per_state]).astype(np.uint32)
+    entries = np.array([tag | (DELAYED_BIT if delta else 0)
+                        for reports in per_state for tag, delta in reports], dtype=np.uint32)
+    return begin, entries
 
 
 def _pack(header: Header, sections: Sections) -> bytes:

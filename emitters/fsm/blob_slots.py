@@ -39,6 +39,7 @@ class BlobSlot(IntEnum):
     CONVERGE4_MEDIAN = 16
     TAG_ENTRIES = 17  # length of the tag_list section, in entries
     FUSED_SHIFT = 18  # log2 of a fused row's bytes
+    END_ENTRIES = 19  # length of the end_list section, in entries
     SECTIONS = 32  # from here, (offset, length) in bytes per BlobSection
 
 
@@ -49,9 +50,11 @@ class BlobSection(IntEnum):
     TABLE = 1  # [states << shift] bytes
     EXTERNAL = 2  # [states] u32: internal -> the machine's state number
     TAG_BEGIN = 3  # [states + 1] u32
-    TAG_LIST = 4  # [tag_entries] u32
+    TAG_LIST = 4  # [tag_entries] u32: tag, plus kDelayed (bit 31) when reported at offset - 1
     FUSED_NEXT = 5  # [fused_count << fused_shift] bytes
     FUSED_VECTORS = 6  # [fused_count * states] u32
+    END_BEGIN = 7  # [states + 1] u32: reports when the input ends in a state
+    END_LIST = 8  # [end_entries] u32: tag, plus kDelayed (bit 31) for offset n - 1
 
 
 def section_slots(section: BlobSection) -> tuple[int, int]:

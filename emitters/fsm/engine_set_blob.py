@@ -3,12 +3,16 @@ cpp_runtime/fsm/engine_set.hpp.
 
 Layout: u64 magic "PFSMSET1", engine count, then per engine (kind: 0 DFA / 1 NFA,
 byte offset, byte size); every engine's own blob starts 64-byte aligned. A DFA
-engine's blob is the one machine blob of blob.py; an NFA engine's blob is u64
-magic "PFSMNFA1", words, blocks, max_length (all ones: unbounded), accept count, then
-u64 arrays: byte_positions[256][words], follow[blocks][256][words] (the union of the
-follow sets of the positions set in each byte value of 8-position block b),
-floating_first[words], anchored_first[words], accept_tags[accepts],
-accept_masks[accepts][words].
+engine's blob is the one machine blob of blob.py. An NFA engine's blob
+(fsm_compiler/nfa_engine.py) is u64 slots: magic "PFSMNFA1", words, blocks, max_length
+(all ones: unbounded), then the counts of conditional follow edges, conditional first
+positions, accepts and empty accepts; then u64 arrays: categories (256 bytes: each
+byte's category), byte_positions[256][words], follow[blocks][256][words] (the union
+of the unconditional follow sets of the positions set in each byte value of 8-position
+block b), first[words], any_first[words] (first and conditional first positions),
+conditional_follow[][3] (from, to, condition), conditional_first[][2] (position,
+condition), accepts[][3] (position, tag, condition; by tag), empty_accepts[][2] (tag,
+condition).
 """
 
 from __future__ import annotations
@@ -17,7 +21,12 @@ import numpy as np
 
 from parafuse.emitters.fsm.blob import machine_blob
 from parafuse.fsm_compiler.engines import DfaEngine, EngineSet
-from parafuse.fsm_compiler.nfa_engine import NfaEngine, byte_positions, follow_blocks
+from parafuse.fsm_compiler.nfa_engine import (
+    NfaEngine,
+    byte_positions,
+    category,
+    follow_blocks,
+)
 from parafuse.fsm_compiler.project_analysis import ProjectAnalysis
 
 SET_MAGIC = int.from_bytes(b"PFSMSET1", "little")
@@ -44,14 +53,28 @@ def nfa_blob(engine: NfaEngine) -> bytes:
     words = nfa_words(engine.position_count)
     blocks = (engine.position_count + 7) // 8
     follow = [union for table in follow_blocks(engine) for union in table]
+    any_first = engine.first | _bits(position for position, _ in engine.conditional_first)
     header = np.array([NFA_MAGIC, words, blocks,
                        UNBOUNDED if engine.max_length is None else engine.max_length,
-                       len(engine.accepting)], dtype=np.uint64)
-    parts = [header, _vectors(byte_positions(engine), words), _vectors(follow, words),
-             _vectors([engine.floating_first, engine.anchored_first], words),
-             np.array([tag for tag, _ in engine.accepting], dtype=np.uint64),
-             _vectors([mask for _, mask in engine.accepting], words)]
+                       len(engine.conditional_follow), len(engine.conditional_first),
+                       len(engine.accepting), len(engine.empty_accepts)], dtype=np.uint64)
+    categories = np.array([category(byte) for byte in range(256)], dtype=np.uint8)
+
+    def rows(items) -> np.ndarray:
+        return np.array([value for item in items for value in item], dtype=np.uint64)
+
+    parts = [header, categories, _vectors(byte_positions(engine), words),
+             _vectors(follow, words), _vectors([engine.first, any_first], words),
+             rows(engine.conditional_follow), rows(engine.conditional_first),
+             rows(engine.accepting), rows(engine.empty_accepts)]
     return b"".join(part.tobytes() for part in parts)
+
+
+def _bits(positions) -> int:
+    mask = 0
+    for position in positions:
+        mask |= 1 << position
+    return mask
 
 
 def engine_set_blob(engine_set: EngineSet,

@@ -4,20 +4,25 @@ threads and many chunkings equals the reference."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from parafuse.fsm_compiler.engines import EngineSet, engine_kind
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.grammar.diagnostics import SourceFile
 from tests.property.fsm_engine_set_checks import assert_engine_set_equal_reference
-from tests.property.fsm_regex_strategies import HAYSTACK_BYTES, hyperscan_matches, regexes
+from tests.property.fsm_regex_strategies import (
+    HAYSTACK_BYTES,
+    hyperscan_matches,
+    hyperscan_refusal,
+    regexes,
+)
 from tests.required_tools import require_cxx, require_module
 
 SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow])
-flags = st.sampled_from(["", "", "i", "s"])
+flags = st.sampled_from(["", "", "i", "s", "m"])
 pattern_lists = st.lists(st.tuples(regexes, flags), min_size=2, max_size=6)
 
 
@@ -44,12 +49,13 @@ def test_split_set_lists_every_engine_kind() -> None:
 
 @SETTINGS
 @given(patterns=pattern_lists, data=st.lists(st.sampled_from(HAYSTACK_BYTES), max_size=300),
-       max_states=st.sampled_from([3, 8, 30]))
+       max_states=st.sampled_from([3, 8, 30, 60]))
 def test_split_sets_equal_hyperscan_and_every_scheme(patterns, data, max_states,
                                                      tmp_path) -> None:
     require_module("hyperscan")
     require_cxx()
     data = bytes(data)
+    assume(hyperscan_refusal(patterns) is None)
     machine = compile_set(patterns, max_states)
     if not isinstance(machine, EngineSet):  # everything fit one DFA after all
         return

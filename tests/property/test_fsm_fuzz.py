@@ -19,7 +19,9 @@ SEEDS += [path.read_text(encoding="latin-1")
 TOKEN = re.compile(r"\s+|[A-Za-z_][A-Za-z0-9_]*|0x[0-9a-fA-F]+|'(?:\\.|[^'\n])*'|"
                    r"/(?:\\.|[^/\n])*/[a-z]*|\.\.|->|.", re.S)
 REGEX_SEEDS = [r"\d{1,3}\.\d{1,3}", r"union\s+(all\s+)?select", r"^#[^\n]*", r"[^a-c\]]+x",
-               r"(?:ab|c){2,5}?d", r"[\x00-\x1f]\W\S", r"a.b|^c+"]
+               r"(?:ab|c){2,5}?d", r"[\x00-\x1f]\W\S", r"a.b|^c+",
+               r"(?i)\bfoo(?-i:Bar)\b$", r"(?m)^\p{Lu}[[:^alpha:]]\P{^N}\z", r"\Qa*\E\x{41}\o{7}",
+               r"(?x) a b # c\n [d ]+ \Z", r"(?<n>\cA|\101)(?P<m>\h\v)\A"]
 # Compile quickly whatever the mutation: small limits through the command-line overrides.
 LIMITS = {"max_states": 500, "max_fused_states": 100}
 

@@ -8,7 +8,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from parafuse.fsm_compiler.reference_executor import run_reference
 from tests.required_tools import require_module
 
-from .fsm_regex_strategies import compile_patterns, haystacks, hyperscan_matches, pattern_sets
+from .fsm_regex_strategies import (
+    compile_both,
+    compile_patterns,
+    haystacks,
+    hyperscan_matches,
+    pattern_sets,
+)
 
 require_module("hyperscan", module_level=True)
 
@@ -21,6 +27,17 @@ FIXED_CASES = [
      b"1.2 UNION ALL  Select 10.200.3"),
     ([("x{2,3}?y", "")], b"xxxy xy xxxxy"),
     ([(r"\s", "")], b"\x0b\t \x85"),
+    # zero-width matches, assertions, inline flags
+    ([("^", ""), ("$", ""), (r"\b", ""), (r"\B", "")], b""),
+    ([("^", ""), ("$", ""), (r"\b", ""), (r"\B", "")], b"ab c\n"),
+    ([("$", ""), (r"\Z", ""), (r"\z", ""), ("a$", "m")], b"a\na\n\n"),
+    ([("^a", "m"), (r"(?m)^\n", ""), ("^$", "")], b"a\n\na\n"),
+    ([(r"\bfoo\b", "i"), (r"x*\b", ""), (r"(?:^|\b)a", ""), (r"a\b-", "")], b"Foo a-a foox"),
+    ([(r"a(?i)b|c", ""), (r"(?i:a)b", ""), (r"(?i)a(?-i:b)", "")], b"aB C Ab AB ab"),
+    ([("(?x) a b  # comment\n c", ""), (r"\p{Lu}\pL", "i"), ("[[:^alpha:]]+", "")],
+     b"abc AbcDE\xc9\xe9 12"),
+    ([(r"\Qa.b\E+", ""), (r"\x{41}\101\o{101}", ""), (r"\cA|\e|\a", "")],
+     b"a.bbb AAA \x01\x1b\x07"),
 ]
 
 
@@ -33,7 +50,7 @@ def test_known_pattern_sets_match_hyperscan(patterns, data) -> None:
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pattern_sets, haystacks)
 def test_random_pattern_sets_match_hyperscan(patterns, data) -> None:
-    machine = compile_patterns(patterns)
+    machine = compile_both(patterns)
     assume(machine is not None)
     result = run_reference(machine, data, True)
     expected = hyperscan_matches(patterns, data)
