@@ -19,7 +19,7 @@ from tests.property.fsm_regex_strategies import (
 )
 from tests.required_tools import require_cxx, require_module
 
-SETTINGS = settings(max_examples=25, deadline=None,
+SETTINGS = settings(max_examples=15, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow])
 flags = st.sampled_from(["", "", "i", "s", "m"])
