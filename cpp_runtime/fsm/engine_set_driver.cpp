@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "fsm/driver_config.hpp"
 #include "fsm/engine_set.hpp"
 #include "fsm/input.hpp"
 #include "fsm/json_output.hpp"
@@ -38,17 +39,8 @@ std::string result_line(const fsm::SetResult& result, bool matches) {
   for (size_t i = 0; i < result.final_states.size(); ++i)
     out += (i ? ", " : "") + (result.final_states[i] < 0 ? std::string("null")
                                                          : std::to_string(result.final_states[i]));
-  out += "], \"counts\": [";
-  for (size_t i = 0; i < result.counts.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(result.counts[i]);
   out += "]";
-  if (matches) {
-    out += ", \"matches\": [";
-    for (size_t i = 0; i < result.matches.size(); ++i)
-      out += (i ? ", [" : "[") + std::to_string(result.matches[i].offset) + ", " +
-             std::to_string(result.matches[i].tag) + "]";
-    out += "]";
-  }
+  fsm::append_counts_and_matches(out, result.counts, matches ? &result.matches : nullptr);
   return out + "}\n";
 }
 
@@ -72,14 +64,7 @@ int main(int argc, char** argv) {
         matches = true;
         continue;
       }
-      const size_t first = text.find(':'), second = text.find(':', first + 1);
-      if (first == std::string::npos || second == std::string::npos)
-        throw std::runtime_error("configuration '" + text + "' is not SCHEME:THREADS:CHUNKS");
-      fsm::RunOptions options;
-      options.scheme = text.substr(0, first);
-      options.threads = std::stoi(text.substr(first + 1, second - first - 1));
-      options.chunks = std::stoull(text.substr(second + 1));
-      options.matches = matches;
+      const fsm::RunOptions options = fsm::parse_driver_config(text, matches);
       const fsm::SetResult result =
           fsm::run_engine_set(engines, tags, input.data(), input.size(), options);
       fsm::write_all(result_line(result, matches));
