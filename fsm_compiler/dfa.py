@@ -61,6 +61,32 @@ class StateReports:
     at_end_delayed: frozenset[int] = _NONE
 
 
+REPORT_KINDS = 4  # StateReports' fields, in order
+
+
+def report_mask(reports: StateReports) -> int:
+    """The reports as one integer, bit `REPORT_KINDS * tag + kind`: the reports of a
+    product of DFAs for distinct tags are the OR of their masks."""
+    mask = 0
+    for kind, tags in enumerate((reports.now, reports.delayed, reports.at_end,
+                                 reports.at_end_delayed)):
+        for tag in tags:
+            mask |= 1 << (REPORT_KINDS * tag + kind)
+    return mask
+
+
+def reports_of_mask(mask: int) -> StateReports:
+    """The inverse of `report_mask`."""
+    kinds: list[set[int]] = [set() for _ in range(REPORT_KINDS)]
+    bit_index = 0
+    while mask:
+        if mask & 1:
+            kinds[bit_index % REPORT_KINDS].add(bit_index // REPORT_KINDS)
+        mask >>= 1
+        bit_index += 1
+    return StateReports(*(frozenset(tags) for tags in kinds))
+
+
 @dataclass(frozen=True)
 class SubsetDfa:
     """A DFA straight from subset construction (not minimised); state 0 is the start."""

@@ -7,8 +7,8 @@ one Python step per state and class), then minimised. Products of minimal DFAs a
 small next to subset construction over all the patterns' positions at once, and a
 group that would pass its state limit is noticed after at most `limit` new states.
 
-A `TaggedDfa` state's reports are a tuple of tag bit masks (now, delayed, at end, at
-end delayed: dfa.StateReports); a product state reports the union of its parts'.
+A `TaggedDfa` state's reports are one integer (dfa.report_mask: a bit per tag and kind
+of report); a product state reports the OR of its parts'.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class TaggedDfa:
 
     byte_class: np.ndarray  # (256,) uint8
     transitions: np.ndarray  # (states, classes) int32
-    tags: tuple[tuple[int, ...], ...]  # per state: tag bit masks, one per kind of report
+    tags: tuple[int, ...]  # per state: its reports as dfa.report_mask
 
     @property
     def state_count(self) -> int:
@@ -77,9 +77,7 @@ def product(first: TaggedDfa, second: TaggedDfa, limit: int) -> TaggedDfa:
     targets = first_moves[keys // width] * width + second_moves[keys % width]
     transitions = order[np.searchsorted(sorted_keys, targets)].astype(np.int32)
     first_tags, second_tags = first.tags, second.tags
-    tags = tuple(tuple(a | b for a, b in zip(first_tags[int(key // width)],
-                                             second_tags[int(key % width)], strict=True))
-                 for key in keys)
+    tags = tuple(first_tags[int(key // width)] | second_tags[int(key % width)] for key in keys)
     return TaggedDfa(byte_class, transitions, tags)
 
 
@@ -123,13 +121,3 @@ def minimal(dfa: TaggedDfa) -> TaggedDfa:
     partition, class_table = partition_by_columns(transitions[:, dfa.byte_class])
     return TaggedDfa(partition.byte_class, class_table.astype(np.int32), tuple(tags))
 
-
-def tag_indices(mask: int) -> tuple[int, ...]:
-    """The tag indices in a bit mask, ascending."""
-    indices, index = [], 0
-    while mask:
-        if mask & 1:
-            indices.append(index)
-        mask >>= 1
-        index += 1
-    return tuple(indices)

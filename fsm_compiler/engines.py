@@ -32,14 +32,13 @@ from parafuse.grammar.diagnostics import Location
 from parafuse.grammar.fsm_ast import PatternSet
 
 from .compiled import CompiledMachine
-from .dfa import StateLimitExceeded, StateReports, subset_construction
+from .dfa import StateLimitExceeded, report_mask, reports_of_mask, subset_construction
 from .dfa_product import (
     ProductTooLarge,
     TaggedDfa,
     minimal,
     product,
     renumbered,
-    tag_indices,
 )
 from .nfa import build_position_automaton
 from .nfa_engine import (
@@ -86,26 +85,16 @@ def engine_kind(engine: Engine) -> str:
     return "dfa" if isinstance(engine, DfaEngine) else "nfa"
 
 
-def _mask(tags) -> int:
-    return sum(1 << tag for tag in tags)
-
-
 def pattern_dfa(pattern_set: PatternSet, index: int, max_states: int) -> TaggedDfa | None:
     """The minimal DFA of one pattern, or None when its subset DFA passes `max_states`.
-    A state's reports are 4 tag masks: now, delayed, at end, at end delayed (dfa.py)."""
+    A state's reports are one mask (dfa.report_mask): a product's are the OR of its parts'."""
     automaton = build_position_automaton([(index, pattern_set.patterns[index].regex)])
     try:
         dfa = subset_construction(automaton, max_states)
     except StateLimitExceeded:
         return None
-    reports = tuple((_mask(r.now), _mask(r.delayed), _mask(r.at_end), _mask(r.at_end_delayed))
-                    for r in dfa.state_reports)
+    reports = tuple(report_mask(r) for r in dfa.state_reports)
     return minimal(TaggedDfa(dfa.partition.byte_class, dfa.transitions, reports))
-
-
-def _state_reports(masks: tuple[int, int, int, int]) -> StateReports:
-    now, delayed, at_end, at_end_delayed = (frozenset(tag_indices(mask)) for mask in masks)
-    return StateReports(now, delayed, at_end, at_end_delayed)
 
 
 def _machine(pattern_set: PatternSet, dfa: TaggedDfa, options: MachineOptions,
@@ -116,7 +105,7 @@ def _machine(pattern_set: PatternSet, dfa: TaggedDfa, options: MachineOptions,
         byte_class=dfa.byte_class, transitions=dfa.transitions.astype(np.int32),
         tag_names=tuple(pattern.tag.name for pattern in pattern_set.patterns),
         options=options, location=pattern_set.location,
-        **report_fields([_state_reports(masks) for masks in dfa.tags]))
+        **report_fields([reports_of_mask(mask) for mask in dfa.tags]))
 
 
 def _joined(group: TaggedDfa, dfa: TaggedDfa, max_states: int) -> TaggedDfa | None:

@@ -32,6 +32,7 @@ from parafuse.grammar.regex_ast import (
 from .assertions import ALWAYS, NEVER, assertion_condition
 
 Edges = dict[int, int]  # position (or tag) -> condition
+_AT_START = assertion_condition("^", False)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,25 @@ class PositionAutomaton:
     @property
     def position_count(self) -> int:
         return len(self.byte_masks)
+
+    @property
+    def floating_first(self) -> set[int]:
+        """First positions with no condition: candidates after every byte."""
+        return {position for position, c in self.first.items() if c == ALWAYS}
+
+    @property
+    def anchored_first(self) -> set[int]:
+        """First positions held at offset 0 only (a leading `^` or `\\A`)."""
+        return {position for position, c in self.first.items() if c == _AT_START}
+
+    @property
+    def needs_conditions(self) -> bool:
+        """Whether an engine must evaluate conditions: some assertion other than a
+        leading `^`/`\\A` (which `anchored_first` expresses), or an empty match."""
+        return bool(self.empty_accepts) or any(
+            c not in (ALWAYS, _AT_START) for c in self.first.values()) or any(
+            c != ALWAYS for edges in (*self.follow, *self.accepting.values())
+            for c in edges.values())
 
 
 def build_position_automaton(patterns: Sequence[tuple[int, Regex]]) -> PositionAutomaton:

@@ -40,15 +40,18 @@ RANDOM_SAMPLE_BYTES = 1 << 16
 
 
 def parse_file(source: SourceFile) -> FsmFile:
-    """Stage 1: text -> AST (regexes parsed too), with unique machine names."""
+    """Stage 1: text -> AST (regexes parsed too), with unique machine names and no
+    pattern that can never match."""
     fsm_file = parse_fsm(source)
     check_machine_names(fsm_file)
+    for machine in fsm_file.machines:
+        if isinstance(machine, PatternSet):
+            check_patterns_can_match(machine)
     return fsm_file
 
 
 def determinise(pattern_set: PatternSet, options: MachineOptions) -> SubsetDfa:
     """Stage 2 (pattern sets): regexes -> NFA -> DFA by subset construction."""
-    check_patterns_can_match(pattern_set)
     return build_subset_dfa(pattern_set, options)
 
 
@@ -66,8 +69,7 @@ def compile_machine(
     becomes several engines (engines.py)."""
     if isinstance(machine, ExplicitMachine):
         return compile_explicit(machine, options, warnings)
-    check_patterns_can_match(machine)
-    return compile_pattern_set(machine, options)
+    return compile_pattern_set(machine, options)  # parse_file checked that each can match
 
 
 @dataclass

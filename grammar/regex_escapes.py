@@ -58,6 +58,7 @@ _UNSUPPORTED = {
     "K": "'\\K' (reset match start) is not supported: matches have no start here",
     "G": "'\\G' is not supported: write \\A for the start of the input",
 }
+BACKREFERENCE_HINT = "spell the alternatives out, e.g. (?:aa|bb) for (a|b)\\1"
 _HEX = re.compile(r"[0-9a-fA-F]{0,2}")
 _BRACED = re.compile(r"\{([^}]*)\}")
 _DECIMAL = re.compile(r"[0-9]+")
@@ -93,8 +94,8 @@ class EscapeParser:
         return CompileError(message, self.span(offset, offset + width), hint=hint)
 
     def escape(self, in_class: bool) -> tuple[int, str]:
-        """Parse `\\X` at the cursor: (byte mask, kind); kind is 'byte', 'set' or 'property'
-        (properties are not case-folded, as in Hyperscan)."""
+        """Parse `\\X` at the cursor: (byte mask, kind); kind is 'byte', 'set' or 'unfolded'
+        (a property such as \\p{Lu}: the `i` flag does not fold it, as in Hyperscan)."""
         start = self.pos
         letter = self.peek(1)
         self.pos += 2
@@ -113,7 +114,7 @@ class EscapeParser:
         if letter.isdigit():
             return mask_of(self.numbered(start, in_class)), "byte"
         if letter in "pP":
-            return self.property(start, negated=letter == "P"), "property"
+            return self.property(start, negated=letter == "P"), "unfolded"
         if letter == "b" and in_class:
             return mask_of(0x08), "byte"
         if letter == "C" and not in_class:
@@ -127,7 +128,7 @@ class EscapeParser:
     def letter_error(self, letter: str, start: int, in_class: bool) -> CompileError:
         if letter in "gk":
             return self.error(f"backreferences ('\\{letter}') are not supported: a DFA cannot "
-                              "express them", start, width=2)
+                              "express them", start, width=2, hint=BACKREFERENCE_HINT)
         if letter in _UNSUPPORTED:
             return self.error(_UNSUPPORTED[letter], start, width=2)
         if in_class:
@@ -180,7 +181,8 @@ class EscapeParser:
             number < 10 or number <= self.group_count)
         if backreference and digits[0] not in "89":
             raise self.error(f"backreferences ('\\{digits}') are not supported: a DFA cannot "
-                             "express them", start, width=1 + len(digits))
+                             "express them", start, width=1 + len(digits),
+                             hint=BACKREFERENCE_HINT)
         octal = re.compile(r"[0-7]{1,3}").match(self.text, start + 1)
         if octal is None:  # \8, \9: the digit itself
             return ord(self.text[start + 1])

@@ -29,7 +29,7 @@ from .regex_ast import (
     position_count,
 )
 from .regex_checks import check_regex
-from .regex_escapes import EscapeParser, fold_case, mask_of, mask_of_range
+from .regex_escapes import BACKREFERENCE_HINT, EscapeParser, fold_case, mask_of, mask_of_range
 from .regex_properties import POSIX_CLASSES
 
 MAX_REPEAT = 65535
@@ -41,19 +41,26 @@ _INLINE_FLAGS = re.compile(r"\(\?([imsx]*)(?:-([imsx]*))?([:)])")
 _NAMED_GROUP = re.compile(r"\(\?(?:P?<([A-Za-z_][A-Za-z0-9_]*)>|'([A-Za-z_][A-Za-z0-9_]*)')")
 _EXTENDED_SPACE = " \t\n\r\f\v"
 _ASSERTION_ESCAPES = "AzZbB"
-_GROUP_REFUSALS = (
-    ("(?=", "look-ahead '(?=' is not supported (Hyperscan refuses look-around)"),
-    ("(?!", "negative look-ahead '(?!' is not supported (Hyperscan refuses look-around)"),
-    ("(?<=", "look-behind '(?<=' is not supported (Hyperscan refuses look-around)"),
-    ("(?<!", "negative look-behind '(?<!' is not supported (Hyperscan refuses look-around)"),
-    ("(?>", "atomic groups '(?>' are not supported (they need backtracking): write '(?:'"),
-    ("(?(", "conditionals '(?(' are not supported: write an alternation"),
-    ("(?C", "callouts '(?C' are not supported"),
-    ("(?P=", "backreferences '(?P=' are not supported: a DFA cannot express them"),
-    ("(?P>", "recursion '(?P>' is not supported"),
-    ("(?R", "recursion '(?R)' is not supported"),
-    ("(?&", "recursion '(?&' is not supported"),
-    ("(?|", "branch reset groups '(?|' are not supported: write '(?:'"),
+_LOOK_AHEAD = ("match the bytes themselves: 'a(?=b)' reports where 'ab' ends; \\b, \\B and $ "
+               "are the zero-width tests available")
+_LOOK_BEHIND = "match the bytes themselves: '(?<=a)b' ends where 'ab' ends, at the same offsets"
+_GROUP_REFUSALS = (  # (prefix, message, hint)
+    ("(?=", "look-ahead '(?=' is not supported (Hyperscan refuses look-around)", _LOOK_AHEAD),
+    ("(?!", "negative look-ahead '(?!' is not supported (Hyperscan refuses look-around)",
+     _LOOK_AHEAD),
+    ("(?<=", "look-behind '(?<=' is not supported (Hyperscan refuses look-around)",
+     _LOOK_BEHIND),
+    ("(?<!", "negative look-behind '(?<!' is not supported (Hyperscan refuses look-around)",
+     None),
+    ("(?>", "atomic groups '(?>' are not supported (they need backtracking): write '(?:'", None),
+    ("(?(", "conditionals '(?(' are not supported: write an alternation", None),
+    ("(?C", "callouts '(?C' are not supported", None),
+    ("(?P=", "backreferences '(?P=' are not supported: a DFA cannot express them",
+     BACKREFERENCE_HINT),
+    ("(?P>", "recursion '(?P>' is not supported", None),
+    ("(?R", "recursion '(?R)' is not supported", None),
+    ("(?&", "recursion '(?&' is not supported", None),
+    ("(?|", "branch reset groups '(?|' are not supported: write '(?:'", None),
 )
 
 
@@ -76,9 +83,16 @@ def parse_regex(text: str, flags: str, location: Location) -> Regex:
 
 
 def spans_lines_allowed(text: str, flags: str) -> bool:
-    """Whether a regex may contain newlines: flag `x`, or leading inline flags setting x."""
-    leading = _INLINE_FLAGS.match(text)
-    return "x" in flags or (leading is not None and "x" in leading.group(1))
+    """Whether a regex may contain newlines: flag `x`, or leading inline flags that leave
+    x set (`(?x)`, `(?xi)`, `(?i)(?x)`, `(?x:...`)."""
+    extended, position = "x" in flags, 0
+    while (leading := _INLINE_FLAGS.match(text, position)) is not None:
+        on, off, end = leading.group(1), leading.group(2) or "", leading.group(3)
+        extended = (extended or "x" in on) and "x" not in off
+        position = leading.end()
+        if end == ":":
+            break
+    return extended
 
 
 class _RegexParser(EscapeParser):
@@ -181,7 +195,7 @@ class _RegexParser(EscapeParser):
             return Assertion(self.text[start + 1], False, self.span(start, self.pos))
         self.pos = start
         mask, kind = self.escape(in_class=False)
-        if kind != "property":
+        if kind != "unfolded":
             mask = self.fold(mask)
         return ByteClass(mask, self.span(start, self.pos))
 
@@ -233,9 +247,9 @@ class _RegexParser(EscapeParser):
         return body
 
     def refuse_group(self, start: int) -> None:
-        for prefix, message in _GROUP_REFUSALS:
+        for prefix, message, hint in _GROUP_REFUSALS:
             if self.text.startswith(prefix, start):
-                raise self.error(message, start, width=len(prefix))
+                raise self.error(message, start, width=len(prefix), hint=hint)
         if re.match(r"\(\?[-+]?\d", self.text[start:]):
             raise self.error("recursion '(?1)' is not supported", start, width=3)
         raise self.error("unknown group syntax '(?': write '(?:...)', a named group "
@@ -304,7 +318,7 @@ class _RegexParser(EscapeParser):
                 break
             first = False
             mask, kind = self.class_item()
-            if kind == "property":
+            if kind == "unfolded":
                 unfolded |= mask
             else:
                 folded |= mask
@@ -339,7 +353,7 @@ class _RegexParser(EscapeParser):
             self.pos = posix.end()
             mask = POSIX_CLASSES[name]
             if posix.group(1):  # negated after case folding, as in Hyperscan
-                return ALL_BYTES & ~self.fold(mask), "property", start
+                return ALL_BYTES & ~self.fold(mask), "unfolded", start
             return mask, "set", start
         if self.text.startswith(("[.", "[="), start):
             raise self.error("POSIX collating elements such as '[.a.]' are not supported",

@@ -197,3 +197,17 @@ def test_schemes_run_clean_under_sanitizers(name, tmp_path) -> None:
     for data in (b"", real[:1], noise, real):
         assert_all_equal_reference(machine, data, tmp_path, driver=driver, env=env,
                                    configs=configurations(len(data), threads=(1, 3)))
+
+
+def test_assertion_reports_run_clean_under_sanitizers(tmp_path) -> None:
+    """Delayed and end-of-data reports (assertions) under every scheme, sanitized."""
+    from tests.property.fsm_regex_strategies import compile_patterns
+    from tests.property.test_fsm_cpp_schemes import ASSERTION_SET
+
+    driver = table_driver(sanitize="address,undefined")
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+    machine = compile_patterns(ASSERTION_SET)
+    for data in (b"", b"\n", b"ab c\n" * 50 + b"x"):
+        assert_all_equal_reference(machine, data, tmp_path, driver=driver, env=env,
+                                   configs=configurations(len(data), threads=(1, 3)))

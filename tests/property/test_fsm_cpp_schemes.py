@@ -100,7 +100,7 @@ def test_hypothesis_machines(seed: int, states: int, kind: str, length: int, tmp
     assert_all_equal_reference(machine, data, tmp_path)
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=60)  # assertions, flags, classes: more to cover
 @given(patterns=pattern_sets, haystack=st.lists(st.sampled_from(HAYSTACK_BYTES), max_size=400))
 def test_hypothesis_pattern_sets(patterns, haystack, tmp_path) -> None:
     try:

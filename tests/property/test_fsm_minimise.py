@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 
-from parafuse.fsm_compiler.dfa import StateLimitExceeded
+from parafuse.fsm_compiler.dfa import StateLimitExceeded, report_mask, reports_of_mask
 from parafuse.fsm_compiler.minimise import breadth_first_order
 from parafuse.fsm_compiler.options import MachineOptions
 from parafuse.fsm_compiler.pattern_sets import (
@@ -73,3 +73,16 @@ def test_minimal_dfa_has_no_equivalent_states_and_bfs_numbering(patterns) -> Non
     first_bytes = [int(np.flatnonzero(minimal.byte_class == c)[0])
                    for c in range(minimal.class_count)]
     assert first_bytes == sorted(first_bytes)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pattern_sets)
+def test_report_masks_round_trip(patterns) -> None:
+    """StateReports <-> one integer per state (what products of DFAs combine by OR)."""
+    try:
+        pattern_set = parse_fsm(SourceFile("p.fsm", pattern_set_source(patterns))).machines[0]
+        dfa = build_subset_dfa(pattern_set, OPTIONS)
+    except (CompileError, StateLimitExceeded):
+        assume(False)
+    for reports in dfa.state_reports:
+        assert reports_of_mask(report_mask(reports)) == reports

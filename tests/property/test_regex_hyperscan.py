@@ -36,6 +36,7 @@ FIXED_CASES = [
     ([(r"a(?i)b|c", ""), (r"(?i:a)b", ""), (r"(?i)a(?-i:b)", "")], b"aB C Ab AB ab"),
     ([("(?x) a b  # comment\n c", ""), (r"\p{Lu}\pL", "i"), ("[[:^alpha:]]+", "")],
      b"abc AbcDE\xc9\xe9 12"),
+    ([("(?i)(?x)\n  a b   # AB, any case\n  [c ]\n", ""), ("a b\n  \\b", "x")], b"xaBc ab c"),
     ([(r"\Qa.b\E+", ""), (r"\x{41}\101\o{101}", ""), (r"\cA|\e|\a", "")],
      b"a.bbb AAA \x01\x1b\x07"),
 ]
@@ -47,7 +48,7 @@ def test_known_pattern_sets_match_hyperscan(patterns, data) -> None:
     assert run_reference(machine, data, True).matches == hyperscan_matches(patterns, data)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pattern_sets, haystacks)
 def test_random_pattern_sets_match_hyperscan(patterns, data) -> None:
     machine = compile_both(patterns)
