@@ -1,9 +1,10 @@
 """A pattern set of several engines as a generated project: `boostfsm run --backend cpp`
 prints the reference's JSON (final_state a list, null for the NFA engine), under every
-scheme; `boostfsm analyze` lists the engines."""
+scheme, and so does the Python module; `boostfsm analyze` lists the engines."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -53,7 +54,8 @@ def test_engine_set_project_runs_like_the_reference(files) -> None:
     done = boostfsm("run", str(source), str(data), "--matches", "--json")  # builds, cached
     assert json.loads(done.stdout)["final_state"] == reference["final_state"], done.stderr
     machine = compile_file(SourceFile(str(source), source.read_text())).machines[0]
-    runner = cached_project(project_request(machine, str(source))) / "build" / "words_run"
+    project = cached_project(project_request(machine, str(source), python=True))
+    runner = project / "build" / "words_run"
     for scheme in ("seq", "enum", "fused", "spec", "hspec", "auto"):
         done = subprocess.run([str(runner), str(data), "--scheme", scheme, "--threads", "2",
                                "--chunks", "9", "--matches", "--json"],
@@ -63,6 +65,14 @@ def test_engine_set_project_runs_like_the_reference(files) -> None:
         assert {key: result[key] for key in COMPARED} == \
             {key: reference[key] for key in COMPARED}, scheme
         assert "engine 0 (dfa" in result["reason"] and "(nfa, nfa)" in result["reason"]
+    sys.path.insert(0, str(project / "build"))
+    try:
+        module = importlib.import_module("words")
+    finally:
+        sys.path.pop(0)
+    result = module.run(data.read_bytes(), threads=2, scheme="spec", matches=True)
+    assert result["final_state"] == reference["final_state"]
+    assert [list(match) for match in result["matches"]] == reference["matches"]
 
 
 def test_analyze_lists_the_engines(files) -> None:
