@@ -4,7 +4,7 @@ threads and many chunkings equals the reference."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from parafuse.fsm_compiler.engines import EngineSet, engine_kind
@@ -19,7 +19,7 @@ from tests.property.fsm_regex_strategies import (
 )
 from tests.required_tools import require_cxx, require_module
 
-SETTINGS = settings(max_examples=15, deadline=None,
+SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow])
 flags = st.sampled_from(["", "", "i", "s", "m"])
@@ -58,6 +58,8 @@ def test_split_sets_equal_hyperscan_and_every_scheme(patterns, data, max_states,
     assume(hyperscan_refusal(patterns) is None)
     machine = compile_set(patterns, max_states)
     if not isinstance(machine, EngineSet):  # everything fit one DFA after all
+        event("one DFA")
         return
+    event("several engines")
     _, _, matches = assert_engine_set_equal_reference(machine, data, tmp_path)
     assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)
