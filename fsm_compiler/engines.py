@@ -105,7 +105,7 @@ def _machine(pattern_set: PatternSet, dfa: TaggedDfa, options: MachineOptions,
         byte_class=dfa.byte_class, transitions=dfa.transitions.astype(np.int32),
         tag_names=tuple(pattern.tag.name for pattern in pattern_set.patterns),
         options=options, location=pattern_set.location,
-        **report_fields([reports_of_mask(mask) for mask in dfa.tags]))
+        **report_fields(_reports(dfa.tags)))
 
 
 def _joined(group: TaggedDfa, dfa: TaggedDfa, max_states: int) -> TaggedDfa | None:
@@ -131,6 +131,12 @@ def _fits_whole(pattern_set: PatternSet, group: tuple[list[int], TaggedDfa],
             return None
         indices, dfa = indices + [index], joined
     return sorted(indices), minimal(dfa)
+
+
+def _reports(masks: tuple[int, ...]) -> list:
+    """StateReports of every state, decoded once per distinct mask (states share few)."""
+    decoded = {mask: reports_of_mask(mask) for mask in set(masks)}
+    return [decoded[mask] for mask in masks]
 
 
 def pack_groups(pattern_set: PatternSet, max_states: int
