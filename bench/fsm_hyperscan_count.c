@@ -2,7 +2,9 @@
    C callback. Built by bench/fsm_schemes.py against Debian's libhyperscan-dev.
 
      fsm_hyperscan_count PATTERNS INPUT REPEAT
-   PATTERNS: one "FLAGS<TAB>REGEX" per line (FLAGS: '-' or letters i, s).
+   PATTERNS: one "FLAGS<TAB>REGEX" per line (FLAGS: '-' or letters i, s, m); when the
+   file holds an ASCII record separator (0x1e), records end there instead, so that a
+   regex may span lines (extended mode).
    Prints: {"matches": N, "seconds": MEDIAN, "gbps": G} */
 #include <hs/hs.h>
 #include <stdio.h>
@@ -39,14 +41,20 @@ int main(int argc, char **argv) {
   if (argc != 4) { fprintf(stderr, "usage: %s PATTERNS INPUT REPEAT\n", argv[0]); return 2; }
   size_t pattern_bytes, size;
   char *patterns = read_file(argv[1], &pattern_bytes);
-  const char *expressions[256];
-  unsigned flags[256], ids[256], count = 0;
-  for (char *line = strtok(patterns, "\n"); line && count < 256; line = strtok(NULL, "\n")) {
+  enum { kMaxPatterns = 4096 };
+  static const char *expressions[kMaxPatterns];
+  static unsigned flags[kMaxPatterns], ids[kMaxPatterns];
+  unsigned count = 0;
+  const char *separator = strchr(patterns, 0x1e) ? "\x1e" : "\n";
+  for (char *line = strtok(patterns, separator); line && count < kMaxPatterns;
+       line = strtok(NULL, separator)) {
+    while (*line == '\n') ++line;
     char *tab = strchr(line, '\t');
     if (!tab) continue;
     *tab = 0;
     flags[count] = (strchr(line, 'i') ? HS_FLAG_CASELESS : 0) |
-                   (strchr(line, 's') ? HS_FLAG_DOTALL : 0);
+                   (strchr(line, 's') ? HS_FLAG_DOTALL : 0) |
+                   (strchr(line, 'm') ? HS_FLAG_MULTILINE : 0);
     expressions[count] = tab + 1;
     ids[count] = count;
     ++count;

@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 
 from parafuse.cli.errors import UsageError, read_source, reports_errors
+from parafuse.cli.fsm_engine_report import any_analysis_json, print_any_analysis
 from parafuse.cli.fsm_report import analysis_json, print_analysis, print_run
 from parafuse.cli.fsm_runtime_choice import runner_for, runtime_choice
 from parafuse.cli.fsm_token_commands import (
@@ -38,16 +39,20 @@ from parafuse.emitters.fsm.project import (
 )
 from parafuse.emitters.toolchain.cmake import build_tree, write_tree
 from parafuse.fsm_compiler.compiled import CompiledMachine
+from parafuse.fsm_compiler.engine_set_reference import run_any_reference
+from parafuse.fsm_compiler.engines import EngineSet
 from parafuse.fsm_compiler.options import SCHEMES
 from parafuse.fsm_compiler.pipeline import (
     CompiledFile,
-    analyse,
+    EngineSetAnalysis,
+    MachineAnalysis,
+    analyse_any,
     analyse_for_project,
     compile_machines,
     parse_file,
     random_sample,
 )
-from parafuse.fsm_compiler.reference_executor import result_json, run_reference
+from parafuse.fsm_compiler.reference_executor import result_json
 from parafuse.fsm_compiler.token_sets import CompiledTokenSet
 from parafuse.grammar.diagnostics import SourceFile
 
@@ -121,27 +126,39 @@ def analyze(file, machine, sample_path, as_json, max_states, max_fused_states, l
         sample, sample_name = random_sample(), "random bytes (no --input)"
     else:
         sample, sample_name = _read_input(sample_path), sample_path
-    tokens = [isinstance(m, CompiledTokenSet) for m in compiled.machines]
-    analyses = [analyse_token_set(m, sample, sample_name) if is_tokens else
-                analyse(m, sample, sample_name)
-                for m, is_tokens in zip(compiled.machines, tokens, strict=True)]
-    # With --input, `auto picks` is the runner's own choice on that input (probes included);
-    # a token set's analysis says what its auto picks itself.
-    measured = [runtime_choice(m, file, sample_path) if sample_path and not is_tokens else None
-                for m, is_tokens in zip(compiled.machines, tokens, strict=True)]
+    analyses = [analyse_token_set(m, sample, sample_name) if isinstance(m, CompiledTokenSet)
+                else analyse_any(m, sample, sample_name) for m in compiled.machines]
+    # With --input, `auto picks` is the runner's own choice on that input (probes included)
+    # for a single DFA; token sets and engine sets say what their auto picks themselves.
+    measured = [runtime_choice(m, file, sample_path)
+                if sample_path and isinstance(m, CompiledMachine) else None
+                for m in compiled.machines]
     if as_json:
-        click.echo(json.dumps([token_analysis_json(a) if is_tokens else analysis_json(a, m)
-                               for a, m, is_tokens in zip(analyses, measured, tokens,
-                                                          strict=True)], indent=2))
+        click.echo(json.dumps([_analysis_json(a, choice)
+                               for a, choice in zip(analyses, measured, strict=True)], indent=2))
     else:
-        for analysis, choice, is_tokens in zip(analyses, measured, tokens, strict=True):
-            if is_tokens:
-                print_token_analysis(analysis)
-            else:
-                print_analysis(analysis, choice)
+        for analysis, choice in zip(analyses, measured, strict=True):
+            _print_analysis(analysis, choice)
 
 
-def _only_machine(compiled: CompiledFile, path: str) -> CompiledMachine:
+def _analysis_json(analysis, choice) -> dict:
+    if isinstance(analysis, MachineAnalysis):
+        return analysis_json(analysis, choice)
+    if isinstance(analysis, EngineSetAnalysis):
+        return any_analysis_json(analysis)
+    return token_analysis_json(analysis)
+
+
+def _print_analysis(analysis, choice) -> None:
+    if isinstance(analysis, MachineAnalysis):
+        print_analysis(analysis, choice)
+    elif isinstance(analysis, EngineSetAnalysis):
+        print_any_analysis(analysis)
+    else:
+        print_token_analysis(analysis)
+
+
+def _only_machine(compiled: CompiledFile, path: str) -> CompiledMachine | EngineSet:
     if len(compiled.machines) > 1:
         names = ", ".join(m.name for m in compiled.machines)
         raise UsageError(f"'{path}' has several machines ({names}); choose one with --machine")
@@ -188,7 +205,7 @@ def run(file, input_path, machine, backend, scheme, threads, chunks, repeat, wit
     timings, result = [], None
     for _ in range(repeat):
         began = time.perf_counter()
-        result = run_reference(compiled_machine, data, with_matches)
+        result = run_any_reference(compiled_machine, data, with_matches)
         timings.append(time.perf_counter() - began)
     payload = result_json(compiled_machine, result, len(data), statistics.median(timings),
                           compiled_machine.options.scheme)
@@ -205,9 +222,11 @@ def _runner_args(scheme, threads, chunks, repeat, with_matches, as_json) -> list
     return args + (["--json"] if as_json else [])
 
 
-def _run_cpp(machine: CompiledMachine, file: str, input_path: str, args: list[str]) -> int:
+def _run_cpp(machine: CompiledMachine | EngineSet, file: str, input_path: str,
+             args: list[str]) -> int:
     """Build (or find in the cache) the machine's project and run its runner."""
     return subprocess.run([str(runner_for(machine, file)), input_path, *args]).returncode
+
 
 @main.command("compile", help="Emit a C++ project per machine (library M::M, runner M_run) "
                               "and build it with CMake and Ninja.")

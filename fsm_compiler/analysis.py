@@ -148,9 +148,12 @@ def lookback_accuracy(
         return None, 0, 0
     positions = _random_positions(len(classes) - lookback, machine.state_count, lookback)
     vectors = np.tile(np.arange(machine.state_count, dtype=np.int32), (len(positions), 1))
+    flat = machine.transitions.astype(np.int32).ravel()  # one gather per step, not 2-D indexing
+    width = np.int32(machine.class_count)
     for step in range(lookback):
-        vectors = machine.transitions[vectors, classes[positions - lookback + step][:, None]]
-    predicted = np.array([_most_frequent(row) for row in vectors])
+        at = classes[positions - lookback + step].astype(np.int32)[:, None]
+        vectors = np.take(flat, vectors * width + at)
+    predicted = _most_frequent_per_row(vectors)
     truth = true_states[positions - 1]  # true_states[i] is the state after i + 1 bytes
     wrong = predicted != truth
     slow = _slow_recoveries(machine, classes, positions[wrong], predicted[wrong], truth[wrong])
@@ -171,7 +174,19 @@ def _slow_recoveries(machine: CompiledMachine, classes: np.ndarray, positions: n
     return int(np.count_nonzero(guess != real))
 
 
-def _most_frequent(row: np.ndarray) -> int:
-    """The most frequent state of a row; ties go to the smallest state number."""
-    values, counts = np.unique(row, return_counts=True)
-    return int(values[int(np.argmax(counts))])
+def _most_frequent_per_row(vectors: np.ndarray) -> np.ndarray:
+    """The most frequent state of each row; ties go to the smallest state number.
+    (Before: np.unique row by row; now one np.unique over (row, state) keys.)"""
+    rows, width = vectors.shape
+    if rows == 0:
+        return np.zeros(0, dtype=np.int64)
+    keys = np.arange(rows, dtype=np.int64)[:, None] * (int(vectors.max()) + 1) + vectors
+    values, counts = np.unique(keys.ravel(), return_counts=True)  # by row, then state
+    row_of = values // (int(vectors.max()) + 1)
+    starts = np.flatnonzero(np.r_[True, row_of[1:] != row_of[:-1]])
+    best = np.maximum.reduceat(counts, starts)
+    is_best = counts == np.repeat(best, np.diff(np.r_[starts, len(counts)]))
+    first_best = np.flatnonzero(is_best & np.r_[True, row_of[1:] != row_of[:-1]] |
+                                is_best)  # candidates, in order
+    chosen = first_best[np.unique(row_of[first_best], return_index=True)[1]]
+    return values[chosen] - row_of[chosen] * (int(vectors.max()) + 1)

@@ -8,7 +8,6 @@ Hopcroft's algorithm (the coarsest stable partition); each round is one sort.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,16 +19,39 @@ def row_keys(matrix: np.ndarray) -> np.ndarray:
     return matrix.view(np.dtype((np.void, matrix.dtype.itemsize * matrix.shape[1]))).ravel()
 
 
-def equivalence_blocks(transitions: np.ndarray, state_tags: Sequence[frozenset[int]]) -> np.ndarray:
-    """Block number of every state in the coarsest partition that respects tags and moves."""
-    tag_block: dict[frozenset[int], int] = {}
+def _signature_blocks(signature: np.ndarray) -> np.ndarray:
+    """Number the distinct rows of `signature` (exact): rows are hashed to one uint64 by a
+    random linear form, numbered by hash, and checked against their block's first row;
+    a collision (never seen) falls back to sorting the rows themselves."""
+    weights = _HASH_WEIGHTS[:signature.shape[1]]
+    with np.errstate(over="ignore"):
+        hashes = (signature.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    if np.array_equal(signature, signature[first[inverse]]):
+        return inverse.astype(np.int32)
+    _, inverse = np.unique(row_keys(signature), return_inverse=True)
+    return inverse.reshape(-1).astype(np.int32)
+
+
+_HASH_WEIGHTS = np.random.default_rng(0x5EED).integers(
+    1, np.iinfo(np.int64).max, 1024, dtype=np.int64).astype(np.uint64) | np.uint64(1)
+
+
+def equivalence_blocks(transitions: np.ndarray, state_tags: Sequence) -> np.ndarray:
+    """Block number of every state in the coarsest partition that respects tags and moves.
+    (Before: each round sorted the signature rows; now it hashes them, same blocks.)"""
+    tag_block: dict = {}
     blocks = np.array([tag_block.setdefault(tags, len(tag_block)) for tags in state_tags],
                       dtype=np.int32)
     count = len(tag_block)
     while True:
-        signature = np.column_stack([blocks, blocks[transitions]]).astype(np.int32)
-        _, inverse = np.unique(row_keys(signature), return_inverse=True)
-        refined = inverse.reshape(-1).astype(np.int32)
+        signature = np.column_stack([blocks, blocks[transitions]])
+        if signature.shape[1] > len(_HASH_WEIGHTS):
+            _, inverse = np.unique(row_keys(signature.astype(np.int32)), return_inverse=True)
+            refined = inverse.reshape(-1).astype(np.int32)
+        else:
+            refined = _signature_blocks(signature)
         refined_count = int(refined.max()) + 1 if refined.size else 0
         if refined_count == count:
             return blocks
@@ -50,17 +72,23 @@ def minimise(
 
 
 def breadth_first_order(transitions: np.ndarray, start: int) -> list[int]:
-    """Reachable states in breadth-first order from `start`, visiting classes in order."""
-    order, seen = [start], {start}
-    queue = deque([start])
-    rows = transitions.tolist()
-    while queue:
-        for target in rows[queue.popleft()]:
-            if target not in seen:
-                seen.add(target)
-                order.append(target)
-                queue.append(target)
-    return order
+    """Reachable states in breadth-first order from `start`, visiting classes in order.
+
+    One numpy pass per level: the level's targets, row by row, are the visiting order,
+    so the first occurrences of unseen states, in place order, are the next level.
+    (Before: one Python step per state and class; same order.)"""
+    seen = np.zeros(transitions.shape[0], dtype=bool)
+    seen[start] = True
+    levels = [np.array([start], dtype=np.int64)]
+    frontier = levels[0]
+    while frontier.size:
+        targets = transitions[frontier].reshape(-1)
+        targets = targets[~seen[targets]]
+        _, first = np.unique(targets, return_index=True)
+        frontier = targets[np.sort(first)].astype(np.int64)
+        seen[frontier] = True
+        levels.append(frontier)
+    return np.concatenate(levels).tolist()
 
 
 def renumber(

@@ -26,11 +26,13 @@ from .analysis import (
 )
 from .compiled import CompiledMachine
 from .dfa import SubsetDfa
+from .engines import DfaEngine, EngineSet, compile_pattern_set
 from .explicit import compile_explicit
 from .never_match import check_patterns_can_match
+from .nfa_engine import NfaEngine
 from .options import MachineOptions, check_machine_names, machine_options
 from .pattern_sets import build_subset_dfa, minimal_machine
-from .project_analysis import ProjectAnalysis, project_analysis
+from .project_analysis import FUSED_BLOB_BUDGET, ProjectAnalysis, project_analysis
 from .reference_executor import state_trace
 from .scheme_choice import choose_scheme
 from .token_sets import CompiledTokenSet, compile_token_set
@@ -63,19 +65,20 @@ def minimise_dfa(
 
 def compile_machine(
     machine: Machine, options: MachineOptions, warnings: list[CompileWarning]
-) -> CompiledMachine | CompiledTokenSet:
-    """Stages 2-3 for one machine of any kind."""
+) -> CompiledMachine | EngineSet | CompiledTokenSet:
+    """Stages 2-3 for one machine of any kind; a pattern set too big for one DFA becomes
+    several engines (engines.py)."""
     if isinstance(machine, ExplicitMachine):
         return compile_explicit(machine, options, warnings)
     if isinstance(machine, TokenSet):
         return compile_token_set(machine, options)
-    return minimise_dfa(machine, determinise(machine, options), options)
+    return compile_pattern_set(machine, options)  # parse_file checked that each can match
 
 
 @dataclass
 class CompiledFile:
     fsm_file: FsmFile
-    machines: list[CompiledMachine | CompiledTokenSet]
+    machines: list[CompiledMachine | EngineSet | CompiledTokenSet]
     warnings: list[CompileWarning] = field(default_factory=list)
 
 
@@ -133,7 +136,34 @@ def analyse(machine: CompiledMachine, sample: bytes, sample_name: str) -> Machin
                            scheme, reason)
 
 
-def analyse_for_project(machine: CompiledMachine, train_sample: bytes | None) -> ProjectAnalysis:
+def analyse_for_project(
+    machine: CompiledMachine | EngineSet, train_sample: bytes | None
+) -> ProjectAnalysis | tuple[ProjectAnalysis | None, ...]:
     """Stage 4 for a C++ project: training hints (on --train's bytes, else seeded random
-    bytes) and the fused bound the project's tables are explored to."""
+    bytes) and the fused bound the project's tables are explored to; per DFA engine for
+    a set of several engines (None for the others)."""
+    if isinstance(machine, EngineSet):  # the fused-table budget is shared among the DFAs
+        budget = FUSED_BLOB_BUDGET // max(1, sum(isinstance(engine, DfaEngine)
+                                                 for engine in machine.engines))
+        return tuple(project_analysis(engine.machine, train_sample, budget)
+                     if isinstance(engine, DfaEngine) else None for engine in machine.engines)
     return project_analysis(machine, train_sample)
+
+
+@dataclass(frozen=True)
+class EngineSetAnalysis:
+    """`boostfsm analyze` of a set of several engines: each DFA engine analysed as a
+    machine; NFA engines described (they have no states to analyse)."""
+
+    engine_set: EngineSet
+    engines: tuple[MachineAnalysis | NfaEngine, ...]
+
+
+def analyse_any(machine: CompiledMachine | EngineSet, sample: bytes, sample_name: str
+                ) -> MachineAnalysis | EngineSetAnalysis:
+    """Stage 4 for a machine, or for every engine of a set of several."""
+    if isinstance(machine, CompiledMachine):
+        return analyse(machine, sample, sample_name)
+    return EngineSetAnalysis(machine, tuple(
+        analyse(engine.machine, sample, sample_name) if isinstance(engine, DfaEngine)
+        else engine for engine in machine.engines))

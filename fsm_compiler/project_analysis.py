@@ -65,16 +65,19 @@ def training_hints(machine: CompiledMachine, sample: bytes | None) -> TrainingHi
         converge4_median=known(steps[4].median) if 4 in steps else UNKNOWN)
 
 
-def emitted_fused_bound(machine: CompiledMachine) -> int:
+def emitted_fused_bound(machine: CompiledMachine, blob_budget: int = FUSED_BLOB_BUDGET) -> int:
     """max_fused_states, lowered by the analysis budgets and by the blob budget."""
     bound, _ = fused_bound(machine, machine.options.max_fused_states, 4)
     row_bytes = 4 * (machine.state_count + (1 << table_shift(machine.class_count)))
-    return max(1, min(bound, FUSED_BLOB_BUDGET // row_bytes))
+    return max(1, min(bound, blob_budget // row_bytes))
 
 
-def project_analysis(machine: CompiledMachine, train_sample: bytes | None) -> ProjectAnalysis:
-    """The analysis of `machine` that its project embeds (`train_sample`: --train's bytes)."""
-    return ProjectAnalysis(training_hints(machine, train_sample), emitted_fused_bound(machine))
+def project_analysis(machine: CompiledMachine, train_sample: bytes | None,
+                     blob_budget: int = FUSED_BLOB_BUDGET) -> ProjectAnalysis:
+    """The analysis of `machine` that its project embeds (`train_sample`: --train's bytes;
+    `blob_budget`: bytes of fused tables, shared out among the engines of a set)."""
+    return ProjectAnalysis(training_hints(machine, train_sample),
+                           emitted_fused_bound(machine, blob_budget))
 
 
 def untrained_analysis(machine: CompiledMachine) -> ProjectAnalysis:

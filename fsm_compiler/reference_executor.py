@@ -20,7 +20,7 @@ _BLOCK = 1 << 20
 
 @dataclass(frozen=True)
 class RunResult:
-    final_state: int
+    final_state: int | list[int | None]  # a list for a set of several engines
     counts: tuple[int, ...]  # per tag, in machine.tag_names order
     matches: list[tuple[int, int]] | None  # (offset, tag index), by offset then tag order
 

@@ -32,6 +32,21 @@ inline std::string format_number(double value) {
   return text;
 }
 
+// The drivers' `, "counts": [...]` and, with `matches`, `, "matches": [[offset, tag], ...]`.
+template <class MatchList>
+void append_counts_and_matches(std::string& out, const std::vector<uint64_t>& counts,
+                               const MatchList* matches) {
+  out += ", \"counts\": [";
+  for (size_t i = 0; i < counts.size(); ++i) out += (i ? ", " : "") + std::to_string(counts[i]);
+  out += "]";
+  if (!matches) return;
+  out += ", \"matches\": [";
+  for (size_t i = 0; i < matches->size(); ++i)
+    out += (i ? ", [" : "[") + std::to_string((*matches)[i].offset) + ", " +
+           std::to_string((*matches)[i].tag) + "]";
+  out += "]";
+}
+
 // What a run printed: names resolved, timings measured.
 struct RunReport {
   std::string machine;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fsm/auto_choice.hpp"
+#include "fsm/driver_config.hpp"
 #include "fsm/input.hpp"
 #include "fsm/json_output.hpp"
 
@@ -65,32 +66,14 @@ std::string result_line(const fsm::RunResult& result, bool matches) {
   for (unsigned mode = 0, listed = 0; mode < 3; ++mode)
     if (result.counting_modes >> mode & 1u) out += std::string(listed++ ? ", " : "") + modes[mode];
   out += "]";
-  out += ", \"final_state\": " + std::to_string(result.final_state) + ", \"counts\": [";
-  for (size_t i = 0; i < result.counts.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(result.counts[i]);
-  out += "]";
-  if (matches) {
-    out += ", \"matches\": [";
-    for (size_t i = 0; i < result.matches.size(); ++i)
-      out += (i ? ", [" : "[") + std::to_string(result.matches[i].offset) + ", " +
-             std::to_string(result.matches[i].tag) + "]";
-    out += "]";
-  }
+  out += ", \"final_state\": " + std::to_string(result.final_state);
+  fsm::append_counts_and_matches(out, result.counts, matches ? &result.matches : nullptr);
   if (!result.phases.empty()) out += phases_json(result.phases);
   return out + "}\n";
 }
 
 fsm::RunOptions parse_config(const std::string& text, bool matches, bool profile) {
-  const size_t first = text.find(':'), second = text.find(':', first + 1);
-  if (first == std::string::npos || second == std::string::npos)
-    throw std::runtime_error("configuration '" + text + "' is not SCHEME:THREADS:CHUNKS");
-  fsm::RunOptions options;
-  options.scheme = text.substr(0, first);  // SCHEME or SCHEME/SIMD-PATH (RunOptions::simd)
-  if (const size_t slash = options.scheme.find('/'); slash != std::string::npos)
-    options.simd = options.scheme.substr(slash + 1), options.scheme.resize(slash);
-  options.threads = std::stoi(text.substr(first + 1, second - first - 1));
-  options.chunks = std::stoull(text.substr(second + 1));
-  options.matches = matches;
+  fsm::RunOptions options = fsm::parse_driver_config(text, matches);
   options.profile = profile;
   return options;
 }

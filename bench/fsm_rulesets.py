@@ -1,0 +1,187 @@
+"""Real rule sets side by side with Hyperscan: rebar's regexes over 32 MiB of Sherlock
+and subtitles, Nosey Parker's rules over 32 MiB of Python standard-library source with
+the rules' examples planted in it.
+
+    .venv/bin/python bench/fsm_rulesets.py [--mib 32] [--repeat 3] [--record]
+
+For each set: compile time (parse + engines; project build), engines and table bytes;
+then per-tag match counts and GB/s of Hyperscan's C API at one thread (built against
+libhyperscan-dev; skipped without it), of the generated runner under `seq`, and
+under `auto` at 1 and 2 threads (medians of --repeat runs). Rules the parser does not
+take yet are left out and counted. With --record the report goes to
+bench/results/fsm_rulesets.txt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fsm_ruleset_sources as sources  # noqa: E402
+from fsm_schemes import machine_description  # noqa: E402
+
+from parafuse.emitters.fsm.project import ProjectRequest, cached_project  # noqa: E402
+from parafuse.emitters.toolchain.cmake import cache_root  # noqa: E402
+from parafuse.fsm_compiler.engines import EngineSet, engine_kind  # noqa: E402
+from parafuse.fsm_compiler.pipeline import (  # noqa: E402
+    analyse_for_project,
+    compile_file,
+)
+from parafuse.grammar.diagnostics import SourceFile  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results" / "fsm_rulesets.txt"
+
+
+def repeated(parts: list[bytes], size: int) -> bytes:
+    text = b"".join(parts)
+    return (text * (size // len(text) + 1))[:size]
+
+
+def rebar_input(size: int) -> bytes:
+    folder = sources.DATA / "rebar"
+    return repeated([(folder / "sherlock.txt").read_bytes(),
+                     (folder / "opensubtitles-en-sampled.txt").read_bytes()], size)
+
+
+def stdlib_input(size: int, rules: list) -> bytes:
+    """Standard-library .py files (sorted paths) with every rule's examples planted after
+    every 64 KiB of source."""
+    examples = b"\n".join(example.encode() for rule in rules for example in rule.examples)
+    pieces, total = [], 0
+    for path in sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py")):
+        text = path.read_bytes()
+        for begin in range(0, len(text), 1 << 16):
+            pieces += [text[begin:begin + (1 << 16)], b"\n", examples, b"\n"]
+            total += min(len(text) - begin, 1 << 16) + len(examples) + 2
+        if total >= size:
+            break
+    return b"".join(pieces)[:size]
+
+
+def hyperscan_counter() -> Path | None:
+    if not Path("/usr/include/hs/hs.h").exists():
+        return None
+    source = REPO / "bench" / "fsm_hyperscan_count.c"
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
+    binary = cache_root() / f"fsm_hyperscan_count-{digest}"
+    if not binary.exists():
+        subprocess.run(["gcc", "-O2", str(source), "-o", str(binary), "-lhs"], check=True)
+    return binary
+
+
+def hyperscan_run(rules: list, data: Path, repeat: int, work: Path) -> dict:
+    binary = hyperscan_counter()
+    if binary is None:
+        return {"error": "libhyperscan-dev is not installed"}
+    listing = work / f"{data.stem}.patterns"
+    listing.write_bytes(b"".join(f"{rule.flags or '-'}\t{rule.regex}".encode() + b"\x1e"
+                                 for rule in rules))
+    done = subprocess.run([str(binary), str(listing), str(data), str(repeat)],
+                          capture_output=True, text=True, timeout=900)
+    return json.loads(done.stdout) if done.returncode == 0 else {"error": done.stderr}
+
+
+def runner_run(runner: Path, data: Path, scheme: str, threads: int, repeat: int) -> dict:
+    done = subprocess.run([str(runner), str(data), "--json", "--scheme", scheme, "--threads",
+                           str(threads), "--repeat", str(repeat)],
+                          capture_output=True, text=True, timeout=1800)
+    return json.loads(done.stdout) if done.returncode == 0 else {"error": done.stderr.strip()}
+
+
+def engines_lines(machine) -> list[str]:
+    if not isinstance(machine, EngineSet):
+        return [f"  one DFA: {machine.state_count} states, {machine.class_count} classes, "
+                f"{machine.table_bytes()} table bytes"]
+    lines = []
+    for number, engine in enumerate(machine.engines):
+        if engine_kind(engine) == "dfa":
+            size = (f"{engine.machine.state_count} states, {engine.machine.class_count} classes, "
+                    f"{engine.machine.table_bytes()} table bytes")
+        else:
+            size = (f"{engine.position_count} positions, max match {engine.max_length}, "
+                    f"{engine.table_bytes()} table bytes")
+        lines.append(f"  engine {number}: {engine_kind(engine)}, {len(engine.patterns)} "
+                     f"patterns, {size}")
+    return lines
+
+
+def table_bytes(machine) -> int:
+    if not isinstance(machine, EngineSet):
+        return machine.table_bytes()
+    return sum(engine.machine.table_bytes() if engine_kind(engine) == "dfa"
+               else engine.table_bytes() for engine in machine.engines)
+
+
+def bench_set(label: str, rules: list, all_count: int, data: bytes, repeat: int,
+              work: Path) -> list[str]:
+    report = [f"## {label}: {len(rules)} of {all_count} rules parse (only those run)"]
+    source = sources.fsm_source(label, rules)
+    began = time.perf_counter()
+    machine = compile_file(SourceFile(f"{label}.fsm", source)).machines[0]
+    compiled = time.perf_counter() - began
+    report.append(f"compile (parse + engines): {compiled:.2f} s; table bytes "
+                  f"{table_bytes(machine)}")
+    report += engines_lines(machine)
+    data_path = work / f"{label}.input"
+    data_path.write_bytes(data)
+    train = data[:1 << 20]
+    began = time.perf_counter()
+    project = cached_project(ProjectRequest(machine, f"{label}.fsm",
+                                            analyse_for_project(machine, train)))
+    report.append(f"analysis + project build (or cache): {time.perf_counter() - began:.1f} s")
+    runner = project / "build" / f"{label}_run"
+    hyperscan = hyperscan_run(rules, data_path, repeat, work)
+    rows = [("hyperscan C API, 1 thread", hyperscan)]
+    for scheme, threads in (("seq", 1), ("auto", 1), ("auto", 2)):
+        rows.append((f"boostfsm {scheme}, {threads} thread(s)",
+                     runner_run(runner, data_path, scheme, threads, repeat)))
+    report.append(f"input: {len(data) / (1 << 20):.1f} MiB")
+    for name, result in rows:
+        if "error" in result:
+            report.append(f"  {name:32} error: {result['error'][:300]}")
+            continue
+        matches = result.get("matches") if "counts" not in result else sum(
+            result["counts"].values())
+        extra = f"  [{result['scheme']}]" if "scheme" in result else ""
+        report.append(f"  {name:32} {result['gbps']:7.3f} GB/s  {result['seconds']:8.3f} s  "
+                      f"matches {matches}{extra}")
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mib", type=int, default=32)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--record", action="store_true")
+    parser.add_argument("--only", choices=["rebar", "noseyparker"])
+    args = parser.parse_args()
+    work = cache_root() / "bench-fsm-rulesets"
+    work.mkdir(parents=True, exist_ok=True)
+    size = args.mib << 20
+    report = [f"machine: {machine_description()}", "(a shared, noisy machine: see docs/fsm.md)",
+              ""]
+    if args.only in (None, "rebar"):
+        rebar = sources.rebar_rules()
+        report += bench_set("rebar", sources.parsable(rebar), len(rebar), rebar_input(size),
+                            args.repeat, work) + [""]
+    if args.only in (None, "noseyparker"):
+        nosey = sources.noseyparker_rules()
+        kept = sources.parsable(nosey)
+        report += bench_set("noseyparker", kept, len(nosey), stdlib_input(size, kept),
+                            args.repeat, work)
+    text = "\n".join(report) + "\n"
+    print(text)
+    if args.record:
+        RESULTS.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""How `boostfsm analyze` prints a pattern set compiled to several engines: the list of
+engines (kind, patterns, states, table bytes), then each DFA engine's analysis."""
+
+from __future__ import annotations
+
+import click
+
+from parafuse.cli.fsm_report import analysis_json, print_analysis
+from parafuse.fsm_compiler.nfa_engine import NfaEngine
+from parafuse.fsm_compiler.pipeline import EngineSetAnalysis, MachineAnalysis
+
+
+def _nfa_note(engine: NfaEngine) -> str:
+    if engine.max_length is None:
+        return "matches unbounded: runs in one sequential pass under every scheme"
+    return (f"matches at most {engine.max_length} bytes: every chunk starts exactly from "
+            f"{engine.max_length} bytes of lookback, under every scheme")
+
+
+def engine_rows(analysis: EngineSetAnalysis) -> list[dict]:
+    tags = analysis.engine_set.tag_names
+    rows = []
+    for number, item in enumerate(analysis.engines):
+        if isinstance(item, NfaEngine):
+            rows.append({"engine": number, "kind": "nfa",
+                         "patterns": [tags[index] for index in item.patterns],
+                         "states": None, "positions": item.position_count,
+                         "table_bytes": item.table_bytes(), "max_match_bytes": item.max_length,
+                         "auto_scheme": "nfa", "auto_reason": _nfa_note(item)})
+        else:
+            machine = item.machine
+            patterns = [tags[index] for index in analysis.engine_set.engines[number].patterns]
+            rows.append({"engine": number, "kind": "dfa", "patterns": patterns,
+                         "states": machine.state_count, "table_bytes": machine.table_bytes(),
+                         **{key: value for key, value in analysis_json(item).items()
+                            if key not in ("machine", "kind", "states", "table_bytes")}})
+    return rows
+
+
+def any_analysis_json(analysis: MachineAnalysis | EngineSetAnalysis) -> dict:
+    if isinstance(analysis, MachineAnalysis):
+        return analysis_json(analysis)
+    rows = engine_rows(analysis)
+    return {"machine": analysis.engine_set.name, "kind": "patterns",
+            "engines": rows, "table_bytes": sum(row["table_bytes"] for row in rows)}
+
+
+def print_any_analysis(analysis: MachineAnalysis | EngineSetAnalysis) -> None:
+    if isinstance(analysis, MachineAnalysis):
+        print_analysis(analysis)
+        return
+    rows = engine_rows(analysis)
+    total = sum(row["table_bytes"] for row in rows)
+    click.echo(f"{analysis.engine_set.name} (pattern set, {len(rows)} engines, "
+               f"{total} table bytes)")
+    for row, item in zip(rows, analysis.engines, strict=True):
+        size = (f"{row['positions']} positions" if row["kind"] == "nfa"
+                else f"{row['states']} states")
+        click.echo(f"engine {row['engine']}: {row['kind']}, {len(row['patterns'])} patterns "
+                   f"({', '.join(row['patterns'])}), {size}, {row['table_bytes']} table bytes")
+        if isinstance(item, NfaEngine):
+            click.echo(f"  auto picks:    nfa: {row['auto_reason']}")
+        else:
+            print_analysis(item)

@@ -1,0 +1,102 @@
+// parafuse boostfsm runtime: a pattern set compiled to several engines (DFAs, each run
+// with the schemes of fsm/auto_choice.hpp, and bit-parallel NFAs, fsm/nfa_engine.hpp)
+// over the same input. Counts add up per tag; matches merge by offset, then tag.
+//
+// Container blob (emitters/fsm/engine_set_blob.py): u64 magic "PFSMSET1", engine count,
+// then per engine (kind: 0 DFA / 1 NFA, offset, size); each engine's blob 64-byte aligned.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fsm/auto_choice.hpp"
+#include "fsm/nfa_engine.hpp"
+
+namespace parafuse::fsm {
+inline namespace v1 {
+
+constexpr uint64_t kSetMagic = 0x315445534d534650ull;  // "PFSMSET1"
+
+struct SetEngine {
+  bool dfa = true;
+  Tables tables;  // DFA engines
+  NfaTables nfa;  // NFA engines
+};
+
+inline std::vector<SetEngine> parse_engine_set(const uint8_t* blob, size_t size) {
+  const uint64_t* words = reinterpret_cast<const uint64_t*>(blob);
+  if (size < 16 || words[0] != kSetMagic) throw std::runtime_error("not a parafuse engine set");
+  const uint64_t count = words[1];
+  if (size < 16 + 24 * count) throw std::runtime_error("engine set: truncated directory");
+  std::vector<SetEngine> engines(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t kind = words[2 + 3 * i], offset = words[3 + 3 * i], bytes = words[4 + 3 * i];
+    if (offset + bytes > size) throw std::runtime_error("engine set: engine past the end");
+    engines[i].dfa = kind == 0;
+    if (kind == 0)
+      engines[i].tables = parse_tables(blob + offset, bytes);
+    else
+      engines[i].nfa = parse_nfa(blob + offset, bytes);
+  }
+  return engines;
+}
+
+struct SetResult {
+  std::vector<int64_t> final_states;  // per engine; -1: an engine without numbered states
+  std::vector<uint64_t> counts;
+  std::vector<Match> matches;
+  std::string scheme, reason;
+  int threads = 1;
+};
+
+// Runs every engine with `options` (the scheme applies to every DFA engine; `auto`
+// chooses per engine) and merges the results.
+inline SetResult run_engine_set(const std::vector<SetEngine>& engines, uint32_t tag_count,
+                                const uint8_t* data, size_t n, const RunOptions& options) {
+  if (!is_scheme(options.scheme) || options.threads < 0 || options.chunks > kMaxChunks)
+    run_machine(Tables(), data, 0, options);  // throws its std::invalid_argument
+  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  const size_t chunks = options.chunks ? options.chunks : size_t(threads) * kLanes;
+  SetResult result;
+  result.threads = threads;
+  result.counts.assign(tag_count, 0);
+  std::vector<std::string> schemes;
+  for (size_t i = 0; i < engines.size(); ++i) {
+    std::string scheme, reason;
+    if (engines[i].dfa) {
+      RunResult raw = run_machine(engines[i].tables, data, n, options);
+      result.final_states.push_back(raw.final_state);
+      for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += raw.counts[tag];
+      result.matches.insert(result.matches.end(), raw.matches.begin(), raw.matches.end());
+      scheme = raw.scheme;
+      reason = raw.reason;
+    } else {
+      const NfaTables& nfa = engines[i].nfa;
+      NfaResult raw = run_nfa(nfa, data, n, tag_count, threads, chunks, options.matches);
+      result.final_states.push_back(-1);
+      for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += raw.counts[tag];
+      result.matches.insert(result.matches.end(), raw.matches.begin(), raw.matches.end());
+      scheme = "nfa";
+      reason = nfa.bounded()
+                   ? "bit-parallel NFA; matches are at most " + std::to_string(nfa.max_length) +
+                         " bytes long, so " + std::to_string(raw.chunks) +
+                         " chunks start exactly from that much lookback"
+                   : "bit-parallel NFA with unbounded matches, run in one sequential pass";
+    }
+    if (std::find(schemes.begin(), schemes.end(), scheme) == schemes.end()) schemes.push_back(scheme);
+    result.reason += (i ? "; engine " : "engine ") + std::to_string(i) + " (" +
+                     (engines[i].dfa ? "dfa" : "nfa") + ", " + scheme + "): " + reason;
+  }
+  for (size_t i = 0; i < schemes.size(); ++i) result.scheme += (i ? "+" : "") + schemes[i];
+  if (options.matches)
+    std::sort(result.matches.begin(), result.matches.end(), [](const Match& a, const Match& b) {
+      return a.offset != b.offset ? a.offset < b.offset : a.tag < b.tag;
+    });
+  return result;
+}
+
+}  // namespace v1
+}  // namespace parafuse::fsm

@@ -1,0 +1,95 @@
+"""The tables of a pattern set compiled to several engines, as one blob read by
+cpp_runtime/fsm/engine_set.hpp.
+
+Layout: u64 magic "PFSMSET1", engine count, then per engine (kind: 0 DFA / 1 NFA,
+byte offset, byte size); every engine's own blob starts 64-byte aligned. A DFA
+engine's blob is the one machine blob of blob.py. An NFA engine's blob
+(fsm_compiler/nfa_engine.py) is u64 slots: magic "PFSMNFA1", words, blocks, max_length
+(all ones: unbounded), then the counts of conditional follow edges, conditional first
+positions, accepts and empty accepts; then u64 arrays: categories (256 bytes: each
+byte's category), byte_positions[256][words], follow[blocks][256][words] (the union
+of the unconditional follow sets of the positions set in each byte value of 8-position
+block b), first[words], any_first[words] (first and conditional first positions),
+conditional_follow[][3] (from, to, condition), conditional_first[][2] (position,
+condition), accepts[][3] (position, tag, condition; by tag), empty_accepts[][2] (tag,
+condition).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from parafuse.emitters.fsm.blob import machine_blob
+from parafuse.fsm_compiler.engines import DfaEngine, EngineSet
+from parafuse.fsm_compiler.nfa_engine import (
+    NfaEngine,
+    byte_positions,
+    category,
+    follow_blocks,
+)
+from parafuse.fsm_compiler.project_analysis import ProjectAnalysis
+
+SET_MAGIC = int.from_bytes(b"PFSMSET1", "little")
+NFA_MAGIC = int.from_bytes(b"PFSMNFA1", "little")
+UNBOUNDED = (1 << 64) - 1
+
+
+def nfa_words(positions: int) -> int:
+    """64-bit words per state vector: 1, 2 or 4 (the runtime's unrolled cases), else exact."""
+    words = max(1, (positions + 63) // 64)
+    return next((size for size in (1, 2, 4) if words <= size), words)
+
+
+def _vectors(masks: list[int], words: int) -> np.ndarray:
+    """(len(masks), words) uint64: each mask's bits, low word first."""
+    out = np.zeros((len(masks), words), dtype=np.uint64)
+    for row, mask in enumerate(masks):
+        for word in range(words):
+            out[row, word] = (mask >> (64 * word)) & ((1 << 64) - 1)
+    return out
+
+
+def nfa_blob(engine: NfaEngine) -> bytes:
+    words = nfa_words(engine.position_count)
+    blocks = (engine.position_count + 7) // 8
+    follow = [union for table in follow_blocks(engine) for union in table]
+    any_first = engine.first | _bits(position for position, _ in engine.conditional_first)
+    header = np.array([NFA_MAGIC, words, blocks,
+                       UNBOUNDED if engine.max_length is None else engine.max_length,
+                       len(engine.conditional_follow), len(engine.conditional_first),
+                       len(engine.accepting), len(engine.empty_accepts)], dtype=np.uint64)
+    categories = np.array([category(byte) for byte in range(256)], dtype=np.uint8)
+
+    def rows(items) -> np.ndarray:
+        return np.array([value for item in items for value in item], dtype=np.uint64)
+
+    parts = [header, categories, _vectors(byte_positions(engine), words),
+             _vectors(follow, words), _vectors([engine.first, any_first], words),
+             rows(engine.conditional_follow), rows(engine.conditional_first),
+             rows(engine.accepting), rows(engine.empty_accepts)]
+    return b"".join(part.tobytes() for part in parts)
+
+
+def _bits(positions) -> int:
+    mask = 0
+    for position in positions:
+        mask |= 1 << position
+    return mask
+
+
+def engine_set_blob(engine_set: EngineSet,
+                    analyses: tuple[ProjectAnalysis | None, ...]) -> bytes:
+    """The container blob: every engine's blob (DFA engines with their analysis)."""
+    blobs = [(0, machine_blob(engine.machine, analysis)) if isinstance(engine, DfaEngine)
+             else (1, nfa_blob(engine))
+             for engine, analysis in zip(engine_set.engines, analyses, strict=True)]
+    directory_bytes = 16 + 24 * len(blobs)
+    position = directory_bytes + (-directory_bytes) % 64
+    directory, body = [SET_MAGIC, len(blobs)], bytearray()
+    for kind, blob in blobs:
+        directory += [kind, position, len(blob)]
+        padded = blob + bytes((-len(blob)) % 64)
+        body += padded
+        position += len(padded)
+    head = np.array(directory, dtype=np.uint64).tobytes()
+    return head + bytes((-len(head)) % 64) + bytes(body)

@@ -1,0 +1,88 @@
+"""A pattern set of several engines as a generated project: `boostfsm run --backend cpp`
+prints the reference's JSON (final_state a list, null for the NFA engine), under every
+scheme, and so does the Python module; `boostfsm analyze` lists the engines."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from parafuse.emitters.fsm.project import cached_project
+from parafuse.fsm_compiler.pipeline import compile_file
+from parafuse.grammar.diagnostics import SourceFile
+from tests.property.fsm_cpp_driver import project_request
+from tests.required_tools import require_cxx
+
+BOOSTFSM = str(Path(sys.executable).parent / "boostfsm")
+SOURCE = """options { max_states 40 }
+patterns words {
+    one    /first/
+    two    /sec[a-z]nd\\b/
+    river  /Tom.{3,6}river|river.{3,6}Tom$/m
+    three  /thi?rd/i
+    window /[ab][^x]{3}y/
+}
+"""
+COMPARED = ("machine", "bytes", "final_state", "counts", "matches")
+
+
+def boostfsm(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([BOOSTFSM, *args], capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("engine_set")
+    (folder / "words.fsm").write_text(SOURCE)
+    text = b"first second secxnd2 THIRD Tom rides river,  Tom\nTom---river b123y " * 200
+    (folder / "words.txt").write_bytes(text + b"river--Tom\n")
+    return folder / "words.fsm", folder / "words.txt"
+
+
+def test_engine_set_project_runs_like_the_reference(files) -> None:
+    require_cxx()
+    source, data = files
+    reference = json.loads(boostfsm("run", str(source), str(data), "--backend", "reference",
+                                    "--matches", "--json").stdout)
+    assert len(reference["final_state"]) > 2 and reference["final_state"][-1] is None
+    assert all(reference["counts"].values())
+    done = boostfsm("run", str(source), str(data), "--matches", "--json")  # builds, cached
+    assert json.loads(done.stdout)["final_state"] == reference["final_state"], done.stderr
+    machine = compile_file(SourceFile(str(source), source.read_text())).machines[0]
+    project = cached_project(project_request(machine, str(source), python=True))
+    runner = project / "build" / "words_run"
+    for scheme in ("seq", "enum", "fused", "spec", "hspec", "auto"):
+        done = subprocess.run([str(runner), str(data), "--scheme", scheme, "--threads", "2",
+                               "--chunks", "9", "--matches", "--json"],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        result = json.loads(done.stdout)
+        assert {key: result[key] for key in COMPARED} == \
+            {key: reference[key] for key in COMPARED}, scheme
+        assert "engine 0 (dfa" in result["reason"] and "(nfa, nfa)" in result["reason"]
+    sys.path.insert(0, str(project / "build"))
+    try:
+        module = importlib.import_module("words")
+    finally:
+        sys.path.pop(0)
+    result = module.run(data.read_bytes(), threads=2, scheme="spec", matches=True)
+    assert result["final_state"] == reference["final_state"]
+    assert [list(match) for match in result["matches"]] == reference["matches"]
+
+
+def test_analyze_lists_the_engines(files) -> None:
+    source, data = files
+    done = boostfsm("analyze", str(source), "--input", str(data), "--json")
+    assert done.returncode == 0, done.stderr
+    (analysis,) = json.loads(done.stdout)
+    kinds = [engine["kind"] for engine in analysis["engines"]]
+    assert kinds[-1] == "nfa" and kinds.count("dfa") >= 2
+    assert analysis["engines"][-1]["patterns"] == ["river"]
+    assert analysis["table_bytes"] == sum(e["table_bytes"] for e in analysis["engines"])
+    text = boostfsm("analyze", str(source), "--input", str(data)).stdout
+    assert "engine 0: dfa" in text and "auto picks:    nfa:" in text
