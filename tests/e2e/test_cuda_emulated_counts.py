@@ -1,0 +1,71 @@
+"""What one step of the CUDA backend's code costs, counted by the emulated device
+(PF_EMU_COUNTS, cpp_runtime/ccn/cuda_emulated/README.md): device-memory bytes read and
+written page by page, operations and runtime calls, allocations. A step's count is the
+difference between runs of k + 1 and k steps, so that setting up and reading results cancel.
+
+The fused Adam step at one rank must move its 26 bytes per element (the f16 gradient read,
+the f32 weights and moments read and written) within 10%: with the collectives' memset,
+packing and copies (a mutant that sets PaddedChunks::in_whole to false, or one without the
+one-rank aliases of emitters/ccn/cuda/fused.py) it moves about 64. No step allocates once
+the first has run (a mutant that allocates the step's temporaries with cudaMallocAsync, as
+the backend did before pf::StepArena, allocates 8 times a step)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from parafuse.emitters.toolchain.mpirun import run_ranks
+from tests.backend_compare import sample_module
+from tests.cuda_emulation.emulated_project import build_emulated
+
+N = 1 << 18  # elements; the counts are page granular (4 KiB), so large enough to be exact
+
+
+def step_counts(project: Path, program: str, schedule: str, ranks: int, sizes: dict[str, int],
+                tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, int]]:
+    """Per rank, what one step of the steady state counts (k = 2)."""
+    runs = []
+    for iters in (2, 3):
+        counts = tmp_path / f"counts{iters}"
+        monkeypatch.setenv("PF_EMU_COUNTS", str(counts))
+        args = ["--schedule", schedule, "--random", "--iters", str(iters), "--warmup", "0",
+                "--outputs", str(tmp_path / f"out{iters}")]
+        args += [a for name, value in sizes.items() for a in ("--size", f"{name}={value}")]
+        done = run_ranks(project, program, ranks, args)
+        assert done.returncode == 0, done.stderr
+        runs.append([json.loads(Path(f"{counts}.rank{r}").read_text()) for r in range(ranks)])
+    return [{key: after[key] - before[key] for key in after}
+            for before, after in zip(runs[0], runs[1], strict=True)]
+
+
+def test_the_fused_adam_step_at_one_rank_moves_its_26_bytes_per_element(
+        tmp_path, monkeypatch) -> None:
+    module = sample_module("adam")
+    project = build_emulated(module, "adam", ["default", "fused"])
+    [step] = step_counts(project, "adam", "fused", 1, {"N": N}, tmp_path, monkeypatch)
+    per_element = (step["read"] + step["written"]) / N
+    assert 26 <= per_element <= 26 * 1.10, step
+    assert step["allocations"] == 0 and step["syncs"] == 0, step
+    assert step["calls"] <= 4, step  # one kernel: no collective, event or copy at one rank
+
+
+def test_steps_allocate_nothing_once_the_first_has_run(tmp_path, monkeypatch) -> None:
+    """Every schedule of lamb (scalar reductions, norms of the step, fused phases with
+    temporaries) and megatron (cuBLAS temporaries, overlaps) at two ranks; and the fused
+    Adam step moves no more than the bytes of its collectives' ring at two ranks besides
+    its 26 per element (no memset, no packing: one chunk of equal blocks is in place)."""
+    for sample in ("lamb", "megatron"):
+        module = sample_module(sample)
+        schedules = module.schedule_names(sample)
+        project = build_emulated(module, sample, schedules)
+        sizes = {n: {"N": 1022, "B": 8, "K": 12, "H": 10}[n]
+                 for n in module.programs[sample].size_vars}
+        for schedule in schedules:
+            for rank, step in enumerate(step_counts(project, sample, schedule, 2, sizes,
+                                                    tmp_path / f"{sample}-{schedule}",
+                                                    monkeypatch)):
+                assert step["allocations"] == 0, f"{sample} {schedule} rank {rank}: {step}"
+                assert step["syncs"] == 0, f"{sample} {schedule} rank {rank}: {step}"
