@@ -179,9 +179,17 @@ def _buffers(prefix: str, storage: str) -> list[str]:
 
 
 def fused_kernel(stages: list[ir.SimpleStage], writer: CudaStageWriter):
-    """One kernel computing every stage per element (StageWriter.fused_body). Returns the
-    lines that must run first (its reductions) and a function of the kernel's range."""
-    pre, space, resolved, body = writer.fused_body(stages)
+    """One kernel computing every stage per element (StageWriter.fused_body), writing only
+    the values something else reads (a result, a state's next value, a value read after
+    the kernel); the others live in registers. Returns the lines that must run first (its
+    reductions) and a function of the kernel's range."""
+    program = writer.plan.program
+    inside = {s.name for s in stages}
+    needed = {v for _, v in program.outputs} | {v for _, v in program.state_updates}
+    for stage in program.flat_stages():
+        if stage.name not in inside:
+            needed |= names_read(stage)
+    pre, space, resolved, body = writer.fused_body(stages, inside & needed)
 
     def kernel(lo: str = "0", hi: str | None = None) -> list[str]:
         vectorised = vector_loop(space, body, resolved, lo, hi or f"{space.local}.count")
