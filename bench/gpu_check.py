@@ -1,23 +1,28 @@
-"""The GPU check of the CUDA backend (run by bench/gpu_check.sh on a machine with an
-NVIDIA GPU, offline): every sample and schedule built for this GPU and run at one rank
-on random inputs against the reference interpreter, then the fused optimizer steps'
-achieved bandwidth against a device-to-device copy of the same bytes.
+"""The GPU check of the CUDA backend (run by bench/gpu_check.sh on a machine with NVIDIA
+GPUs, offline): every sample and schedule built for these GPUs and run on random inputs
+against the reference interpreter, at the fewest ranks its groups allow (NCCL wants one GPU
+per rank: a schedule that needs more ranks than there are GPUs is a row saying so), then the
+fused optimizer steps' achieved bandwidth against a device-to-device copy of the same bytes.
+Each row is printed as it completes; each run has its own time limit (a run past it is a
+TIMED OUT row, and the check goes on), and a build that fails is a row too.
 
-`main(device)` takes the device to check: `GPU` here; tests/e2e/test_gpu_check_script.py
-passes the emulated device of tests/cuda_emulation/ (its project builder, small sizes, no
-copy timing) in `make test`, a dry run of everything but the GPU."""
+`main(device)` takes the device to check: `GPU` here, or with --emulated the emulated
+device (cpp_runtime/ccn/cuda_emulated/: small sizes, up to 3 ranks, no copy timing), a dry
+run of everything but the GPU (tests/e2e/test_gpu_check_script.py, in `make test`)."""
 
 from __future__ import annotations
 
 import argparse
 import functools
 import json
+import math
 import os
+import shutil
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,12 +31,14 @@ from parafuse.ccn_compiler.frontend import CheckedModule, check_source
 from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
 from parafuse.ccn_compiler.tolerances import assert_same_outputs
 from parafuse.ccn_compiler.types import ITEM_SIZE
+from parafuse.emitters.ccn.cuda import emulated
 from parafuse.emitters.ccn.cuda.project import build_cuda_project
-from parafuse.emitters.toolchain.mpirun import run_ranks
+from parafuse.emitters.toolchain.mpirun import LaunchTimeout, run_ranks
 from parafuse.emitters.toolchain.nvidia import find_nvcc
+from parafuse.grammar.diagnostics import CompileError
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
-# Every sample at one rank, with sizes that are no power of two (nor divisible by 2, 3, 4).
+# Every sample, with sizes that are no power of two (nor divisible by 2, 3, 4).
 SIZES: dict[str, dict[str, int]] = {
     "adam": {"N": 1001}, "lamb": {"N": 1001}, "sgd": {"N": 1001},
     "megatron": {"B": 3, "K": 5, "H": 7}, "pipeline": {"B": 3, "H": 5},
@@ -44,12 +51,15 @@ Builder = Callable[[CheckedModule, str, list[str]], Path]  # (module, program, s
 class Device:
     """What the check runs on: the table names it `where`; `build` makes a sample's project
     with every schedule; the optimizer benchmarks take `elements` elements; `copy_peer`:
-    time a device-to-device copy of the same bytes (needs nvcc and a GPU)."""
+    time a device-to-device copy of the same bytes (needs nvcc and a GPU); `ranks`: the most
+    ranks a run may have (one per GPU); `run_timeout_s`: the limit of each run."""
 
     where: str
     build: Builder
     elements: int
     copy_peer: bool
+    ranks: int = 1
+    run_timeout_s: float = 120.0
 
 
 def build_for_gpu(module: CheckedModule, program: str, schedules: list[str]) -> Path:
@@ -62,7 +72,26 @@ def build_for_gpu(module: CheckedModule, program: str, schedules: list[str]) -> 
     return project
 
 
-GPU = Device("GPU", build_for_gpu, 1 << 25, True)
+def gpu_count() -> int:
+    """The GPUs `nvidia-smi -L` lists (0 without it)."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return 0
+    done = subprocess.run([smi, "-L"], capture_output=True, text=True)
+    return sum(line.startswith("GPU ") for line in done.stdout.splitlines())
+
+
+def gpu_device() -> Device:
+    return Device("GPU", build_for_gpu, 1 << 25, True, max(1, gpu_count()))
+
+
+def build_emulated(module: CheckedModule, program: str, schedules: list[str]) -> Path:
+    """The project `coconetc run --backend cuda-emulated` builds (and the tests: one cache)."""
+    command = f"coconetc build {module.filename} --backend {emulated.BACKEND}"
+    return emulated.build_emulated_project(module, program, schedules, command)
+
+
+EMULATED = Device("emulated device, not a GPU", build_emulated, 1 << 12, False, 3, 120.0)
 
 COPY_SOURCE = r"""
 #include <cuda_runtime.h>
@@ -88,7 +117,7 @@ def sample_module(sample: str) -> CheckedModule:
     return check_source((SAMPLES / f"{sample}.ccn").read_text(), f"samples/{sample}.ccn")
 
 
-def _reason(error: AssertionError) -> str:
+def _reason(error: Exception) -> str:
     """The line of a failure that says most: a failing call, else the first line."""
     lines = [line for line in str(error).splitlines() if line.strip()] or ["?"]
     return next((line for line in lines if "failed" in line or "error" in line), lines[0])[-70:]
@@ -98,39 +127,63 @@ def size_args(sizes: dict[str, int]) -> list[str]:
     return [a for name, value in sizes.items() for a in ("--size", f"{name}={value}")]
 
 
+class Table:
+    """The check's rows (sample, schedule, result, note), each printed when it is added."""
+
+    def __init__(self, where: str, emit: Callable[[str], None]) -> None:
+        self.rows: list[list[str]] = []
+        self.emit = emit
+        emit(f"CUDA backend GPU check on the {where}")
+        emit(f"{'sample':10} {'schedule':12} {'result':22} note")
+
+    def add(self, sample: str, schedule: str, result: str, note: str = "") -> None:
+        self.rows.append([sample, schedule, result, note])
+        self.emit(f"{sample:10} {schedule:12} {result:22} {note}".rstrip())
+
+
+def ranks_needed(program: ir.Program) -> int:
+    """The fewest ranks a run of `program` may have: every group's blocks divide it."""
+    return math.lcm(1, *(group.blocks for group in program.groups))
+
+
 def check_against_reference(project: Path, scheduled: ir.Program, schedule: str,
-                            sizes: dict[str, int], folder: Path) -> None:
-    """Run one schedule on the device and with the reference interpreter, both at one rank
-    on the same random inputs; raise AssertionError where an output file disagrees."""
+                            sizes: dict[str, int], ranks: int, folder: Path,
+                            timeout_s: float) -> None:
+    """Run one schedule on the device and with the reference interpreter on the same random
+    inputs; raise AssertionError where an output file disagrees, LaunchTimeout past the
+    limit."""
     backend, reference = folder / "backend", folder / "reference"
-    done = run_ranks(project, scheduled.name, 1,
+    done = run_ranks(project, scheduled.name, ranks,
                      ["--schedule", schedule, "--random", "--seed", str(SEED), "--iters",
-                      str(ITERS), "--outputs", str(backend)] + size_args(sizes))
+                      str(ITERS), "--outputs", str(backend)] + size_args(sizes),
+                     timeout_s=timeout_s)
     if done.returncode != 0:
         raise AssertionError(done.stderr)
     run_reference(scheduled, schedule,
-                  RunOptions(1, tuple(f"{n}={v}" for n, v in sizes.items()), seed=SEED,
+                  RunOptions(ranks, tuple(f"{n}={v}" for n, v in sizes.items()), seed=SEED,
                              outputs=str(reference), iters=ITERS, random=True))
-    assert_same_outputs(scheduled, backend, reference, f"{schedule} R=1")
+    assert_same_outputs(scheduled, backend, reference, f"{schedule} R={ranks}")
 
 
-def correctness(projects: dict[str, Path], rows: list[list[str]]) -> None:
-    for sample, sizes in SIZES.items():
-        module = sample_module(sample)
-        default = module.scheduled_program(sample, "default")
-        if any(group.blocks > 1 for group in default.groups):
-            rows.append([sample, "all", "skipped", "its groups need more ranks than one GPU "
-                         "gives (NCCL refuses two ranks on one GPU)"])
+def correctness(device: Device, sample: str, project: Path, table: Table) -> None:
+    module = sample_module(sample)
+    for schedule in module.schedule_names(sample):
+        scheduled = module.scheduled_program(sample, schedule)
+        ranks = ranks_needed(scheduled)
+        if ranks > device.ranks:
+            table.add(sample, schedule, "skipped", f"needs {ranks} ranks, one GPU each "
+                      f"(NCCL refuses two ranks on one GPU); {device.ranks} here")
             continue
-        for schedule in module.schedule_names(sample):
-            scheduled = module.scheduled_program(sample, schedule)
-            with tempfile.TemporaryDirectory() as out:
-                try:
-                    check_against_reference(projects[sample], scheduled, schedule, sizes,
-                                            Path(out))
-                    rows.append([sample, schedule, "equal to reference", ""])
-                except AssertionError as error:
-                    rows.append([sample, schedule, "FAILED", _reason(error)])
+        with tempfile.TemporaryDirectory() as out:
+            try:
+                check_against_reference(project, scheduled, schedule, SIZES[sample], ranks,
+                                        Path(out), device.run_timeout_s)
+                table.add(sample, schedule, "equal to reference", f"R={ranks}")
+            except LaunchTimeout:
+                table.add(sample, schedule, "TIMED OUT", f"R={ranks}: past "
+                          f"{device.run_timeout_s:g} s, killed")
+            except (AssertionError, CompileError) as error:
+                table.add(sample, schedule, "FAILED", f"R={ranks}: {_reason(error)}")
 
 
 def step_bytes(sample: str, elements: int) -> int:
@@ -142,67 +195,85 @@ def step_bytes(sample: str, elements: int) -> int:
     return read + written
 
 
-def copy_ms(nbytes: int, folder: Path) -> float:
+def copy_ms(nbytes: int, folder: Path, timeout_s: float) -> float:
     source = folder / "copy.cu"
     source.write_text(COPY_SOURCE)
-    subprocess.run([find_nvcc(), "-O2", "-o", str(folder / "copy"), str(source)], check=True)
+    subprocess.run([find_nvcc(), "-O2", "-o", str(folder / "copy"), str(source)], check=True,
+                   timeout=timeout_s)
     done = subprocess.run([str(folder / "copy"), str(nbytes)], capture_output=True, text=True,
-                          check=True)
+                          check=True, timeout=timeout_s)
     return float(done.stdout)
 
 
-def bandwidth(device: Device, projects: dict[str, Path], rows: list[list[str]]) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        for sample in ("sgd", "adam", "lamb"):
-            sizes = {name: device.elements for name in SIZES[sample]}
-            done = run_ranks(projects[sample], sample, 1,
-                             ["--schedule", "fused", "--random", "--json", "--iters", "20",
-                              "--warmup", "3"] + size_args(sizes))
-            if done.returncode != 0:
-                rows.append([sample, "fused", "bandwidth FAILED",
-                             _reason(AssertionError(done.stderr))])
-                continue
-            step_ms = json.loads(done.stdout.strip().splitlines()[-1])["median_ms"]
-            nbytes = step_bytes(sample, device.elements)
-            achieved = f"{nbytes / step_ms / 1e6:.0f} GB/s"
-            if not device.copy_peer:
-                rows.append([sample, "fused", achieved, "emulated: no copy to compare with"])
-                continue
-            try:
-                copy = copy_ms(nbytes // 2, Path(tmp))  # a copy reads and writes nbytes/2 each
-            except (subprocess.CalledProcessError, ValueError) as error:
-                rows.append([sample, "fused", achieved, f"copy FAILED: {error}"[:70]])
-                continue
-            rows.append([sample, "fused", achieved,
-                         f"copy {nbytes / copy / 1e6:.0f} GB/s, ratio {copy / step_ms:.2f}"])
+def bandwidth(device: Device, sample: str, project: Path, table: Table) -> None:
+    sizes = {name: device.elements for name in SIZES[sample]}
+    try:
+        done = run_ranks(project, sample, 1,
+                         ["--schedule", "fused", "--random", "--json", "--iters", "20",
+                          "--warmup", "3"] + size_args(sizes), timeout_s=device.run_timeout_s)
+    except LaunchTimeout:
+        table.add(sample, "fused", "bandwidth TIMED OUT", f"past {device.run_timeout_s:g} s")
+        return
+    if done.returncode != 0:
+        table.add(sample, "fused", "bandwidth FAILED", _reason(AssertionError(done.stderr)))
+        return
+    step_ms = json.loads(done.stdout.strip().splitlines()[-1])["median_ms"]
+    nbytes = step_bytes(sample, device.elements)
+    achieved = f"{nbytes / step_ms / 1e6:.0f} GB/s"
+    if not device.copy_peer:
+        table.add(sample, "fused", achieved, "emulated: no copy to compare with")
+        return
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            # a copy reads and writes nbytes / 2 each
+            copy = copy_ms(nbytes // 2, Path(tmp), device.run_timeout_s)
+    except (subprocess.SubprocessError, ValueError) as error:
+        table.add(sample, "fused", achieved, f"copy FAILED: {error}"[:70])
+        return
+    table.add(sample, "fused", achieved,
+              f"copy {nbytes / copy / 1e6:.0f} GB/s, ratio {copy / step_ms:.2f}")
 
 
-def build_all(device: Device) -> dict[str, Path]:
-    """Every sample's project at once (one nvcc per program: the machine has the cores)."""
+def build_all(device: Device, samples: list[str], table: Table) -> dict[str, Path]:
+    """Every sample's project at once (one nvcc per program: the machine has the cores); a
+    build that fails is a row, and its sample's runs are left out."""
     def build(sample: str) -> Path:
         module = sample_module(sample)
         return device.build(module, sample, module.schedule_names(sample))
 
-    with ThreadPoolExecutor(max_workers=len(SIZES)) as pool:
-        return dict(zip(SIZES, pool.map(build, SIZES)))
+    projects: dict[str, Path] = {}
+    with ThreadPoolExecutor(max_workers=len(samples)) as pool:
+        futures = {pool.submit(build, sample): sample for sample in samples}
+        for future in as_completed(futures):
+            sample = futures[future]
+            try:
+                projects[sample] = future.result()
+            except (CompileError, AssertionError, OSError, subprocess.SubprocessError) as error:
+                table.add(sample, "all", "build FAILED", _reason(error))
+    return projects
 
 
-def main(device: Device = GPU) -> list[list[str]]:
-    """Build, compare with the reference, time; print the table and return its rows
-    (sample, schedule, result, note)."""
+def main(device: Device | None = None, samples: list[str] | None = None,
+         emit: Callable[[str], None] = lambda line: print(line, flush=True)
+         ) -> list[list[str]]:
+    """Build, compare with the reference, time; print each row of the table as it is done
+    and return the rows (sample, schedule, result, note)."""
+    device = device or gpu_device()
+    samples = samples or list(SIZES)
     start = time.time()
-    rows: list[list[str]] = []
-    projects = build_all(device)
-    print(f"built every sample in {time.time() - start:.0f} s", flush=True)
-    correctness(projects, rows)
-    bandwidth(device, projects, rows)
-    print(f"\nCUDA backend GPU check on the {device.where} ({time.time() - start:.0f} s)")
-    print(f"{'sample':10} {'schedule':12} {'result':22} note")
-    for sample, schedule, result, note in rows:
-        print(f"{sample:10} {schedule:12} {result:22} {note}")
-    return rows
+    table = Table(device.where, emit)
+    projects = build_all(device, samples, table)
+    emit(f"(built in {time.time() - start:.0f} s)")
+    for sample in (s for s in samples if s in projects):
+        correctness(device, sample, projects[sample], table)
+    for sample in (s for s in ("sgd", "adam", "lamb") if s in projects):
+        bandwidth(device, sample, projects[sample], table)
+    emit(f"(done in {time.time() - start:.0f} s)")
+    return table.rows
 
 
 if __name__ == "__main__":
-    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--emulated", action="store_true",
+                        help="check on the emulated device (no GPU, no CUDA toolkit)")
+    main(EMULATED if parser.parse_args().emulated else None)

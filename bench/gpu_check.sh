@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# GPU check of coconetc's CUDA backend (needs an NVIDIA GPU, nvcc, and `make venv` done or
+# GPU check of coconetc's CUDA backend (needs NVIDIA GPUs, nvcc, and `make venv` done or
 # the wheels of bench/gpu_wheels.sh in .whl/; works offline). Builds every sample and
-# schedule for this GPU, runs each at one rank (mpirun -np 1) on random inputs against the
-# reference interpreter, and measures the fused optimizer steps' bandwidth against a
-# device-to-device copy; prints a table last. Its dry run on the emulated device, without a
-# GPU, is tests/e2e/test_gpu_check_script.py (in `make test`).
+# schedule for these GPUs, runs each on random inputs against the reference interpreter at
+# the fewest ranks its groups allow, one GPU per rank (a schedule needing more ranks than
+# GPUs is a row saying so), and measures the fused optimizer steps' bandwidth against a
+# device-to-device copy. Each row is printed as it completes; each run has its own time
+# limit (a hung run is a TIMED OUT row); a failed build is a row.
+# `bench/gpu_check.sh --emulated` is the same check on the emulated device (no GPU, no
+# CUDA toolkit); tests/e2e/test_gpu_check_script.py runs it in `make test`.
 # PARAFUSE_CUDA_ARCH=90 (say) compiles for that architecture instead of the GPU present.
 # On a GPU machine without network: run bench/gpu_wheels.sh where there is network (it puts
 # the lark and Open MPI wheels in .whl/), carry .whl/ along and run this script with a
 # timeout of about 540 s (it stops itself at 470 s). Without .venv it installs the carried
 # wheels under build/gpu_check_prefix beside the machine's python3 (which needs numpy,
 # jinja2, click, cmake, ninja, pybind11 and the NCCL and cuBLAS wheels). NCCL refuses two
-# ranks on one GPU, so a one-GPU check runs at one rank.
+# ranks on one GPU, so a one-GPU check runs the schedules that fit one rank.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1

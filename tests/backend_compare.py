@@ -35,12 +35,23 @@ def load_results(out: Path, program: ir.Program, ranks: int) -> dict[str, list[n
 
 def assert_backend_matches_reference(project: Path, default: ir.Program, scheduled: ir.Program,
                                      schedule: str, ranks: int, sizes: dict[str, int],
-                                     out: Path, iters: int = 3, seed: int = 7) -> None:
+                                     out: Path, iters: int = 3, seed: int = 7,
+                                     cli: tuple[str, str] | None = None) -> None:
+    """The project's runner (or, with `cli` = (FILE, BACKEND), `coconetc run FILE --backend
+    BACKEND`, from the current folder) against the reference interpreter."""
     args = ["--schedule", schedule, "--random", "--seed", str(seed), "--iters", str(iters),
             "--outputs", str(out)]
     args += [a for name, value in sizes.items() for a in ("--size", f"{name}={value}")]
-    done = run_ranks(project, default.name, ranks, args)
-    assert done.returncode == 0, done.stderr
+    if cli is None:
+        done = run_ranks(project, default.name, ranks, args)
+        assert done.returncode == 0, done.stderr
+    else:
+        from click.testing import CliRunner
+
+        from parafuse.cli.coconetc import main
+        ran = CliRunner().invoke(main, ["run", cli[0], "--backend", cli[1], "-n", str(ranks),
+                                        *args], catch_exceptions=False)
+        assert ran.exit_code == 0, ran.output
     world, expected = run_schedule(scheduled, ranks, sizes, iters, seed)
     expected = logical_values(scheduled, world, expected)
     actual = logical_values(scheduled, world, load_results(out, scheduled, ranks))

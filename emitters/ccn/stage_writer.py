@@ -139,10 +139,11 @@ class StageWriter:
                           self.buffers.__getitem__)
         return expr_context(space, self.resolve(space, done))
 
-    def fused_body(self, stages: list[ir.SimpleStage]):
+    def fused_body(self, stages: list[ir.SimpleStage], stored: set[str] | None = None):
         """The parts of one loop computing every stage per element, later stages reading
         earlier ones from registers (rounded to their dtype, as binding rounds them):
-        (lines that run first, the loop's space, its precomputed codes, its body)."""
+        (lines that run first, the loop's space, its precomputed codes, its body). Only the
+        stages named in `stored` (every one without it) are written to their buffers."""
         pre, done = self.precompute([s.expr for s in stages])
         space = self.space(stages[0].type, self.buffers[stages[0].name].local)
         resolved = self.resolve(space, done)
@@ -153,9 +154,10 @@ class StageWriter:
                 target, storage = self.buffers[stage.name], STORAGE[stage.type.dtype]
                 code, _ = cpp_expr(stage.expr, ctx)
                 register = f"r_{stage_id(stage)}"
-                lines += [f"const {compute_type(stage.type.dtype)} {register} = "
-                          f"pf::round_to<{storage}>({code});",
-                          ctx.store(target.var, storage, register)]
+                lines.append(f"const {compute_type(stage.type.dtype)} {register} = "
+                             f"pf::round_to<{storage}>({code});")
+                if stored is None or stage.name in stored:
+                    lines.append(ctx.store(target.var, storage, register))
                 space.registers[stage.name] = register
             return lines
         return pre, space, resolved, body

@@ -27,8 +27,10 @@ def emulated_files(module: CheckedModule, program: str, schedules: list[str],
                    variants: dict[str, ir.Program] | None = None,
                    default_schedule: str | None = None,
                    bound_check: dict[str, int] | None = None) -> dict[str, str | bytes]:
-    """The project's files; `bound_check` (sizes) adds P_bound_check (bound_check.cpp.in)."""
-    files = emulated.emulated_files(module, program, schedules, f"emulated {program}",
+    """The project's files; `bound_check` (sizes) adds P_bound_check (bound_check.cpp.in).
+    Without one, and without variants, they are the files `coconetc run FILE --backend
+    cuda-emulated` builds (the same command line in their banner), so both share the cache."""
+    files = emulated.emulated_files(module, program, schedules, cli_command(module),
                                     variants, default_schedule)
     if bound_check is not None:
         target = cpp_name(program)  # the library's CMake target and C++ namespace
@@ -41,12 +43,25 @@ def emulated_files(module: CheckedModule, program: str, schedules: list[str],
     return files
 
 
+def cli_command(module: CheckedModule) -> str:
+    """The command line `coconetc run|build` names in the projects it builds."""
+    return f"coconetc build {module.filename} --backend {emulated.BACKEND}"
+
+
 def build_emulated(module: CheckedModule, program: str, schedules: list[str],
                    variants: dict[str, ir.Program] | None = None,
                    bound_check: dict[str, int] | None = None) -> Path:
     """The built project (cached by content), runnable with run_ranks like any other."""
     files = emulated_files(module, program, schedules, variants, bound_check=bound_check)
     return cached_build(f"{program}-cuda-emulated", files, emulated.cmake_arguments())
+
+
+def build_emulated_python(module: CheckedModule, program: str, schedules: list[str]) -> Path:
+    """The project with its Python module (host tensors only), cached by content."""
+    files = emulated.emulated_files(module, program, schedules, f"emulated {program} --python",
+                                    python=True)
+    return cached_build(f"{program}-cuda-emulated-python", files,
+                        emulated.cmake_arguments(python=True))
 
 
 def tuning_builder(module: CheckedModule, program: str, schedules: list[str], command: str,

@@ -4,21 +4,11 @@ the reference interpreter's results out."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-import numpy as np
 import pytest
 
-from parafuse.ccn_compiler.tolerances import assert_close
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
-from parafuse.emitters.toolchain.cmake import Toolchain
-from parafuse.emitters.toolchain.mpirun import launch_environment
 from tests.backend_compare import sample_module
-from tests.conftest import REPO
-
-SCRIPT = Path(__file__).parent / "python_module" / "step_adam.py"
+from tests.python_module_compare import assert_adam_module_matches_reference
 
 
 @pytest.mark.parametrize("schedule", ["default", "zero", "fused"])
@@ -26,26 +16,4 @@ def test_python_module_matches_the_reference(schedule, tmp_path) -> None:
     module = sample_module("adam")
     project = build_cpu_project(module, "adam", ["default", "zero", "fused"],
                                 "coconetc build samples/adam.ccn --python", python=True)
-    rng = np.random.default_rng(5)
-    (tmp_path / "in").mkdir()
-    for r in range(2):
-        np.save(tmp_path / "in" / f"g.rank{r}.npy", rng.uniform(-1, 1, 1001).astype(np.float16))
-    for name in ("w", "m", "v"):
-        values = rng.uniform(0 if name == "v" else -1, 1, 1001).astype(np.float32)
-        np.save(tmp_path / "in" / f"{name}.npy", values)
-    mpirun = Toolchain.current().tool("mpirun")
-    done = subprocess.run([mpirun, "--oversubscribe", "-np", "2", sys.executable, str(SCRIPT),
-                           str(project / "build"), schedule, str(tmp_path / "in"),
-                           str(tmp_path / "py")], capture_output=True, text=True,
-                          env=launch_environment(2), timeout=300)
-    assert done.returncode == 0, done.stderr
-    reference = subprocess.run(
-        [str(Path(sys.executable).parent / "coconetc"), "run", "samples/adam.ccn", "--schedule",
-         schedule, "-n", "2", "--size", "N=1001", "--inputs", str(tmp_path / "in"),
-         "--outputs", str(tmp_path / "ref"), "--iters", "2", "--param", "lr=0.01"],
-        cwd=REPO, capture_output=True, text=True)
-    assert reference.returncode == 0, reference.stderr
-    for name in ("w", "m", "v"):
-        for r in range(2):
-            assert_close(np.load(tmp_path / "py" / f"{name}.rank{r}.npy"),
-                         np.load(tmp_path / "ref" / f"{name}.rank{r}.npy"), "f16", name)
+    assert_adam_module_matches_reference(project / "build", schedule, tmp_path)

@@ -95,6 +95,25 @@ def test_fused_collective_is_a_pipeline_with_one_kernel() -> None:
     assert "cudaStreamWaitEvent(streams_.comm, plan.computed[c], 0)" in step
 
 
+def test_only_a_phase_that_gathers_holds_the_communication_stream() -> None:
+    """lamb's fused group: a phase that reduce-scatters and computes (no gather) and one
+    that computes and gathers; the communication stream waits for computed chunks only in
+    the second (it waited in both, issue 17 defect 8)."""
+    step = _step("lamb", "fused")
+    assert step.count("cudaStreamWaitEvent(streams_.comm, plan.computed[c], 0)") == 1, step
+
+
+def test_two_collectives_on_different_communicators_overlap_on_two_streams() -> None:
+    """pipeline's overlap(h, recv): the allreduce in the stage's communicator on the
+    communication stream, the send on the world's on the second one (both ran on one
+    stream, so nothing overlapped: issue 17 defect 8)."""
+    step = _step("pipeline", "overlapped")
+    assert "nccl_stage_, streams_.comm);" in step
+    assert "blocks_stage_, 1, nccl_, streams_.comm2);" in step
+    assert "cudaStreamWaitEvent(streams_.comm2, produced.done[k], 0)" in step
+    assert "streams_.to_comm2();" in step and "streams_.comm2_to_compute();" in step
+
+
 def test_overlap_runs_cublas_chunks_against_nccl() -> None:
     step = _step("megatron", "overlapped")
     assert "pf::matmul(cublas_, streams_.compute" in step

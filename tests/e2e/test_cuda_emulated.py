@@ -1,6 +1,8 @@
 """The CUDA backend's generated code run on the emulated device (ccn/cuda_emulated/): every
-sample and schedule, and the fused pipelines at 3 and 7 chunks, against the reference
-interpreter at R = 1..3 with sizes no R divides. At R = 2 the communication streams run as
+sample and schedule, and norms whose epsilons the step computes, through `coconetc run
+--backend cuda-emulated` (whose project the tests build and share through the cache), and
+the fused pipelines at 3 and 7 chunks, against the reference interpreter at R = 1..3 with
+sizes no R divides. At R = 2 the communication streams run as
 late as stream order allows, at R = 3 the compute streams, so that a missing event between
 the two streams, in either direction, reads stale or poisoned memory;
 test_a_missing_event_between_the_streams_is_caught checks that it does."""
@@ -13,7 +15,7 @@ from parafuse.ccn_compiler.frontend import check_source
 from parafuse.emitters.autotune import with_chunks
 from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
 from tests.backend_compare import assert_backend_matches_reference, sample_module
-from tests.conftest import SAMPLES
+from tests.conftest import REPO, SAMPLES
 from tests.cuda_emulation.emulated_project import build_emulated, emulated_files
 from tests.e2e.ccn_programs import IN_PLACE, NORMS, UNPLACED
 
@@ -23,14 +25,15 @@ PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
 CASES = [(1, "none"), (2, "odd"), (3, "even")]
 
 
-def _check(project, default, program, name, sizes, tmp_path, monkeypatch, cases=CASES):
+def _check(project, default, program, name, sizes, tmp_path, monkeypatch, cases=CASES,
+           cli=None):
     blocks = [g.blocks for g in default.groups]
     for ranks, lazy in cases:
         if any(ranks % k for k in blocks):
             continue
         monkeypatch.setenv("PF_EMU_LAZY", lazy)
         assert_backend_matches_reference(project, default, program, f"{name}", ranks, sizes,
-                                         tmp_path / f"{name}-{ranks}-{lazy}")
+                                         tmp_path / f"{name}-{ranks}-{lazy}", cli=cli)
 
 
 @pytest.mark.parametrize("sample", PROGRAMS)
@@ -38,24 +41,33 @@ def test_every_schedule_matches_the_reference(sample: str, tmp_path, monkeypatch
     module = sample_module(sample)
     default = module.programs[sample]
     project = build_emulated(module, sample, module.schedule_names(sample))
+    monkeypatch.chdir(REPO)  # the command line names the file as the module does
     sizes = {n: SIZES[n] for n in default.size_vars}
     for schedule in module.schedule_names(sample):
         _check(project, default, module.scheduled_program(sample, schedule), schedule, sizes,
-               tmp_path, monkeypatch)
+               tmp_path, monkeypatch, cli=(module.filename, "cuda-emulated"))
 
 
 @pytest.mark.parametrize("sample", ["adam", "lamb", "megatron", "sgd"])
 def test_pipelined_fused_groups_match_the_reference(sample: str, tmp_path, monkeypatch) -> None:
     """Chunk c reduced on the communication stream, computed on the compute stream once its
-    event says so, gathered while chunk c + 1 is reduced: 3 and 7 uneven chunks."""
+    event says so, gathered while chunk c + 1 is reduced: 1, 3 and 7 uneven chunks. For
+    adam also N = 1020, which 2 and 3 divide: with one chunk the reduce-scatter reads the
+    gradient and the gather writes the weights in place (PaddedChunks::in_whole), with 3
+    equal chunks each rank receives into and sends from its block, and at one rank the
+    phase's collectives are skipped (the kernel reads the gradient and writes the gathered
+    weights)."""
     module = sample_module(sample)
     default = module.programs[sample]
     fused = module.scheduled_program(sample, "fused")
-    variants = {f"fused.c{k}": with_chunks(fused, k) for k in (3, 7)}
+    variants = {f"fused.c{k}": with_chunks(fused, k) for k in (1, 3, 7)}
     project = build_emulated(module, sample, ["default"], variants)
     sizes = {n: SIZES[n] for n in default.size_vars}
     for name, program in variants.items():
         _check(project, default, program, name, sizes, tmp_path, monkeypatch, CASES[1:])
+        if sample == "adam" and name != "fused.c7":
+            _check(project, default, program, name, {"N": 1020}, tmp_path / "even",
+                   monkeypatch)
 
 
 def test_states_in_place_and_values_of_other_programs(tmp_path, monkeypatch) -> None:
@@ -82,7 +94,10 @@ def test_norms_whose_epsilon_is_computed_in_the_step(tmp_path, monkeypatch) -> N
     module = check_source(NORMS, "norms.ccn")
     program = module.programs["norms"]
     project = build_emulated(module, "norms", ["default"])
-    _check(project, program, program, "default", {"B": 7, "H": 13}, tmp_path, monkeypatch)
+    (tmp_path / "norms.ccn").write_text(NORMS)
+    monkeypatch.chdir(tmp_path)
+    _check(project, program, program, "default", {"B": 7, "H": 13}, tmp_path, monkeypatch,
+           cli=("norms.ccn", "cuda-emulated"))
 
 
 def test_a_missing_event_between_the_streams_is_caught(tmp_path, monkeypatch) -> None:

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   cudaMemcpy(eps, &e, sizeof e, cudaMemcpyHostToDevice);
   cudaMemcpy(by_value, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice);
   cudaMemcpy(by_pointer, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice);
+  cudaDeviceSynchronize();  // copies from pageable memory may land late: wait for them
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   pf::layernorm_rows(by_value, rows * cols, cols, e, stream);

@@ -1,9 +1,15 @@
 """bench/gpu_check.py, the script a session lent a GPU runs, as a dry run on the emulated
-device: it builds, compares every sample and schedule with the reference at one rank,
-times the fused optimizers and prints its table, so that the GPU's minutes go to the
-GPU. The script imports nothing from tests: the emulated device is passed to it."""
+device (`bench/gpu_check.sh --emulated`): it builds, compares every sample and schedule with
+the reference at the fewest ranks each allows (up to 3), times the fused optimizers, and
+prints each row as it completes, so that the GPU's minutes go to the GPU. A build that
+fails and a run past its time limit are rows, and the check goes on."""
 
 from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -11,20 +17,17 @@ import pytest
 from parafuse.bench import gpu_check
 from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
 from parafuse.ccn_compiler.tolerances import assert_same_outputs
+from parafuse.emitters.toolchain.cmake import BuildError
 from tests.backend_compare import sample_module
-from tests.cuda_emulation.emulated_project import build_emulated
 from tests.e2e.sample_cases import CASES
 
-EMULATED = gpu_check.Device("emulated device, not a GPU", build_emulated, 1 << 12, False)
 
-
-def _one_rank_schedules() -> int:
-    """Schedules of the samples whose groups fit on one rank (those gpu_check runs)."""
+def _schedules_that_fit(ranks: int) -> int:
     count = 0
     for sample in CASES:
         module = sample_module(sample)
-        if not any(group.blocks > 1 for group in module.programs[sample].groups):
-            count += len(module.schedule_names(sample))
+        count += sum(gpu_check.ranks_needed(module.scheduled_program(sample, s)) <= ranks
+                     for s in module.schedule_names(sample))
     return count
 
 
@@ -34,16 +37,37 @@ def test_gpu_check_covers_every_sample_at_sizes_no_power_of_two() -> None:
                for value in sizes.values())
 
 
-def test_gpu_check_runs_on_the_emulated_device(capsys: pytest.CaptureFixture[str]) -> None:
-    rows = gpu_check.main(EMULATED)
-    printed = capsys.readouterr().out
-    table = printed[printed.index("CUDA backend GPU check on the emulated device"):]
-    assert all(f"{sample:10} {schedule:12} {result:22} {note}".strip() in table
-               for sample, schedule, result, note in rows), table
-    assert "FAILED" not in table, table
-    assert sum(row[2] == "equal to reference" for row in rows) == _one_rank_schedules(), table
+def test_gpu_check_runs_on_the_emulated_device_row_by_row() -> None:
+    printed: list[tuple[float, str]] = []
+    rows = gpu_check.main(gpu_check.EMULATED,
+                          emit=lambda line: printed.append((time.monotonic(), line)))
+    lines = [line for _, line in printed]
+    assert lines[0] == "CUDA backend GPU check on the emulated device, not a GPU"
+    for sample, schedule, result, note in rows:
+        assert f"{sample:10} {schedule:12} {result:22} {note}".rstrip() in lines
+    assert not [row for row in rows if "FAILED" in row[2] or "TIMED" in row[2]], lines
+    every = _schedules_that_fit(gpu_check.EMULATED.ranks)
+    assert sum(row[2] == "equal to reference" for row in rows) == every, lines
+    assert {row[0] for row in rows if row[2] == "skipped"} <= set(CASES), lines
     assert [row[0] for row in rows if row[1] == "fused" and row[2] != "equal to reference"] == [
-        "sgd", "adam", "lamb"], table
+        "sgd", "adam", "lamb"], lines
+    # the first row was printed long before the last, not all at the end
+    first, last = printed[2][0], printed[-2][0]
+    assert last - first > 1.0, lines
+
+
+def test_a_failed_build_and_a_run_past_its_limit_are_rows(monkeypatch) -> None:
+    def broken(module, program, schedules):
+        if program == "pipeline":
+            raise BuildError("build failed: cmake --build ...\nsrc/pipeline.cu:1: error: x")
+        return gpu_check.EMULATED.build(module, program, schedules)
+
+    device = dataclasses.replace(gpu_check.EMULATED, build=broken, run_timeout_s=0.01)
+    rows = gpu_check.main(device, ["pipeline", "sgd"], emit=lambda line: None)
+    assert rows[0][:3] == ["pipeline", "all", "build FAILED"] and "error" in rows[0][3], rows
+    sgd = sample_module("sgd").schedule_names("sgd")
+    assert [row[1] for row in rows if row[2] == "TIMED OUT"] == sgd, rows
+    assert rows[-1][:3] == ["sgd", "fused", "bandwidth TIMED OUT"], rows
 
 
 def test_the_check_finds_an_output_file_that_disagrees(tmp_path) -> None:
@@ -59,3 +83,9 @@ def test_the_check_finds_an_output_file_that_disagrees(tmp_path) -> None:
     np.save(tmp_path / "a" / "w.rank0.npy", weights)
     with pytest.raises(AssertionError, match=r"w\.rank0\.npy: max\|a - b\| .*bf16.*\(500,\)"):
         assert_same_outputs(program, tmp_path / "a", tmp_path / "b")
+
+
+def test_the_script_takes_emulated() -> None:
+    done = subprocess.run([sys.executable, "-m", "parafuse.bench.gpu_check", "--help"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "--emulated" in done.stdout, done.stdout + done.stderr

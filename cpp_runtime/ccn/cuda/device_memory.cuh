@@ -1,5 +1,5 @@
-// Device memory: a schedule's buffers (DeviceBuffer), a step's temporaries in stream order
-// (StreamBuffer), and copies between host and device.
+// Device memory: a schedule's buffers (DeviceBuffer), a step's temporaries (StepArena), and
+// copies between host and device.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -59,20 +59,41 @@ template <typename T> class DeviceBuffer {
   int64_t count_ = 0;
 };
 
-// Device memory of one step, allocated and freed in stream order (cudaMallocAsync).
-template <typename T> class StreamBuffer {
+// Device memory of a step's temporaries. The k-th request of a step gets the k-th buffer,
+// allocated (or grown) in the first step and reused by every later one, since each step
+// asks for the same sizes in the same order: no allocation in the steady state. A buffer
+// is reused only by the next step's same request, which stream order puts after every use
+// of it in this step (a step ends with the compute stream waiting for the communication
+// stream, and the next one starts there). A request of 0 elements takes no memory.
+class StepArena {
  public:
-  StreamBuffer(int64_t count, cudaStream_t stream) : stream_(stream) {
-    PF_CUDA(cudaMallocAsync(&data_, sizeof(T) * std::max<int64_t>(count, 1), stream));
+  StepArena() = default;
+  ~StepArena() {
+    for (Slot& slot : slots_) cudaFree(slot.data);
   }
-  ~StreamBuffer() { cudaFreeAsync(data_, stream_); }
-  StreamBuffer(const StreamBuffer&) = delete;
-  StreamBuffer& operator=(const StreamBuffer&) = delete;
-  T* data() const { return data_; }
+  StepArena(const StepArena&) = delete;
+  StepArena& operator=(const StepArena&) = delete;
+  void restart() { next_ = 0; }
+  template <typename T> T* take(int64_t count) {
+    if (next_ == slots_.size()) slots_.push_back({});
+    Slot& slot = slots_[next_++];
+    const int64_t bytes = static_cast<int64_t>(sizeof(T)) * count;
+    if (bytes == 0) return nullptr;
+    if (slot.bytes < bytes) {
+      if (slot.data) PF_CUDA(cudaFree(slot.data));  // waits for the device (first step only)
+      PF_CUDA(cudaMalloc(&slot.data, bytes));
+      slot.bytes = bytes;
+    }
+    return static_cast<T*>(slot.data);
+  }
 
  private:
-  T* data_ = nullptr;
-  cudaStream_t stream_;
+  struct Slot {
+    void* data = nullptr;
+    int64_t bytes = 0;
+  };
+  std::vector<Slot> slots_;
+  size_t next_ = 0;
 };
 
 template <typename T> void upload(T* device, const std::vector<T>& host, cudaStream_t stream) {

@@ -62,8 +62,8 @@ inline int select_device(MPI_Comm comm) {
   }
   const int device = local % devices;
   PF_CUDA(cudaSetDevice(device));
-  // Each step's temporaries (pf::StreamBuffer) come from the device's default pool: keep
-  // freed memory there between steps instead of releasing it at every synchronisation.
+  // The Python module's results come from the device's default pool (cudaMallocAsync):
+  // keep freed memory there instead of releasing it at every synchronisation.
   cudaMemPool_t pool;
   PF_CUDA(cudaDeviceGetDefaultMemPool(&pool, device));
   uint64_t keep = UINT64_MAX;

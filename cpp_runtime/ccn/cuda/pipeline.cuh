@@ -2,7 +2,10 @@
 // block is reduce-scattered on the communication stream, transformed by the fused
 // kernel on the compute stream once an event says it is reduced, and gathered on the
 // communication stream once an event says it is computed, while chunk c+1 is reduced.
-// NCCL wants equal counts: each chunk's pieces are padded to the largest piece.
+// NCCL wants equal counts: each chunk's pieces are padded to the largest piece, and packed
+// next to each other; a chunk whose pieces already are (PaddedChunks::in_whole) is reduced
+// from and gathered into the tensor itself, and a piece of this rank's that is not padded
+// is received into and sent from its block: no memset and no copies.
 #pragma once
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -40,16 +43,21 @@ struct DeviceChunks : PaddedChunks {
   DeviceChunks& operator=(const DeviceChunks&) = delete;
 
   // Reduce-scatter chunk c of `whole` (the rank's local tensor) into `block` (its block).
+  // `packed` and `received` hold scratch() elements (nullptr where that is 0).
   template <typename T>
   void scatter(const T* whole, T* block, T* packed, T* received, int c, int rank, ReduceOp op,
                ncclComm_t comm, cudaStream_t stream) const {
-    T* pack = packed + offset[c];
-    PF_CUDA(cudaMemsetAsync(pack, 0, sizeof(T) * piece[c] * plan.parts, stream));
-    PaddedChunks::pack(whole, packed, c, on(stream));
-    T* mine = received + offset[c];
-    PF_NCCL(ncclReduceScatter(pack, mine, piece[c], nccl_type<T>(), nccl_op(op), comm, stream));
+    const T* send = whole + plan.whole_displs[c][0];
+    if (!in_whole[c]) {
+      T* pack = packed + offset[c];
+      if (padded[c]) PF_CUDA(cudaMemsetAsync(pack, 0, sizeof(T) * piece[c] * plan.parts, stream));
+      PaddedChunks::pack(whole, packed, c, on(stream));
+      send = pack;
+    }
     auto [lo, hi] = plan.mine(rank, c);
-    copy(mine, block + lo, hi - lo, stream);
+    T* mine = hi - lo == piece[c] ? block + lo : received + offset[c];
+    PF_NCCL(ncclReduceScatter(send, mine, piece[c], nccl_type<T>(), nccl_op(op), comm, stream));
+    copy(mine, block + lo, hi - lo, stream);  // nothing where it was received in place
     PF_CUDA(cudaEventRecord(reduced[c], stream));
   }
 
@@ -58,11 +66,14 @@ struct DeviceChunks : PaddedChunks {
   void gather(const T* block, T* whole, T* sent, T* received, int c, int rank, ncclComm_t comm,
               cudaStream_t stream) const {
     auto [lo, hi] = plan.mine(rank, c);
-    T* send = sent + offset[c];  // this rank's piece, in chunk c's slot
-    copy(block + lo, send, hi - lo, stream);
-    T* all = received + offset[c];
+    const T* send = block + lo;
+    if (hi - lo != piece[c]) {  // this rank's piece, padded, in chunk c's slot
+      copy(block + lo, sent + offset[c], hi - lo, stream);
+      send = sent + offset[c];
+    }
+    T* all = in_whole[c] ? whole + plan.whole_displs[c][0] : received + offset[c];
     PF_NCCL(ncclAllGather(send, all, piece[c], nccl_type<T>(), comm, stream));
-    unpack(received, whole, c, on(stream));
+    if (!in_whole[c]) unpack(received, whole, c, on(stream));
   }
 };
 

@@ -2,7 +2,10 @@
 // device of pf_emulated_device.hpp (`--backend cuda-emulated` and the tests: the CUDA
 // backend's code compiled as C++).
 // Copies from device to pageable host memory wait for their stream, as CUDA's do; copies
-// from the host take the host data when called.
+// from pageable host memory take the host data when called (staged) and reach device memory
+// late: when something orders them after (the copy's stream, an event of it), as the CUDA
+// documentation allows, so that a copy on the legacy stream that a kernel on a
+// non-blocking stream reads reads stale memory.
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -92,6 +95,9 @@ template <typename T> cudaError_t cudaMalloc(T** p, size_t bytes) {
 }
 inline cudaError_t cudaFree(void* p) {
   if (!p) return cudaSuccess;
+  ++pf_emu::counts_now.allocations;
+  ++pf_emu::counts_now.calls;
+  ++pf_emu::counts_now.syncs;
   pf_emu::drain_all();  // cudaFree waits for the device
   pf_emu::release(p);
   return cudaSuccess;
@@ -101,6 +107,7 @@ template <typename T> cudaError_t cudaMallocAsync(T** p, size_t bytes, cudaStrea
 }
 inline cudaError_t cudaFreeAsync(void* p, cudaStream_t stream) {
   if (!pf_emu::is_device(p)) return cudaErrorInvalidValue;
+  ++pf_emu::counts_now.allocations;
   pf_emu::enqueue(stream, [p] { pf_emu::release(p); });
   return cudaSuccess;
 }
@@ -128,11 +135,13 @@ inline void copy_on(cudaStream_t stream, void* dst, const void* src, size_t byte
   if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyHostToHost) {
     auto taken = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
                                                      static_cast<const char*>(src) + bytes);
-    enqueue(stream, [dst, taken] { std::memcpy(dst, taken->data(), taken->size()); });
+    enqueue(stream, [dst, taken] { std::memcpy(dst, taken->data(), taken->size()); }, {},
+            nullptr, /*late=*/kind == cudaMemcpyHostToDevice);
   } else {
     enqueue(stream, [dst, src, bytes] { std::memmove(dst, src, bytes); });
   }
   if (kind == cudaMemcpyDeviceToHost) {  // pageable host memory: returns when copied
+    ++counts_now.syncs;
     Stream* s = resolve(stream);
     drain(s, s->queued);
   }
@@ -182,7 +191,8 @@ inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned) {
   *stream = pf_emu::create_stream();
   return cudaSuccess;
 }
-// Priorities change nothing here (streams run as PF_EMU_LAZY says); the range is CUDA's.
+// Priorities say which streams PF_EMU_LAZY runs late (compute: the least, 0; communication:
+// greater); the range is CUDA's.
 inline cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
   *least = 0;
   *greatest = -5;
@@ -191,18 +201,24 @@ inline cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
 inline cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned flags,
                                                 int priority) {
   if (priority > 0 || priority < -5) return cudaErrorInvalidValue;
-  return cudaStreamCreateWithFlags(stream, flags);
+  (void)flags;
+  *stream = pf_emu::create_stream(priority);
+  return cudaSuccess;
 }
 inline cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   pf_emu::drain(stream, stream->queued);  // the stream's work still runs, as on a GPU
   return cudaSuccess;
 }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  ++pf_emu::counts_now.syncs;
+  ++pf_emu::counts_now.calls;
   pf_emu::Stream* s = pf_emu::resolve(stream);
   pf_emu::drain(s, s->queued);
   return cudaSuccess;
 }
 inline cudaError_t cudaDeviceSynchronize() {
+  ++pf_emu::counts_now.syncs;
+  ++pf_emu::counts_now.calls;
   pf_emu::drain_all();
   return cudaSuccess;
 }
@@ -215,12 +231,15 @@ inline cudaError_t cudaEventDestroy(cudaEvent_t event) {
   return cudaSuccess;
 }
 inline cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  ++pf_emu::counts_now.calls;
   pf_emu::Stream* s = pf_emu::resolve(stream);
   event->stream = s;
   event->position = s->queued;
   return cudaSuccess;
 }
 inline cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  ++pf_emu::counts_now.syncs;
+  ++pf_emu::counts_now.calls;
   if (event->stream) pf_emu::drain(event->stream, event->position);
   return cudaSuccess;
 }

@@ -266,12 +266,16 @@ inline void flush_group() {
           copies[k].assign(static_cast<char*>(p.buffer), static_cast<char*>(p.buffer) + p.bytes);
           MPI_Isend(copies[k].data(), static_cast<int>(p.bytes), MPI_BYTE, p.peer, 0, comm->mpi,
                     &requests[k]);
-        } else {
-          MPI_Irecv(p.buffer, static_cast<int>(p.bytes), MPI_BYTE, p.peer, 0, comm->mpi,
+        } else {  // into host memory: MPI may write with the kernel's help, which no fault opens
+          copies[k].resize(p.bytes);
+          MPI_Irecv(copies[k].data(), static_cast<int>(p.bytes), MPI_BYTE, p.peer, 0, comm->mpi,
                     &requests[k]);
         }
       }
       MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+      for (size_t k = 0; k < mine.size(); ++k) {
+        if (!mine[k].send && mine[k].bytes) std::memcpy(mine[k].buffer, copies[k].data(), mine[k].bytes);
+      }
     }, {}, &comm->order);
   }
 }

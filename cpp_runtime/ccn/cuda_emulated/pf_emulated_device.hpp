@@ -5,20 +5,16 @@
 // once what it waits for (events recorded on other streams) has run. When it runs is
 // the schedule, chosen by PF_EMU_LAZY:
 //   none   every operation runs when it is queued (a synchronous device);
-//   even   streams created at an even index (0, 2, ...: the compute stream of
-//          pf::Streams) run only when something waits for them; the others run at once;
-//   odd    the same with odd indices (the communication stream runs late).
+//   even   streams of the least priority (the compute stream of pf::Streams, and any
+//          stream created without one) run only when something waits for them; the
+//          others run at once;
+//   odd    the same with streams of a greater priority (the communication streams).
 // A missing event between two streams then shows as a stale read in one of the schedules.
 // Memory from cudaMalloc/cudaMallocAsync starts as 0xff bytes (NaN for floats), so reads of
-// unwritten memory show in results; it is unmapped when freed and inaccessible to the host
-// outside the device's operations, so that reads of freed memory and host dereferences of
-// device memory fault.
+// unwritten memory show in results; pf_emulated_memory.hpp keeps it from the host outside
+// the device's operations and counts what each operation reads and writes.
 // Kernels run block after block (pf_emulated_kernels.hpp).
 #pragma once
-#include <signal.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -30,6 +26,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "ccn/cuda_emulated/pf_emulated_memory.hpp"
 
 struct uint3 {
   unsigned int x = 0, y = 0, z = 0;
@@ -46,115 +44,6 @@ inline uint3 threadIdx, blockIdx;
 inline dim3 blockDim, gridDim;
 
 namespace pf_emu {
-
-[[noreturn]] inline void fail(const std::string& what) {
-  std::fprintf(stderr, "cuda emulation: %s\n", what.c_str());
-  std::fflush(stderr);
-  std::abort();
-}
-
-// ---- memory ------------------------------------------------------------------------
-// Each allocation is its own mapping, inaccessible (PROT_NONE) except while an operation
-// of a stream runs (a kernel, a copy, a collective, a GEMM): a host dereference of device
-// memory faults, and the fault handler names it.
-constexpr unsigned char kPoison = 0xff;
-
-inline std::map<uintptr_t, size_t>& allocations() {
-  static std::map<uintptr_t, size_t> all;
-  return all;
-}
-
-inline size_t mapped_size(size_t bytes) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return (std::max<size_t>(bytes, 1) + page - 1) / page * page;
-}
-
-inline int& device_open() {  // how many operations of the device are running (nested)
-  static int depth = 0;
-  return depth;
-}
-
-inline void protect(uintptr_t at, size_t bytes, bool open) {
-  if (mprotect(reinterpret_cast<void*>(at), mapped_size(bytes),
-               open ? PROT_READ | PROT_WRITE : PROT_NONE) != 0) {
-    std::perror("cuda emulation: mprotect");
-    std::abort();
-  }
-}
-
-inline void protect_all(bool open) {
-  for (const auto& [at, bytes] : allocations()) protect(at, bytes, open);
-}
-
-// While one lives, device memory is accessible (an operation of the device is running).
-struct DeviceAccess {
-  DeviceAccess() {
-    if (device_open()++ == 0) protect_all(true);
-  }
-  ~DeviceAccess() {
-    if (--device_open() == 0) protect_all(false);
-  }
-  DeviceAccess(const DeviceAccess&) = delete;
-  DeviceAccess& operator=(const DeviceAccess&) = delete;
-};
-
-inline bool is_device(const void* p, size_t bytes);
-
-inline void on_fault(int, siginfo_t* info, void*) {
-  if (is_device(info->si_addr, 1)) {
-    const char message[] =
-        "cuda emulation: the host dereferenced device memory (outside a kernel or copy)\n";
-    ssize_t written = write(2, message, sizeof message - 1);
-    (void)written;
-  }
-  signal(SIGSEGV, SIG_DFL);  // the access faults again, now with the default action
-}
-
-inline void install_fault_handler() {
-  static const bool installed = [] {
-    struct sigaction action {};
-    action.sa_sigaction = on_fault;
-    action.sa_flags = SA_SIGINFO | SA_NODEFER;
-    sigemptyset(&action.sa_mask);
-    return sigaction(SIGSEGV, &action, nullptr) == 0;
-  }();
-  (void)installed;
-}
-
-inline void* allocate(size_t bytes) {
-  install_fault_handler();
-  void* p = mmap(nullptr, mapped_size(bytes), PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
-  std::memset(p, kPoison, mapped_size(bytes));
-  allocations()[reinterpret_cast<uintptr_t>(p)] = bytes;
-  if (device_open() == 0) protect(reinterpret_cast<uintptr_t>(p), bytes, false);
-  return p;
-}
-
-// Freed memory is unmapped: a later read of it faults, on the host or the device.
-inline void release(void* p) {
-  auto found = allocations().find(reinterpret_cast<uintptr_t>(p));
-  if (found == allocations().end()) fail("free of a pointer that is not device memory");
-  munmap(p, mapped_size(found->second));
-  allocations().erase(found);
-}
-
-// Is [p, p + bytes) inside one device allocation?
-inline bool is_device(const void* p, size_t bytes = 0) {
-  auto at = reinterpret_cast<uintptr_t>(p);
-  auto next = allocations().upper_bound(at);
-  if (next == allocations().begin()) return false;
-  --next;
-  return at >= next->first && at + bytes <= next->first + std::max<size_t>(next->second, 1);
-}
-
-inline void require_device(const void* p, size_t bytes, const char* what) {
-  if (bytes > 0 && !is_device(p, bytes)) {
-    fail(std::string(what) + ": " + std::to_string(bytes) +
-         " bytes that are not inside one device allocation");
-  }
-}
 
 // ---- streams and events ------------------------------------------------------------
 struct Stream;
@@ -222,13 +111,12 @@ inline const std::string& lazy_mode() {
   return mode;
 }
 
-inline Stream* create_stream() {
+inline Stream* create_stream(int priority = 0) {  // 0: the least (CUDA's default)
   auto stream = std::make_unique<Stream>();
   stream->index = static_cast<int>(streams().size());
   stream->device = current_device();
   const std::string& mode = lazy_mode();
-  stream->lazy = (mode == "even" && stream->index % 2 == 0) ||
-                 (mode == "odd" && stream->index % 2 == 1);
+  stream->lazy = (mode == "even" && priority == 0) || (mode == "odd" && priority != 0);
   streams().push_back(std::move(stream));
   return streams().back().get();
 }
@@ -291,8 +179,13 @@ inline void drain_all() {
   for (auto& s : streams()) drain(s.get(), s->queued);
 }
 
+// Queue `run` on `stream`. A stream that does not run late runs it at once, unless `late`:
+// then it runs when something orders it (a later operation of the stream, an event waited
+// for, a synchronisation), as a copy from pageable host memory may complete on a GPU.
 inline void enqueue(Stream* stream, std::function<void()> run, std::vector<Dep> deps = {},
-                    Ordered* order = nullptr) {
+                    Ordered* order = nullptr, bool late = false) {
+  ++counts_now.operations;
+  ++counts_now.calls;
   if (stream && stream->device != current_device()) {
     fail("work queued on a stream of device " + std::to_string(stream->device) +
          " while device " + std::to_string(current_device()) +
@@ -303,7 +196,7 @@ inline void enqueue(Stream* stream, std::function<void()> run, std::vector<Dep> 
   if (order) op.order_index = order->queued++;
   stream->pending.push_back(std::move(op));
   ++stream->queued;
-  if (!stream->lazy) drain(stream, stream->queued);
+  if (!stream->lazy && !late) drain(stream, stream->queued);
 }
 
 }  // namespace pf_emu

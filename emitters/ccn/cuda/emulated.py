@@ -7,6 +7,7 @@ cpp_runtime/ccn/cuda_emulated/README.md."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from parafuse.ccn_compiler import ir
@@ -38,22 +39,46 @@ target_compile_definitions({name}_run PRIVATE PF_BACKEND_NAME="{backend}")
 set_target_properties({name}_run PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}})
 """
 
+# The Python module on the emulated device: its results are emulated device memory, which
+# no framework can read, so only host tensors (numpy) go in and out; tests check its copies.
+PYTHON_CMAKE = """\
+set_target_properties({target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Module)
+find_package(pybind11 CONFIG REQUIRED)
+pybind11_add_module({name}_py src/{name}_python.cpp)
+target_include_directories({name}_py BEFORE PRIVATE {emulation})
+target_compile_definitions({name}_py PRIVATE PF_CUDA_EMULATION)
+set_target_properties({name}_py PROPERTIES OUTPUT_NAME {name}
+  LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}})
+target_link_libraries({name}_py PRIVATE {target})
+"""
+
 
 def emulated_files(module: CheckedModule, program: str, schedules: list[str], command: str,
                    variants: dict[str, ir.Program] | None = None,
-                   default_schedule: str | None = None) -> dict[str, str | bytes]:
-    """The CUDA project's files with the emulated device's CMakeLists and headers."""
-    files = project_files(module, program, schedules, command, "90", variants=variants,
-                          default_schedule=default_schedule)
+                   default_schedule: str | None = None,
+                   python: bool = False) -> dict[str, str | bytes]:
+    """The CUDA project's files with the emulated device's CMakeLists and headers (`python`:
+    and the Python module, for host tensors only)."""
+    files = project_files(module, program, schedules, command, "90", python=python,
+                          variants=variants, default_schedule=default_schedule)
     files["CMakeLists.txt"] = CMAKE.format(name=program, target=cpp_name(program),
                                            emulation=EMULATION, backend=BACKEND)
+    if python:
+        files["CMakeLists.txt"] += PYTHON_CMAKE.format(name=program, target=cpp_name(program),
+                                                       emulation=EMULATION)
     files[f"src/{program}_emulated.cpp"] = f'#include "{program}.cu"\n'
     files.update(runtime_folders(["ccn/cuda_emulated"], under="include"))
     return files
 
 
-def cmake_arguments() -> list[str]:
-    return Toolchain.current().cmake_args(mpi=True)
+def cmake_arguments(python: bool = False) -> list[str]:
+    args = Toolchain.current().cmake_args(mpi=True)
+    if python:
+        import pybind11
+        args += [f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
+                 f"-DPython3_EXECUTABLE={sys.executable}"]
+    return args
 
 
 def build_emulated_project(module: CheckedModule, program: str, schedules: list[str],

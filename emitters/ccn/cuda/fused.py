@@ -13,6 +13,7 @@ A phase without a collective is one kernel over the whole block.
 from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
+from parafuse.ccn_compiler.ir_edit import names_read
 from parafuse.ccn_compiler.types import ITEM_SIZE
 from parafuse.emitters.ccn.cpp_expr import STORAGE
 from parafuse.emitters.ccn.plan import chunk_collectives, group_id
@@ -74,51 +75,121 @@ def _pipeline(group: ir.FusedStage, stages: list[ir.SimpleStage],
              f"const pf::DeviceChunks plan({block.local}.logical[0], "
              f"pf::inner_count({block.local}, 1), {parts}, chunks);"]
     chunk = ["const auto [lo, hi] = plan.plan.mine(" + index + ", c);", "(void)lo; (void)hi;"]
+    src = None
     if scatter is not None:
-        lines += _scatter_setup(scatter, writer, block.var, index, comm)
-        chunk += ["if (c + 1 < chunks) scatter(c + 1);",
-                  "PF_CUDA(cudaStreamWaitEvent(streams_.compute, plan.reduced[c], 0));"]
+        src, setup = _scatter_setup(scatter, writer, block.var, index, comm)
+        lines += setup
+    aliases = _one_rank_aliases(stages, scatter, src, gathers, computed, writer)
+    # at one rank the collectives are identities: where every one of them can be, the
+    # kernel reads the reduce-scatter's operand and writes the gathered values in place
+    collectives = "!one_rank" if aliases is not None else None
+    if aliases is not None:
+        lines.append(f"const bool one_rank = {parts} == 1;")
+    communicate: list[str] = []
+    if scatter is not None:
+        communicate += ["if (c + 1 < chunks) scatter(c + 1);",
+                        "PF_CUDA(cudaStreamWaitEvent(streams_.compute, plan.reduced[c], 0));"]
+    chunk += _when(collectives, communicate)
     if computed:
         pre, kernel = fused_kernel(computed, writer)
         lines += pre
-        chunk += kernel("lo", "hi") + [
-            "PF_CUDA(cudaEventRecord(plan.computed[c], streams_.compute));",
-            "PF_CUDA(cudaStreamWaitEvent(streams_.comm, plan.computed[c], 0));"]
+        chunk += kernel("lo", "hi")
+    gathered: list[str] = []
+    if gathers and computed:  # the communication stream waits only where it gathers
+        gathered += ["PF_CUDA(cudaEventRecord(plan.computed[c], streams_.compute));",
+                     "PF_CUDA(cudaStreamWaitEvent(streams_.comm, plan.computed[c], 0));"]
     for n, gather in enumerate(gathers):
         storage = STORAGE[gather.type.dtype]
         source = writer.buffers[gather.operand.name].var
         lines += _buffers(f"ag{n}", storage)
-        chunk.append(f"plan.gather<{storage}>({source}, {writer.buffers[gather.name].var}, "
-                     f"ag{n}_packed, ag{n}_received, c, {index}, {comm}, streams_.comm);")
-    lines.append("streams_.to_comm();")
-    if scatter is not None:
-        lines.append("scatter(0);")
+        gathered.append(f"plan.gather<{storage}>({source}, {writer.buffers[gather.name].var}, "
+                        f"ag{n}_packed, ag{n}_received, c, {index}, {comm}, streams_.comm);")
+    chunk += _when(collectives, gathered)
+    start = ["streams_.to_comm();"] + (["scatter(0);"] if scatter is not None else [])
+    lines += _when(collectives, start)
     loop = ["for (int c = 0; c < chunks; ++c) {"] + _indent(chunk) + ["}"]
-    return lines + loop + ["streams_.to_compute();"]
+    if aliases:
+        lines += [f"{storage}* const {var}_at = one_rank ? const_cast<{storage}*>({alias}) : {var};"
+                  for storage, var, alias in aliases]
+        loop = (["{  // at one rank: " + ", ".join(f"{v} is {a}" for _, v, a in aliases)]
+                + _indent([f"{storage}* const {var} = {var}_at;" for storage, var, _ in aliases]
+                          + loop) + ["}"])
+    return lines + loop + _when(collectives, ["streams_.to_compute();"])
+
+
+def _when(condition: str | None, lines: list[str]) -> list[str]:
+    if not lines or condition is None:
+        return lines
+    return [f"if ({condition}) {{"] + _indent(lines) + ["}"]
+
+
+def _one_rank_aliases(stages: list[ir.SimpleStage], scatter: ir.CollectiveStage | None,
+                      src: str | None, gathers: list[ir.CollectiveStage],
+                      computed: list[ir.SimpleStage], writer: CudaStageWriter
+                      ) -> list[tuple[str, str, str]] | None:
+    """(storage, buffer, the buffer it stands for at one rank) of the reduce-scatter's result
+    (its operand) and of each gathered operand (the gathered value), or None where some
+    collective of the phase cannot be skipped at one rank: its value is read outside the
+    phase or is a result, or the kernel reads memory the alias would write."""
+    program, buffers = writer.plan.program, writer.buffers
+    inside = {s.name for s in stages}
+    outside_reads: set[str] = set()
+    for stage in program.flat_stages():
+        if stage.name not in inside:
+            outside_reads |= names_read(stage)
+    results = {v for _, v in program.outputs} | {v for _, v in program.state_updates}
+    read_vars = {buffers[n].var for s in computed for n in names_read(s) if n in buffers}
+    written_vars = {buffers[s.name].var for s in computed}
+    aliases = []
+    if scatter is not None:
+        if scatter.name in outside_reads | results or src in written_vars:
+            return None
+        storage = STORAGE[scatter.type.dtype]
+        aliases.append((storage, buffers[scatter.name].var, src))
+    computed_names = {s.name for s in computed}
+    for gather in gathers:
+        operand = gather.operand
+        if not (isinstance(operand, ir.Ref) and operand.name in computed_names):
+            return None
+        readers = [s for s in stages if s is not gather and operand.name in names_read(s)]
+        target = buffers[gather.name].var
+        if operand.name in outside_reads | results or readers or target in read_vars or \
+                any(a[1] == buffers[operand.name].var for a in aliases):
+            return None
+        aliases.append((STORAGE[gather.type.dtype], buffers[operand.name].var, target))
+    return aliases
 
 
 def _scatter_setup(scatter: ir.CollectiveStage, writer: CudaStageWriter, block: str,
-                   index: str, comm: str) -> list[str]:
-    """The padded buffers and `scatter(c)`, which reduce-scatters chunk c into `block`."""
+                   index: str, comm: str) -> tuple[str, list[str]]:
+    """The reduce-scatter's operand, its padded buffers and `scatter(c)`, which
+    reduce-scatters chunk c into `block`."""
     src, code = writer.materialize(scatter.operand)
     storage = STORAGE[scatter.type.dtype]
-    return code + _buffers("rs", storage) + [
+    return src, code + _buffers("rs", storage) + [
         "auto scatter = [&](int c) {",
         f"  plan.scatter<{storage}>({src}, {block}, rs_packed, rs_received, c, {index}, "
         f"{REDUCE_OPS[scatter.reduce_op]}, {comm}, streams_.comm);", "};"]
 
 
 def _buffers(prefix: str, storage: str) -> list[str]:
-    return [f"pf::StreamBuffer<{storage}> {prefix}_packed_buf(plan.total, streams_.compute);",
-            f"pf::StreamBuffer<{storage}> {prefix}_received_buf(plan.total, streams_.compute);",
-            f"{storage}* const {prefix}_packed = {prefix}_packed_buf.data();",
-            f"{storage}* const {prefix}_received = {prefix}_received_buf.data();"]
+    """The padded buffers of a collective (none where the chunks need no packing)."""
+    return [f"{storage}* const {prefix}_packed = arena_.take<{storage}>(plan.scratch());",
+            f"{storage}* const {prefix}_received = arena_.take<{storage}>(plan.scratch());"]
 
 
 def fused_kernel(stages: list[ir.SimpleStage], writer: CudaStageWriter):
-    """One kernel computing every stage per element (StageWriter.fused_body). Returns the
-    lines that must run first (its reductions) and a function of the kernel's range."""
-    pre, space, resolved, body = writer.fused_body(stages)
+    """One kernel computing every stage per element (StageWriter.fused_body), writing only
+    the values something else reads (a result, a state's next value, a value read after
+    the kernel); the others live in registers. Returns the lines that must run first (its
+    reductions) and a function of the kernel's range."""
+    program = writer.plan.program
+    inside = {s.name for s in stages}
+    needed = {v for _, v in program.outputs} | {v for _, v in program.state_updates}
+    for stage in program.flat_stages():
+        if stage.name not in inside:
+            needed |= names_read(stage)
+    pre, space, resolved, body = writer.fused_body(stages, inside & needed)
 
     def kernel(lo: str = "0", hi: str | None = None) -> list[str]:
         vectorised = vector_loop(space, body, resolved, lo, hi or f"{space.local}.count")

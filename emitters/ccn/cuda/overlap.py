@@ -16,19 +16,19 @@ from .stages import CudaStageWriter, comm_name, lower_simple
 class _Chunked:
     """Setup lines, the stream, and the lines of chunk [lo, hi) (elements) of one stage."""
 
-    def __init__(self, stage: ir.SimpleStage, writer: CudaStageWriter) -> None:
+    def __init__(self, stage: ir.SimpleStage, writer: CudaStageWriter,
+                 comm_stream: str = "streams_.comm") -> None:
         self.stage, self.writer = stage, writer
         self.setup: list[str] = []
         collective = isinstance(stage, ir.CollectiveStage)
-        self.stream = "streams_.comm" if collective else "streams_.compute"
+        self.stream = comm_stream if collective else "streams_.compute"
         if isinstance(stage, ir.MatmulStage):
             work = "double" if "f64" in (stage.a.type.dtype, stage.b.type.dtype) else "float"
             self.a, self.la, code_a = writer.materialize_as(stage.a, work)
             self.b, self.lb, code_b = writer.materialize_as(stage.b, work)
             out = writer.buffers[stage.name].local
             self.setup += code_a + code_b + [
-                f"pf::StreamBuffer<{work}> {self.a}_out_buf({out}.count, streams_.compute);",
-                f"{work}* const {self.a}_out = {self.a}_out_buf.data();"]
+                f"{work}* const {self.a}_out = arena_.take<{work}>({out}.count);"]
 
     def chunk(self) -> list[str]:
         stage, target = self.stage, self.writer.buffers[self.stage.name]
@@ -41,20 +41,20 @@ class _Chunked:
                     "pf::launch(lo, hi, streams_.compute, [=] __device__(int64_t i) {",
                     f"  {target.var}[i] = pf::store_as<{STORAGE[stage.type.dtype]}>"
                     f"({self.a}_out[i]);", "});"]
-        return [self._collective(stage, target.var)]
+        return [self._collective(stage, target.var, self.stream)]
 
-    def _collective(self, stage: ir.CollectiveStage, out: str) -> str:
+    def _collective(self, stage: ir.CollectiveStage, out: str, stream: str) -> str:
         storage = STORAGE[stage.type.dtype]
         src = f"{self.writer.buffers[stage.operand.name].var} + lo"
         comm = comm_name(self.writer.plan.collective_comm(stage))
         if stage.op == "allreduce":
             return (f"pf::allreduce<{storage}>({src}, {out} + lo, hi - lo, "
-                    f"{REDUCE_OPS[stage.reduce_op]}, {comm}, streams_.comm);")
+                    f"{REDUCE_OPS[stage.reduce_op]}, {comm}, {stream});")
         if stage.op == "broadcast":
             return (f"pf::broadcast<{storage}>({src}, {out} + lo, hi - lo, {stage.root}, "
-                    f"{comm}, streams_.comm);")
+                    f"{comm}, {stream});")
         return (f"pf::send_shift<{storage}>({src}, {out} + lo, hi - lo, "
-                f"blocks_{group_id(stage.group)}_, {stage.shift}, nccl_, streams_.comm);")
+                f"blocks_{group_id(stage.group)}_, {stage.shift}, nccl_, {stream});")
 
 
 def lower_overlap(stage: ir.OverlapStage, writer: CudaStageWriter) -> list[str]:
@@ -64,7 +64,11 @@ def lower_overlap(stage: ir.OverlapStage, writer: CudaStageWriter) -> list[str]:
     if reason:
         return [f"{head}: not chunked ({reason})"] + lower_simple(p, writer) + \
             lower_simple(c, writer)
-    producer, consumer = _Chunked(p, writer), _Chunked(c, writer)
+    # two collectives on different communicators overlap on two communication streams (on
+    # one communicator NCCL runs its operations in order whatever the streams)
+    second = _on_different_communicators(p, c, writer)
+    producer = _Chunked(p, writer)
+    consumer = _Chunked(c, writer, "streams_.comm2" if second else "streams_.comm")
     local = writer.buffers[p.name].local
     chunks = str(stage.chunks) if stage.chunks is not None else "4"
     body = [f"const auto [r0, r1] = pf::chunk_rows({local}.shape[0], chunks, k);",
@@ -77,7 +81,19 @@ def lower_overlap(stage: ir.OverlapStage, writer: CudaStageWriter) -> list[str]:
     lines = [f"{head}: chunks along dim 0 on two streams", "{", "  PF_HERE();",
              f"  const int chunks = {chunks};", "  pf::ChunkEvents produced(chunks);"]
     lines += ["  " + s for s in producer.setup + consumer.setup]
-    lines += ["  streams_.to_comm();", "  for (int k = 0; k < chunks; ++k) {"]
+    lines += ["  streams_.to_comm();"] + (["  streams_.to_comm2();"] if second else [])
+    lines += ["  for (int k = 0; k < chunks; ++k) {"]
     lines += ["    " + s for s in body] + ["  }", "  streams_.to_comm();",
-                                           "  streams_.to_compute();", "}"]
-    return lines
+                                           "  streams_.to_compute();"]
+    return lines + (["  streams_.comm2_to_compute();"] if second else []) + ["}"]
+
+
+def _on_different_communicators(p: ir.SimpleStage, c: ir.SimpleStage,
+                                writer: CudaStageWriter) -> bool:
+    if not (isinstance(p, ir.CollectiveStage) and isinstance(c, ir.CollectiveStage)):
+        return False
+    def comm(stage: ir.CollectiveStage) -> str:
+        if stage.op not in ("allreduce", "broadcast"):  # send_shift: the world's communicator
+            return "nccl_"
+        return comm_name(writer.plan.collective_comm(stage))
+    return comm(p) != comm(c)

@@ -47,7 +47,7 @@ def _communicators(plan: LoweringPlan) -> tuple[list[str], list[str], list[str]]
     members = ["MPI_Comm comm_ = MPI_COMM_NULL;", "int rank_ = 0, ranks_ = 1;",
                "int parts_world_ = 1, index_world_ = 0;", "ncclComm_t nccl_ = nullptr;",
                "cublasHandle_t cublas_ = nullptr;", "pf::Streams streams_;",
-               "pf::Scratch scratch_;", "bool host_newer_ = true;"]
+               "pf::Scratch scratch_;", "pf::StepArena arena_;", "bool host_newer_ = true;"]
     ctor = ["PF_MPI(MPI_Comm_dup(comm, &comm_));", "rank_ = pf::comm_rank(comm_);",
             "ranks_ = pf::comm_size(comm_);", "parts_world_ = ranks_;", "index_world_ = rank_;",
             "nccl_ = pf::nccl_comm(comm_);", "PF_CUBLAS(cublasCreate(&cublas_));"]
@@ -63,7 +63,9 @@ def _communicators(plan: LoweringPlan) -> tuple[list[str], list[str], list[str]]
 def _storage(buffers: dict[str, Buffer], sizes: dict[str, str],
              mirrored: set[str]) -> tuple[list[str], list[str], list[str]]:
     """(members, constructor lines, step prologue) of every value's device block."""
-    members, ctor, prologue = [], [], ["const int rank_ = this->rank_; (void)rank_;"]
+    members, ctor = [], []
+    prologue = ["const int rank_ = this->rank_; (void)rank_;",
+                "arena_.restart();  // this step's temporaries: the buffers of the last one"]
     declared: set[str] = set()
     for name, buf in buffers.items():
         if buf.is_param or buf.var in declared:  # a value taken in place is its state

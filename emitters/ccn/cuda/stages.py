@@ -77,8 +77,7 @@ class CudaStageWriter(StageWriter):
     def temporary(self, var: str, local: str, ctype: str, vt: ValueType) -> list[str]:
         """A step-local device buffer `var` (pointer) of `vt`'s block, shape `local`."""
         return [f"const pf::DevLocal {local} = {device_local_expr(vt, self.sizes)};",
-                f"pf::StreamBuffer<{ctype}> {var}_buf({local}.count, streams_.compute);",
-                f"{ctype}* const {var} = {var}_buf.data();"]
+                f"{ctype}* const {var} = arena_.take<{ctype}>({local}.count);"]
 
     def pointer(self, var: str) -> str:
         return var
@@ -94,8 +93,7 @@ class CudaStageWriter(StageWriter):
             return super().norm_eps(node, work, done)
         name = self.fresh("eps")
         eps, _ = cpp_expr(node.eps, self._scalar_context(done))
-        return name, [f"pf::StreamBuffer<{work}> {name}_buf(1, streams_.compute);",
-                      f"{work}* const {name} = {name}_buf.data();",
+        return name, [f"{work}* const {name} = arena_.take<{work}>(1);",
                       "pf::launch(0, 1, streams_.compute, [=] __device__(int64_t) {",
                       f"  {name}[0] = static_cast<{work}>({eps});", "});"]
 
@@ -113,9 +111,7 @@ class CudaStageWriter(StageWriter):
         label = operand.name if isinstance(operand, ir.Ref) else "..."
         lines = [f"// {node.kind}({label}){' across ranks' if node.cross_rank else ''}",
                  f"const pf::DevLocal {local} = {device_local_expr(operand.type, self.sizes)};",
-                 f"pf::StreamBuffer<{acc_type}> {name}_acc(1, "
-                 "streams_.compute);",
-                 f"{acc_type}* const {name}_sum = {name}_acc.data();"]
+                 f"{acc_type}* const {name}_sum = arena_.take<{acc_type}>(1);"]
         ctx = expr_context(space, self.resolve(space, done))
         code, _ = cpp_expr(operand, ctx)
         value = f"static_cast<{acc_type}>(pf::round_to<{storage}>({code}))"
@@ -133,8 +129,7 @@ class CudaStageWriter(StageWriter):
                       "streams_.to_compute();"]
         total = f"sqrt({name}_sum[0])" if node.kind == "norm" else f"{name}_sum[0]"
         ctype = compute_type(node.type.dtype)
-        lines += [f"pf::StreamBuffer<{ctype}> {name}_buf(1, streams_.compute);",
-                  f"{ctype}* const {name} = {name}_buf.data();",
+        lines += [f"{ctype}* const {name} = arena_.take<{ctype}>(1);",
                   "pf::launch(0, 1, streams_.compute, [=] __device__(int64_t) {",
                   f"  {name}[0] = pf::round_to<{STORAGE[node.type.dtype]}>({total});", "});"]
         return f"{name}[0]", lines
@@ -176,9 +171,7 @@ class CudaStageWriter(StageWriter):
         rank_a = len(stage.a.type.shape)
         target = self.buffers[stage.name]
         rows = f"pf::outer_count({la}, {rank_a - 1})"
-        lines += [f"pf::StreamBuffer<{work}> {a}_out_buf({rows} * {lb}.shape[1], "
-                  "streams_.compute);",
-                  f"{work}* const {a}_out = {a}_out_buf.data();",
+        lines += [f"{work}* const {a}_out = arena_.take<{work}>({rows} * {lb}.shape[1]);",
                   f"pf::matmul(cublas_, streams_.compute, {a}, {b}, {a}_out, {rows}, "
                   f"{la}.shape[{rank_a - 1}], {lb}.shape[1]);",
                   f"pf::launch(0, {target.local}.count, streams_.compute, "

@@ -1,0 +1,47 @@
+"""The generated `adam` Python module of a backend, run under mpirun with mpi4py by
+tests/e2e/python_module/step_adam.py on numpy blocks (two steps), against the reference
+interpreter on the same inputs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from parafuse.ccn_compiler.tolerances import assert_close
+from parafuse.emitters.toolchain.cmake import Toolchain
+from parafuse.emitters.toolchain.mpirun import launch_environment
+from tests.conftest import REPO
+
+SCRIPT = Path(__file__).parent / "e2e" / "python_module" / "step_adam.py"
+
+
+def assert_adam_module_matches_reference(build: Path, schedule: str, tmp_path: Path,
+                                         env: dict[str, str] | None = None) -> None:
+    """Random inputs (N = 1001, 2 ranks) through the module in `build` and through
+    `coconetc run`; the states of both agree at the gradient's (f16) tolerance."""
+    rng = np.random.default_rng(5)
+    (tmp_path / "in").mkdir()
+    for r in range(2):
+        np.save(tmp_path / "in" / f"g.rank{r}.npy", rng.uniform(-1, 1, 1001).astype(np.float16))
+    for name in ("w", "m", "v"):
+        values = rng.uniform(0 if name == "v" else -1, 1, 1001).astype(np.float32)
+        np.save(tmp_path / "in" / f"{name}.npy", values)
+    mpirun = Toolchain.current().tool("mpirun")
+    done = subprocess.run([mpirun, "--oversubscribe", "-np", "2", sys.executable, str(SCRIPT),
+                           str(build), schedule, str(tmp_path / "in"), str(tmp_path / "py")],
+                          capture_output=True, text=True,
+                          env={**launch_environment(2), **(env or {})}, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    reference = subprocess.run(
+        [str(Path(sys.executable).parent / "coconetc"), "run", "samples/adam.ccn", "--schedule",
+         schedule, "-n", "2", "--size", "N=1001", "--inputs", str(tmp_path / "in"),
+         "--outputs", str(tmp_path / "ref"), "--iters", "2", "--param", "lr=0.01"],
+        cwd=REPO, capture_output=True, text=True)
+    assert reference.returncode == 0, reference.stderr
+    for name in ("w", "m", "v"):
+        for r in range(2):
+            assert_close(np.load(tmp_path / "py" / f"{name}.rank{r}.npy"),
+                         np.load(tmp_path / "ref" / f"{name}.rank{r}.npy"), "f16", name)
