@@ -51,6 +51,7 @@ def token_project_files(
         "kind_names": token_set.kind_names, "default_scheme": token_set.options.scheme,
         "python": python, "blob_bytes": len(blob),
         "config_dependencies": ["OpenMP"], "check_components": True,
+        "mpi_target": False,  # token sets have no run_mpi yet (docs/fsm-language.md §11)
     }
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": render("fsm/CMakeLists.txt.j2", **context),
