@@ -45,7 +45,8 @@ def _build_notice(text: str, final: bool) -> None:
 
 @click.group(help="Compile .ccn programs: computation fused with communication.")
 def main() -> None:
-    BUILD_NOTICE.set(_build_notice)
+    heard = BUILD_NOTICE.set(_build_notice)  # for this command only (tests run many in-process)
+    click.get_current_context().call_on_close(lambda: BUILD_NOTICE.reset(heard))
 
 
 @main.command(help="Parse and check every program and schedule; report errors only.")

@@ -58,7 +58,7 @@ program scalar_dims() {
 }
 """
 
-SIZES = {"N": 1000, "M": 37, "B": 12, "H": 20}
+SIZES = {"N": 1000, "M": 37, "B": 12, "H": 20, "D": 24, "F": 40}
 
 
 def _programs() -> list[tuple[str, ir.Program]]:
