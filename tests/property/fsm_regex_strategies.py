@@ -57,6 +57,20 @@ def _top_alternative() -> st.SearchStrategy[str]:
 
 
 regexes = st.lists(_top_alternative(), min_size=1, max_size=2).map("|".join)
+
+
+def _assertion_free(depth: int) -> st.SearchStrategy[str]:
+    """Alternations of the same pieces without any assertion (what token rules take)."""
+    atom = st.sampled_from(_LITERALS) | st.sampled_from(_CLASSES)
+    if depth > 0:
+        atom = atom | st.builds(lambda body, kind: kind.format(body), _assertion_free(depth - 1),
+                                st.sampled_from(["({})", "(?:{})", "(?i:{})", "(?s:{})"]))
+    piece = st.builds(lambda a, q: a + q, atom, st.sampled_from([""] * 4 + _QUANTIFIERS))
+    sequence = st.lists(piece | st.sampled_from(_INLINE), min_size=1, max_size=3).map("".join)
+    return st.lists(sequence, min_size=1, max_size=2).map("|".join)
+
+
+assertion_free_regexes = _assertion_free(1)
 flags = st.sampled_from(["", "", "i", "s", "m", "is", "x", "im"])
 pattern_sets = st.lists(st.tuples(regexes, flags), min_size=1, max_size=3)
 haystacks = st.lists(st.sampled_from(HAYSTACK_BYTES), max_size=300).map(bytes)
