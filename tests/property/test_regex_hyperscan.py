@@ -48,7 +48,8 @@ def test_known_pattern_sets_match_hyperscan(patterns, data) -> None:
     assert run_reference(machine, data, True).matches == hyperscan_matches(patterns, data)
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(pattern_sets, haystacks)
 def test_random_pattern_sets_match_hyperscan(patterns, data) -> None:
     machine = compile_both(patterns)
