@@ -54,7 +54,7 @@ def _rules(token_set: TokenSet) -> list[tuple[str, str]]:
     """(pattern, action) per rule, kinds numbered as kind_name (non-skip rules in order)."""
     rules, kind = [], 0
     for rule in token_set.rules:
-        pattern = "(" + "|".join(regex_text(alt.body) for alt in rule.regex.alternatives) + ")"
+        pattern = "(" + regex_text(rule.regex.body) + ")"
         rules.append((pattern, "pf_skip(LEN);" if rule.skip else f"pf_emit({kind}, LEN);"))
         kind += not rule.skip
     return rules

@@ -57,6 +57,7 @@ struct TokenReport {
   std::string scheme, requested_scheme, reason;
   int threads = 1;
   double seconds = 0;
+  int ranks = 0;  // under mpirun: the ranks (0: one process, no "ranks" key)
 };
 
 template <class TokenT>
@@ -97,6 +98,7 @@ std::string token_report_json(const TokenReport<TokenT>& r) {
   out += ", \"threads\": " + std::to_string(r.threads);
   out += ", \"seconds\": " + format_number(r.seconds);
   out += ", \"gbps\": " + format_number(r.seconds > 0 ? double(r.bytes) / r.seconds / 1e9 : 0.0);
+  if (r.ranks > 0) out += ", \"ranks\": " + std::to_string(r.ranks);
   out += "}\n";
   return out;
 }

@@ -12,9 +12,9 @@
 //          (until they meet); a true entry among them is spliced, else re-run as spec
 //   fused  a token set has no fused DFA (maximal munch is not finite-state): runs enum
 //          and says so
-//   (spec and hspec chunks keep a bitmap of token starts and counts, not tokens
-//   (fsm/token_counting.hpp); a token list is then written by a second parallel pass,
-//   each chunk from its true entry into its place in the result)
+//   (asked for the token list, spec and hspec chunks keep their tokens, copied into the
+//   result in parallel at the end; asked for counts only, they keep a bitmap of token
+//   starts and counts instead (fsm/token_counting.hpp))
 //   auto   seq on one thread or a small input, seq when training showed that wrong starts
 //          rarely fall in step, else hspec; the reason quotes the measurements
 #pragma once
@@ -37,12 +37,16 @@ struct TokenRunOptions {
   std::string scheme = "auto";
   int threads = 0;
   size_t chunks = 0;
+  // The tokens that start in [from, stop) of the tokenization that starts at `from`; they
+  // may read on to the input's end (a rank's range under MPI: fsm/token_mpi.hpp).
+  size_t from = 0, stop = ~size_t(0);
 };
 
 struct TokenRunResult {
   std::vector<uint64_t> counts;  // per kind
   std::string scheme, reason;
   int threads = 1;
+  size_t exit = 0;  // where the last token ended (`from` when none started)
 };
 
 constexpr size_t kTokenMinChunk = 1 << 12;
@@ -69,11 +73,12 @@ inline std::string token_auto_choice(const TokenTables& t, size_t n, int threads
 }
 
 template <class Chunk>
-std::vector<Chunk> plan_token_chunks(size_t n, size_t count) {
+std::vector<Chunk> plan_token_chunks(size_t from, size_t stop, size_t count) {
   std::vector<Chunk> chunks(count);
+  const size_t span = stop - from;
   for (size_t k = 0; k < count; ++k) {
-    chunks[k].begin = n * k / count;
-    chunks[k].end = n * (k + 1) / count;
+    chunks[k].begin = from + span * k / count;
+    chunks[k].end = from + span * (k + 1) / count;
   }
   return chunks;
 }
@@ -174,16 +179,17 @@ void gather_tokens(const std::vector<TokenChunk>& chunks, uint32_t kind_count,
 
 // `seq`: one tokenizer, straight into the caller's vector (no chunk list to gather).
 template <class OutToken>
-void tokenize_sequentially(const TokenTables& t, const uint8_t* data, size_t n,
-                           std::vector<OutToken>* tokens, TokenRunResult& result) {
+void tokenize_sequentially(const TokenTables& t, const uint8_t* data, size_t n, size_t from,
+                           size_t stop, std::vector<OutToken>* tokens, TokenRunResult& result) {
   Tokenizer tokenizer(t, data, n);
   result.counts.assign(t.kind_count, 0);
   Token token;
   bool reserved = tokens == nullptr;
-  for (size_t p = 0; p < n;) {
+  size_t p = from;
+  while (p < stop) {
     p = tokenizer.next_token(p, token);
-    if (!reserved && p >= kDensityProbe) {
-      reserve_at_density(*tokens, tokens->size(), p, n);
+    if (!reserved && p - from >= kDensityProbe) {
+      reserve_at_density(*tokens, tokens->size(), p - from, stop - from);
       reserved = true;
     }
     if (token.kind == kSkipToken) continue;
@@ -191,6 +197,7 @@ void tokenize_sequentially(const TokenTables& t, const uint8_t* data, size_t n,
     if (tokens) tokens->push_back(OutToken{token.start, token.end, token.kind});
   }
   result.threads = 1;
+  result.exit = p;
 }
 
 // The speculation and validation part of `reason` (after what auto said).
@@ -206,59 +213,60 @@ std::string chunk_report(const std::vector<Chunk>& chunks, const std::string& sc
          (in_order ? ", then in order (wrong starts did not fall in step)" : "");
 }
 
-// spec and hspec: chunks that count without storing tokens, validated (entries true).
-inline std::vector<CountChunk> counted_chunks(const TokenTables& t, const uint8_t* data,
-                                              size_t n, size_t count, const std::string& scheme,
-                                              int threads, std::string& reason) {
-  std::vector<CountChunk> chunks = plan_token_chunks<CountChunk>(n, count);
+// Each chunk from its speculated entry (chunk 0 from `from`), in parallel: the lookback
+// guess, then its tokens (TokenChunk) or its counts and token starts (CountChunk).
+template <class Chunk>
+std::vector<Chunk> speculated_chunks(const TokenTables& t, const uint8_t* data, size_t n,
+                                     size_t from, size_t stop, size_t count, int threads) {
+  std::vector<Chunk> chunks = plan_token_chunks<Chunk>(from, stop, count);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (long k = 0; k < long(count); ++k) {
     Tokenizer tokenizer(t, data, n);
-    CountChunk& chunk = chunks[size_t(k)];
-    const size_t entry = k == 0 ? 0 : lookback_entry(tokenizer, chunk.begin, t.lookback, n);
-    run_chunk(tokenizer, chunk, entry, n, t.kind_count);
+    Chunk& chunk = chunks[size_t(k)];
+    const size_t entry = k == 0 ? from : lookback_entry(tokenizer, chunk.begin, t.lookback, n);
+    if constexpr (std::is_same_v<Chunk, CountChunk>) run_chunk(tokenizer, chunk, entry, n, t.kind_count);
+    else run_chunk(tokenizer, chunk, entry, n);
   }
+  return chunks;
+}
+
+// spec and hspec: speculated chunks, validated (every entry is then its predecessor's exit).
+template <class Chunk>
+std::vector<Chunk> validated_chunks(const TokenTables& t, const uint8_t* data, size_t n,
+                                    size_t from, size_t stop, size_t count,
+                                    const std::string& scheme, int threads, std::string& reason) {
+  std::vector<Chunk> chunks = speculated_chunks<Chunk>(t, data, n, from, stop, count, threads);
   int rounds = 0;
   bool in_order = false;
   if (scheme == "hspec") rounds = validate_in_rounds(t, data, n, chunks, threads, in_order);
-  else validate_in_order<CountChunk>(t, data, n, chunks, nullptr);
+  else validate_in_order<Chunk>(t, data, n, chunks, nullptr);
   if (count > 1)
     reason += (reason.empty() ? "" : "; ") + chunk_report(chunks, scheme, rounds, in_order);
   return chunks;
 }
 
-// spec and hspec: count in chunks; with `tokens`, size the result from the counts and
-// tokenize every chunk again from its true entry straight into its place (two parallel
-// passes, no per-chunk token lists to gather).
+// spec and hspec. With `tokens`: one tokenizing pass, each chunk into its own list, then
+// the lists copied into the result in parallel (a copy costs a fraction of tokenizing
+// again). Without: chunks count and mark token starts, and keep no tokens at all.
 template <class OutToken>
 TokenRunResult tokenize_in_chunks(const TokenTables& t, const uint8_t* data, size_t n,
-                                  size_t count, const std::string& scheme, std::string reason,
-                                  int threads, std::vector<OutToken>* tokens) {
-  const std::vector<CountChunk> chunks = counted_chunks(t, data, n, count, scheme, threads, reason);
+                                  size_t from, size_t stop, size_t count,
+                                  const std::string& scheme, std::string reason, int threads,
+                                  std::vector<OutToken>* tokens) {
   TokenRunResult result;
-  result.counts.assign(t.kind_count, 0);
-  std::vector<size_t> offset(count + 1, 0);
-  for (size_t k = 0; k < count; ++k) {
-    int64_t emitted = 0;
-    for (uint32_t kind = 0; kind < t.kind_count; ++kind) {
-      result.counts[kind] += uint64_t(chunks[k].counts[kind]);
-      emitted += chunks[k].counts[kind];
-    }
-    offset[k + 1] = offset[k] + size_t(emitted);
-  }
   if (tokens) {
-    tokens->resize(offset[count]);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (long k = 0; k < long(count); ++k) {
-      Tokenizer tokenizer(t, data, n);
-      const CountChunk& chunk = chunks[size_t(k)];
-      OutToken* out = tokens->data() + offset[size_t(k)];
-      Token token;
-      for (size_t p = chunk.entry; p < chunk.end && p < n;) {
-        p = tokenizer.next_token(p, token);
-        if (token.kind != kSkipToken) *out++ = OutToken{token.start, token.end, token.kind};
-      }
-    }
+    const std::vector<TokenChunk> chunks =
+        validated_chunks<TokenChunk>(t, data, n, from, stop, count, scheme, threads, reason);
+    gather_tokens(chunks, t.kind_count, tokens, result, threads);
+    result.exit = chunks.back().exit;
+  } else {
+    const std::vector<CountChunk> chunks =
+        validated_chunks<CountChunk>(t, data, n, from, stop, count, scheme, threads, reason);
+    result.counts.assign(t.kind_count, 0);
+    for (const CountChunk& chunk : chunks)
+      for (uint32_t kind = 0; kind < t.kind_count; ++kind)
+        result.counts[kind] += uint64_t(chunk.counts[kind]);
+    result.exit = chunks.back().exit;
   }
   result.scheme = scheme;
   result.reason = reason;
@@ -266,7 +274,8 @@ TokenRunResult tokenize_in_chunks(const TokenTables& t, const uint8_t* data, siz
   return result;
 }
 
-// Tokenize data[0, n) under options.scheme; the tokens go to `tokens` when given.
+// Tokenize data[from, stop) (default: all of data[0, n)) under options.scheme; the tokens
+// go to `tokens` when given.
 template <class OutToken = Token>
 TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n,
                              const TokenRunOptions& options, std::vector<OutToken>* tokens) {
@@ -279,23 +288,24 @@ TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n
   TokenRunResult result;
   const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
   std::string scheme = options.scheme, reason;
-  if (scheme == "auto") scheme = token_auto_choice(t, n, threads, reason);
+  const size_t from = std::min(options.from, n), stop = std::max(from, std::min(options.stop, n));
+  if (scheme == "auto") scheme = token_auto_choice(t, stop - from, threads, reason);
   if (scheme == "fused") {
     reason = "a token set has no fused DFA (maximal munch is not finite-state): ran enum";
     scheme = "enum";
   }
   if (scheme == "seq") {
     if (reason.empty()) reason = "requested: one tokenizer over the whole input";
-    tokenize_sequentially(t, data, n, tokens, result);
+    tokenize_sequentially(t, data, n, from, stop, tokens, result);
     result.scheme = scheme;
     result.reason = reason;
     return result;
   }
   const size_t wanted = options.chunks ? options.chunks : size_t(4) * size_t(threads);
-  const size_t count = n == 0 ? 1 : std::max<size_t>(1, std::min(wanted, n));
+  const size_t count = std::max<size_t>(1, std::min(wanted, stop - from));
   if (scheme != "enum")
-    return tokenize_in_chunks(t, data, n, count, scheme, reason, threads, tokens);
-  std::vector<TokenChunk> chunks = plan_token_chunks<TokenChunk>(n, count);  // enum
+    return tokenize_in_chunks(t, data, n, from, stop, count, scheme, reason, threads, tokens);
+  std::vector<TokenChunk> chunks = plan_token_chunks<TokenChunk>(from, stop, count);  // enum
   std::vector<TokenBranches> branches(count);
   enumerate_and_run(t, data, n, chunks, threads, branches);
   if (count > 1) {
@@ -303,6 +313,7 @@ TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n
     reason += (reason.empty() ? "" : "; ") + chunk_report(chunks, scheme, 0, false);
   }
   gather_tokens(chunks, t.kind_count, tokens, result, threads);
+  result.exit = chunks.back().exit;
   result.scheme = scheme;
   result.reason = reason;
   result.threads = threads;

@@ -9,6 +9,8 @@ Python module:
     src/M.tables.bin      the tokenizer blob (emitters/fsm/token_blob.py)
     src/M_run.cpp         the runner (--tokens, --tokens-out FILE.npy)
     src/M_python.cpp      the pybind11 module (tokens as a numpy structured array)
+    include/M_mpi.hpp     M::run_mpi across MPI ranks (target M::M_mpi, where MPI is found)
+    src/M_mpi.cpp         over cpp_runtime/fsm/token_mpi.hpp
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def token_project_files(
         "kind_names": token_set.kind_names, "default_scheme": token_set.options.scheme,
         "python": python, "blob_bytes": len(blob),
         "config_dependencies": ["OpenMP"], "check_components": True,
-        "mpi_target": False,  # token sets have no run_mpi yet (docs/fsm-language.md §11)
+        "mpi_target": True,  # M::M_mpi (run_mpi) and a runner for mpirun, where MPI is found
     }
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": render("fsm/CMakeLists.txt.j2", **context),
@@ -63,6 +65,8 @@ def token_project_files(
         f"src/{name}_run.cpp": render("fsm_tokens/tokens_run.cpp.j2", **context),
         f"src/{name}_python.cpp": render("fsm_tokens/tokens_python.cpp.j2", **context),
     }
+    files[f"include/{name}_mpi.hpp"] = render("fsm_tokens/tokens_mpi.hpp.j2", **context)
+    files[f"src/{name}_mpi.cpp"] = render("fsm_tokens/tokens_mpi.cpp.j2", **context)
     files.update(runtime_files(RUNTIME_HEADERS))
     return files
 

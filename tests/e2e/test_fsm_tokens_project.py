@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import subprocess
 import sys
 
@@ -85,22 +84,6 @@ def test_tokens_out_writes_npy_and_nothing_on_failure(json_project, json_input, 
                           capture_output=True, text=True)
     assert done.returncode == 1 and "cannot write" in done.stderr
     assert not failed.parent.exists()
-
-
-def test_runner_refuses_several_ranks_with_one_line(json_project, json_input, tmp_path) -> None:
-    """Token sets have no MPI runner yet: under mpirun (its environment, R = 2) every rank
-    exits 1, only rank 0 says why, and no token file is written."""
-    runner = str(json_project / "build" / "json_tokens_run")
-    out = tmp_path / "tokens.npy"
-    said = []
-    for rank in (0, 1):
-        env = dict(os.environ, OMPI_COMM_WORLD_SIZE="2", OMPI_COMM_WORLD_RANK=str(rank))
-        done = subprocess.run([runner, str(json_input), "--tokens-out", str(out)], env=env,
-                              capture_output=True, text=True)
-        assert done.returncode == 1 and done.stdout == ""
-        said.append(done.stderr)
-    assert said[0].count("\n") == 1 and "do not run across ranks" in said[0] and said[1] == ""
-    assert not out.exists()
 
 
 def test_boostfsm_run_backends_agree(json_input) -> None:
