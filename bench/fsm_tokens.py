@@ -3,21 +3,28 @@
 run: flex (`flex -8 -Cf`), re2c, and boostfsm's `seq` and `auto` at 1 and 2 threads.
 Every token list is checked identical to flex's.
 
-    .venv/bin/python bench/fsm_tokens.py [--size BYTES] [--repeat K]   (make bench-fsm-tokens)
+    .venv/bin/python bench/fsm_tokens.py [--size BYTES] [--rounds R] [--repeat K]
+    .venv/bin/python bench/fsm_tokens.py --quick      (under 3 minutes: 3 rounds of 3)
+    (make bench-fsm-tokens)
 
 Inputs: C is the headers under /usr/include concatenated (repeated up to the size);
 JSON and logs come from samples/tokens/token_inputs.py. The flex and re2c lexers are
 generated from the same parsed rules (bench/fsm_tokens_lexgen.py) and compiled with
-`c++ -O2`. Times are medians of K runs; GB/s = input bytes / seconds. Writes
-bench/results/fsm_tokens.md.
+`c++ -O2`. Each of R rounds runs every contender once, in turn, timing K runs of it
+in-process and keeping their median; a contender's time is the median over the rounds,
+and its ratio to flex the median over the rounds of flex's time / its time in the same
+round (so a load that comes and goes on a shared machine hits both sides of a ratio).
+GB/s = input bytes / seconds. Writes bench/results/fsm_tokens.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -78,7 +85,12 @@ def same_tokens(a: np.ndarray, b: np.ndarray) -> bool:
     return len(a) == len(b) and all(np.array_equal(a[f], b[f]) for f in ("start", "end", "kind"))
 
 
-def bench_sample(path: Path, size: int, repeat: int, work: Path) -> dict:
+def token_folder() -> str | None:
+    """Token files (hundreds of MB at 32 MiB) go to memory where there is a tmpfs."""
+    return "/dev/shm" if Path("/dev/shm").is_dir() and os.access("/dev/shm", os.W_OK) else None
+
+
+def bench_sample(path: Path, size: int, rounds: int, repeat: int, work: Path) -> dict:
     source = SourceFile(str(path), path.read_text(encoding="latin-1"))
     fsm_file = parse_file(source)
     token_set = compile_machines(fsm_file).machines[0]
@@ -87,37 +99,48 @@ def bench_sample(path: Path, size: int, repeat: int, work: Path) -> dict:
     data_path.write_bytes(data)
     row: dict = {"sample": token_set.name, "bytes": len(data)}
     lexers = build_lexers(fsm_file.machines[0], work)
-    reference = None
-    for label, binary in lexers.items():
-        out = work / f"{label}.tokens"
-        seconds, count = subprocess.run([str(binary), str(data_path), str(repeat), str(out)],
-                                        capture_output=True, text=True, check=True).stdout.split()
-        tokens = np.fromfile(out, dtype=TOKEN_DTYPE)
-        reference = tokens if reference is None else reference
-        row[label] = float(seconds)
-        row[f"{label}_same"] = same_tokens(tokens, reference)
-        row["tokens"] = int(count)
     project = cached_token_project(token_set, str(path), token_hints(token_set, data[:1 << 16]))
     runner = project / "build" / f"{token_set.name}_run"
-    for scheme, threads in RUNS:
-        out = work / f"{scheme}{threads}.npy"
-        done = subprocess.run([str(runner), str(data_path), "--scheme", scheme, "--threads",
-                               str(threads), "--repeat", str(repeat), "--json", "--tokens-out",
-                               str(out)], capture_output=True, text=True, check=True)
-        result = json.loads(done.stdout)
-        key = f"{scheme}{threads}"
-        row[key] = result["seconds"]
-        row[f"{key}_same"] = same_tokens(np.load(out), reference)
-        row[f"{key}_reason"] = f"{result['scheme']}: {result['reason']}"
+    times: dict[str, list[float]] = {key: [] for key in [*lexers, *(f"{s}{t}" for s, t in RUNS)]}
+    with tempfile.TemporaryDirectory(dir=token_folder()) as tokens_folder:
+        out = Path(tokens_folder)
+        for _ in range(rounds):
+            for label, binary in lexers.items():
+                seconds, count = subprocess.run(
+                    [str(binary), str(data_path), str(repeat), str(out / f"{label}.tokens")],
+                    capture_output=True, text=True, check=True).stdout.split()
+                times[label].append(float(seconds))
+                row["tokens"] = int(count)
+            for scheme, threads in RUNS:
+                key = f"{scheme}{threads}"
+                done = subprocess.run([str(runner), str(data_path), "--scheme", scheme,
+                                       "--threads", str(threads), "--repeat", str(repeat),
+                                       "--json", "--tokens-out", str(out / f"{key}.npy")],
+                                      capture_output=True, text=True, check=True)
+                result = json.loads(done.stdout)
+                times[key].append(result["seconds"])
+                row[f"{key}_reason"] = f"{result['scheme']} ({result['reason']})"
+        reference = np.fromfile(out / "flex.tokens", dtype=TOKEN_DTYPE)
+        row["re2c_same"] = same_tokens(np.fromfile(out / "re2c.tokens", dtype=TOKEN_DTYPE),
+                                       reference)
+        for scheme, threads in RUNS:
+            key = f"{scheme}{threads}"
+            row[f"{key}_same"] = same_tokens(np.load(out / f"{key}.npy"), reference)
+    for key, measured in times.items():
+        row[key] = statistics.median(measured)
+        row[f"{key}_ratio"] = statistics.median(f / x for f, x in zip(times["flex"], measured))
     return row
 
 
-def report(rows: list[dict], repeat: int) -> str:
+def report(rows: list[dict], rounds: int, repeat: int) -> str:
+    load = os.getloadavg()[0]
     lines = ["# Token sets against flex and re2c (bench/fsm_tokens.py)", "",
              f"Machine: {platform.processor() or platform.machine()}, "
-             f"{len(__import__('os').sched_getaffinity(0))} cores usable; medians of {repeat} "
-             "runs; GB/s of input; ratio = flex's seconds / this one's (above 1: faster "
-             "than flex). Token lists: same = identical to flex's.", "",
+             f"{len(os.sched_getaffinity(0))} cores usable, load average {load:.1f} at the "
+             f"end; {rounds} rounds of {repeat} runs (median of the runs, then median over "
+             "the rounds); GB/s of input; ratio = median over the rounds of flex's seconds / "
+             "this one's in the same round (above 1: faster than flex). Token lists: same = "
+             "identical to flex's.", "",
              "| sample | MiB | tokens | flex GB/s | re2c | seq 1T | auto 1T | auto 2T | "
              "seq/flex | auto 2T/flex | boostfsm = flex | re2c = flex |", "|" + "---|" * 12]
     for row in rows:
@@ -127,7 +150,7 @@ def report(rows: list[dict], repeat: int) -> str:
         lines.append(f"| {row['sample']} | {row['bytes'] / 2**20:.0f} | {row['tokens']} | "
                      f"{gbps['flex']:.3f} | {gbps['re2c']:.3f} | {gbps['seq1']:.3f} | "
                      f"{gbps['auto1']:.3f} | {gbps['auto2']:.3f} | "
-                     f"{row['flex'] / row['seq1']:.2f} | {row['flex'] / row['auto2']:.2f} | "
+                     f"{row['seq1_ratio']:.2f} | {row['auto2_ratio']:.2f} | "
                      f"{'yes' if same else 'NO'} | {'yes' if row['re2c_same'] else 'NO'} |")
     lines += ["", "What `auto` did at 2 threads:", ""]
     lines += [f"- {row['sample']}: {row['auto2_reason']}" for row in rows]
@@ -137,17 +160,22 @@ def report(rows: list[dict], repeat: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=32 << 20)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--quick", action="store_true",
+                        help="3 rounds of 3 runs (under 3 minutes on 2 cores)")
     args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.repeat = 3, 3
     for tool in ("flex", "re2c", "c++"):
         if shutil.which(tool) is None:
             sys.exit(f"fsm_tokens.py: needs {tool} (make bench-fsm-tokens installs flex and re2c)")
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for path in sorted((REPO / "samples" / "tokens").glob("*.fsm")):
-            rows.append(bench_sample(path, args.size, args.repeat, Path(folder)))
+            rows.append(bench_sample(path, args.size, args.rounds, args.repeat, Path(folder)))
             print(json.dumps(rows[-1]), flush=True)
-    text = report(rows, args.repeat)
+    text = report(rows, args.rounds, args.repeat)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "fsm_tokens.md").write_text(text)
     print(text)

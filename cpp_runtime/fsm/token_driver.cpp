@@ -5,8 +5,9 @@
 //   fsm_token_driver MANIFEST SCHEME:THREADS:CHUNKS ...
 //
 // MANIFEST has one case a line: `BLOB INPUT`. Per case, one JSON line: the tokens of `seq`
-// as [start, end, kind] and its counts, and for every configuration whose tokens or counts
-// differ from seq's, that configuration with its scheme and reason ("differs").
+// as [start, end, kind] and its counts, for every configuration whose tokens or counts
+// differ from seq's, that configuration with its scheme and reason ("differs"), and what
+// each `auto` configuration ran and why ("auto": [config, scheme, reason]).
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -59,6 +60,7 @@ void run_case(const std::string& blob_path, const std::string& input_path,
            std::to_string(expected[i].end) + ", " + std::to_string(expected[i].kind) + "]";
   out += "], \"counts\": " + counts_json(truth.counts) + ", \"differs\": [";
   bool first = true;
+  std::string autos;
   for (const std::string& config : configs) {
     const size_t a = config.find(':'), b = config.find(':', a + 1);
     fsm::TokenRunOptions options;
@@ -72,6 +74,13 @@ void run_case(const std::string& blob_path, const std::string& input_path,
         fsm::run_token_set<fsm::Token>(tables, data.data(), data.size(), options, nullptr);
     const bool scheme_ok = options.scheme == "auto" || options.scheme == result.scheme ||
                            (options.scheme == "fused" && result.scheme == "enum");
+    if (options.scheme == "auto") {
+      autos += autos.empty() ? "[" : ", [";
+      for (const std::string* text : {&config, &result.scheme, &result.reason}) {
+        fsm::append_json_string(autos, *text);
+        autos += text == &result.reason ? "]" : ", ";
+      }
+    }
     if (same(got, expected) && result.counts == truth.counts && counted.counts == truth.counts &&
         scheme_ok)
       continue;
@@ -85,7 +94,7 @@ void run_case(const std::string& blob_path, const std::string& input_path,
     fsm::append_json_string(out, result.reason);
     out += ", \"tokens\": " + std::to_string(got.size()) + "}";
   }
-  std::printf("%s]}\n", out.c_str());
+  std::printf("%s], \"auto\": [%s]}\n", out.c_str(), autos.c_str());
 }
 
 }  // namespace

@@ -15,8 +15,8 @@
 //   (asked for the token list, spec and hspec chunks keep their tokens, copied into the
 //   result in parallel at the end; asked for counts only, they keep a bitmap of token
 //   starts and counts instead (fsm/token_counting.hpp))
-//   auto   seq on one thread or a small input, seq when training showed that wrong starts
-//          rarely fall in step, else hspec; the reason quotes the measurements
+//   auto   seq on one thread or a small input; else seq, enum or hspec from measurements
+//          of the input (fsm/token_auto.hpp); the reason quotes them
 #pragma once
 
 #include <omp.h>
@@ -27,6 +27,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "fsm/token_auto.hpp"
 #include "fsm/token_chunks.hpp"
 #include "fsm/token_counting.hpp"
 
@@ -48,29 +49,6 @@ struct TokenRunResult {
   int threads = 1;
   size_t exit = 0;  // where the last token ended (`from` when none started)
 };
-
-constexpr size_t kTokenMinChunk = 1 << 12;
-constexpr size_t kEnumWidth = 8;
-
-inline std::string token_auto_choice(const TokenTables& t, size_t n, int threads,
-                                     std::string& reason) {
-  if (threads <= 1) return reason = "one thread: tokenizing sequentially", "seq";
-  if (n < kTokenMinChunk * size_t(threads))
-    return reason = "input under " + std::to_string(kTokenMinChunk * size_t(threads)) +
-                    " bytes: tokenizing sequentially", "seq";
-  const std::string measured =
-      t.fall_never_ppm == kTokenUnknown
-          ? std::string("no training measurement")
-          : "on the training sample a wrong start fell in step after median " +
-                std::to_string(t.fall_median) + " bytes, p90 " + std::to_string(t.fall_p90) +
-                ", never in " + std::to_string(t.fall_never_ppm / 10000) + "% of " +
-                std::to_string(t.train_positions) + " starts";
-  if (t.fall_never_ppm != kTokenUnknown && t.fall_never_ppm > 500000)
-    return reason = "seq: " + measured + ", so chunks would mostly be re-run", "seq";
-  return reason = "hspec: " + measured +
-                  "; chunks run from lookback guesses, wrong ones re-run in parallel rounds",
-         "hspec";
-}
 
 template <class Chunk>
 std::vector<Chunk> plan_token_chunks(size_t from, size_t stop, size_t count) {
@@ -162,7 +140,11 @@ void gather_tokens(const std::vector<TokenChunk>& chunks, uint32_t kind_count,
   std::vector<std::vector<uint64_t>> counts(count, std::vector<uint64_t>(kind_count, 0));
   std::vector<size_t> offset(count + 1, 0);
   for (size_t k = 0; k < count; ++k) offset[k + 1] = offset[k] + chunks[k].tokens.size();
-  if (out_tokens) out_tokens->resize(offset[count]);
+  if (out_tokens) {
+    out_tokens->reserve(offset[count]);
+    advise_huge_pages(*out_tokens);
+    out_tokens->resize(offset[count]);  // written below, by the threads (first touch)
+  }
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (long k = 0; k < long(count); ++k) {
     auto& mine = counts[size_t(k)];
@@ -289,7 +271,7 @@ TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n
   const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
   std::string scheme = options.scheme, reason;
   const size_t from = std::min(options.from, n), stop = std::max(from, std::min(options.stop, n));
-  if (scheme == "auto") scheme = token_auto_choice(t, stop - from, threads, reason);
+  if (scheme == "auto") scheme = token_auto_choice(t, data, n, from, stop, threads, reason);
   if (scheme == "fused") {
     reason = "a token set has no fused DFA (maximal munch is not finite-state): ran enum";
     scheme = "enum";

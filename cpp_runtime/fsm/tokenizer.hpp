@@ -17,6 +17,8 @@
 // highest failed position, so inputs that never back up far pay nothing for it.
 #pragma once
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -46,8 +48,24 @@ class Tokenizer {
       : t_(tables), data_(data), n_(n) {}
 
   // The token starting at p < n: fills `token` (kind kSkipToken for a skip rule) and
-  // returns its end.
-  size_t next_token(size_t p, Token& token) {
+  // returns its end. Inlined: one scan, no memo consulted and none to record; anything
+  // else (no rule matches, a memo, a long back-up) goes the general way, which scans again.
+  __attribute__((always_inline)) size_t next_token(size_t p, Token& token) {
+    if (p != cached_at_ && memo_.empty()) {
+      size_t best = p;
+      uint32_t best_state = t_.start;
+      const size_t stop = scan<false>(p, best, best_state);
+      if (best > p && (!t_.needs_memo || stop - best < kMemoMinBackup)) {
+        const int32_t kind = t_.accept[best_state >> t_.shift];
+        token = Token{p, best, kind == kSkipKind ? kSkipToken : uint16_t(kind)};
+        return best;
+      }
+    }
+    return next_token_general(p, token);
+  }
+
+ private:
+  __attribute__((noinline)) size_t next_token_general(size_t p, Token& token) {
     int32_t kind;
     size_t end = longest(p, kind);
     if (end > p) {
@@ -60,9 +78,6 @@ class Tokenizer {
     return end;
   }
 
-  uint64_t bytes_read() const { return bytes_read_; }
-
- private:
   // End of the longest match at p (p itself when none) and its kind.
   size_t longest(size_t p, int32_t& kind) {
     if (p == cached_at_) {
@@ -75,7 +90,6 @@ class Tokenizer {
     const size_t i = memo_.empty() ? scan<false>(p, best, best_state)
                                    : scan<true>(p, best, best_state);
     kind = kNoKind;
-    bytes_read_ += i - p;
     if (best > p) kind = t_.accept[best_state >> t_.shift];
     if (t_.needs_memo && i - best >= kMemoMinBackup) remember_failure(best, best_state, i);
     cached_at_ = p, cached_end_ = best, cached_kind_ = kind;
@@ -134,10 +148,24 @@ class Tokenizer {
   size_t memo_high_ = 0;
   size_t cached_at_ = ~size_t(0), cached_end_ = 0;
   int32_t cached_kind_ = kNoKind;
-  uint64_t bytes_read_ = 0;
 };
 
 constexpr size_t kDensityProbe = 1 << 16;  // bytes tokenized before reserving for the rest
+constexpr size_t kHugePage = size_t(2) << 20;
+
+// Ask for transparent huge pages over the untouched part of a large token list: a token
+// list is written once, front to back, and with 4 KiB pages the kernel's page faults cost
+// as much as tokenizing (one fault per 170 tokens). Only advice: without THP nothing
+// changes.
+template <class Vector>
+void advise_huge_pages(Vector& out) {
+  const size_t bytes = out.capacity() * sizeof(out[0]);
+  if (bytes < 4 * kHugePage) return;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(out.data() + out.size());
+  const uintptr_t first = (begin + kHugePage - 1) / kHugePage * kHugePage;
+  const uintptr_t last = (reinterpret_cast<uintptr_t>(out.data()) + bytes) / kHugePage * kHugePage;
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+}
 
 // Once `done` of `total` bytes hold `count` tokens, reserve for the rest at that density
 // (an eighth more): growing a vector of millions of tokens by doubling costs more than
@@ -147,6 +175,7 @@ void reserve_at_density(Vector& out, size_t count, size_t done, size_t total) {
   if (done == 0 || total <= done) return;
   const double estimate = double(count) * double(total) / double(done) * 1.125 + 64;
   out.reserve(out.size() + size_t(estimate) - count);
+  advise_huge_pages(out);
 }
 
 // Tokens from `from` while they start before `stop`, skip tokens left out; returns where

@@ -49,3 +49,22 @@ def assert_tokens_equal_reference(cases: list[tuple[CompiledTokenSet, bytes]], w
         assert got == expected, f"{token_set.name} seq on {data[:80]!r}"
         assert result["counts"] == list(kind_counts(token_set, expected).values())
         assert result["differs"] == [], f"{token_set.name} on {data[:80]!r}"
+
+
+def auto_choices(cases: list[tuple[CompiledTokenSet, bytes]], work: Path,
+                 configs: tuple[str, ...] = ("auto:2:0",)) -> list[list[list[str]]]:
+    """Per case, what each `auto` configuration ran and why ([config, scheme, reason]);
+    every configuration's tokens and counts are checked equal to seq's."""
+    manifest, lines = work / "auto_manifest.txt", []
+    for index, (token_set, data) in enumerate(cases):
+        blob, data_path = work / f"auto{index}.blob", work / f"auto{index}.input"
+        blob.write_bytes(token_blob(token_set, TokenHints()))
+        data_path.write_bytes(data)
+        lines.append(f"{blob} {data_path}")
+    manifest.write_text("\n".join(lines) + "\n")
+    done = subprocess.run([str(token_driver()), str(manifest), *configs], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [result["differs"] for result in results] == [[] for _ in cases]
+    return [result["auto"] for result in results]
