@@ -35,6 +35,7 @@ from .byte_classes import BytePartition
 from .nfa import PositionAutomaton
 
 BLOCK_CELLS = 1 << 22  # (states x classes x key bytes) expanded at once, at most
+DENSE_FOLLOW_BYTES = 1 << 24  # packed follow tables past this: edges scattered per block
 HASH_SEEDS = 3  # a hash collision between two keys (never seen) retries with a new seed
 _NEXT_CATEGORIES = (WORD_CATEGORY, NEWLINE, OTHER)
 
@@ -43,37 +44,93 @@ class HashCollision(Exception):
     """Two distinct keys hashed alike: the construction is retried with another seed."""
 
 
-def _packed_rows(rows: list[list[int]], width: int) -> np.ndarray:
-    """Per row, the set bits given as column lists, packed little-endian to bytes."""
-    dense = np.zeros((len(rows), width), dtype=bool)
-    for index, columns in enumerate(rows):
-        dense[index, columns] = True
-    return np.packbits(dense, axis=1, bitorder="little")
+def _packed_bits(rows: np.ndarray, columns: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """A (rows, bytes) array with bit `column` of row `row` set for each pair, packed
+    little-endian (bit c in byte c // 8, bit c % 8)."""
+    packed = np.zeros((shape[0], (shape[1] + 7) // 8), dtype=np.uint8)
+    np.bitwise_or.at(packed, (rows, columns >> 3), (1 << (columns & 7)).astype(np.uint8))
+    return packed
+
+
+def _expand(start: np.ndarray, rows: np.ndarray, items: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """For (row, item) pairs and CSR offsets `start` (item i owns entries start[i] to
+    start[i + 1]): (row of each owned entry, entry index)."""
+    lengths = start[items + 1] - start[items]
+    edge_rows = np.repeat(rows, lengths)
+    offsets = np.repeat(start[items] - np.cumsum(lengths) + lengths, lengths)
+    return edge_rows, offsets + np.arange(int(lengths.sum()), dtype=np.int64)
 
 
 class _Tables:
-    """The automaton as packed tables: per position, the positions that follow it
-    (one table per distinct edge condition), the first positions per condition, and
-    per position and tag the accepting condition."""
+    """The automaton as arrays. Edges in CSR form by source position (target, index of
+    the edge's condition); for small automata also packed per position (one table per
+    distinct condition), so that a state's follow set is one OR-reduction. First
+    positions packed per condition; per position and tag the accepting condition."""
 
     def __init__(self, automaton: PositionAutomaton, tag_index: dict[int, int]) -> None:
-        positions = automaton.position_count
+        positions = self.positions = automaton.position_count
         conditions = sorted({c for edges in automaton.follow for c in edges.values()}
                             | set(automaton.first.values()) | {ALWAYS})
         self.conditions = np.array(conditions, dtype=np.int64)
-        self.follow = np.stack([  # (conditions, positions + 1, bytes); row `positions`: none
-            _packed_rows([[q for q, c in edges.items() if c == condition]
-                          for edges in automaton.follow] + [[]], positions)
-            for condition in conditions])
-        self.first = _packed_rows([[q for q, c in automaton.first.items() if c == condition]
-                                   for condition in conditions], positions)
-        self.accept = np.zeros((positions + 1, len(tag_index)), dtype=np.int64)
-        for q, tags in automaton.accepting.items():
-            for t, c in tags.items():
-                self.accept[q, tag_index[t]] |= c
+        number = {condition: index for index, condition in enumerate(conditions)}
+        counts = [len(edges) for edges in automaton.follow] + [0]  # + the no-edge position
+        self.follow_start = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=self.follow_start[1:])
+        total = int(self.follow_start[-1])
+        self.follow_target = np.fromiter((q for edges in automaton.follow for q in edges),
+                                         np.int64, total)
+        self.follow_condition = np.fromiter(
+            (number[c] for edges in automaton.follow for c in edges.values()), np.int64, total)
+        width = (positions + 7) // 8
+        self.follow = None  # (conditions, positions + 1, bytes) when small enough
+        if len(conditions) * (positions + 1) * width <= DENSE_FOLLOW_BYTES:
+            sources = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+            self.follow = _packed_bits(
+                self.follow_condition * (positions + 1) + sources, self.follow_target,
+                (len(conditions) * (positions + 1), positions)
+            ).reshape(len(conditions), positions + 1, width)
+        first = np.fromiter(automaton.first, np.int64, len(automaton.first))
+        self.first = _packed_bits(
+            np.fromiter((number[c] for c in automaton.first.values()), np.int64, first.size),
+            first, (len(conditions), positions))
+        accepts = sorted((q, tag_index[t], c) for q, tags in automaton.accepting.items()
+                         for t, c in tags.items())
+        accept_counts = np.zeros(positions + 2, dtype=np.int64)
+        np.add.at(accept_counts, np.array([q + 1 for q, _, _ in accepts], dtype=np.int64), 1)
+        self.accept_start = np.cumsum(accept_counts)  # CSR by position, as the edges
+        self.accept_tag = np.array([t for _, t, _ in accepts], dtype=np.int64)
+        self.accept_condition = np.array([c for _, _, c in accepts], dtype=np.int64)
+        self.tag_count = len(tag_index)
         self.empty = np.zeros(len(tag_index), dtype=np.int64)
         for t, c in automaton.empty_accepts.items():
             self.empty[tag_index[t]] |= c
+
+    def accepting(self, rows: np.ndarray, position: np.ndarray, count: int) -> np.ndarray:
+        """(states, tags): the OR of the accepting conditions of each state's positions
+        and of the empty-match conditions; (rows, position) pairs give the states."""
+        conditions = np.zeros((count, self.tag_count), dtype=np.int64)
+        conditions |= self.empty[None, :]
+        accept_rows, entry = _expand(self.accept_start, rows, position)
+        np.bitwise_or.at(conditions, (accept_rows, self.accept_tag[entry]),
+                         self.accept_condition[entry])
+        return conditions
+
+    def follows(self, rows: np.ndarray, position: np.ndarray, starts: np.ndarray
+                ) -> np.ndarray:
+        """Per condition, per state (given as (rows, position) pairs, sorted by row, `starts`
+        where each state's begin, each ending with the no-edge position): the packed
+        union of its follow sets."""
+        if self.follow is not None:
+            return np.stack([np.bitwise_or.reduceat(table[position], starts, axis=0)
+                             for table in self.follow])
+        count = starts.size
+        edge_rows, edge = _expand(self.follow_start, rows, position)
+        return np.stack([
+            _packed_bits(edge_rows[selected], self.follow_target[edge[selected]],
+                         (count, self.positions))
+            for selected in (self.follow_condition[edge] == index
+                             for index in range(self.conditions.size))])
 
 
 class VectorisedSubsets:
@@ -162,14 +219,8 @@ class VectorisedSubsets:
         count, tables = chunk.shape[0], self.tables
         prevs = chunk[:, 0].astype(np.int64)
         width, tag_bytes = self.position_bytes, self.tag_bytes
-        bits = np.ones((count, self.positions + 1), dtype=bool)  # + a position with no edges
-        bits[:, :self.positions] = np.unpackbits(chunk[:, 1:1 + width], axis=1,
-                                                 bitorder="little")[:, :self.positions]
-        counts = bits.sum(axis=1)
-        starts = np.cumsum(counts) - counts
-        position = np.nonzero(bits)[1]
-        conditions = np.bitwise_or.reduceat(tables.accept[position], starts, axis=0)
-        conditions |= tables.empty[None, :]
+        rows, position, starts = _members(chunk[:, 1:1 + width], self.positions)
+        conditions = tables.accepting(rows, position, count)
         tag_rows = (conditions >> (prevs[:, None] * 5)) & ROW
         carried = np.unpackbits(chunk[:, 1 + width:1 + width + 2 * tag_bytes].reshape(
             count, 2, tag_bytes), axis=2, bitorder="little")[:, :, :self.tag_count]
@@ -180,8 +231,7 @@ class VectorisedSubsets:
             now, at_end = tag_rows.astype(bool), np.zeros(tag_rows.shape, dtype=bool)
         reports = np.stack([now, carried[:, 0].astype(bool), at_end,
                             carried[:, 1].astype(bool)], axis=1)
-        follows = np.stack([np.bitwise_or.reduceat(table[position], starts, axis=0)
-                            for table in tables.follow])  # (conditions, states, bytes)
+        follows = tables.follows(rows, position, starts)  # (conditions, states, bytes)
         targets = np.zeros((count, self.class_count, self.key_bytes), dtype=np.uint8)
         for category, classes in self.categories:
             held = ((tables.conditions[None, :] >> (prevs[:, None] * 5 + category)) & 1
@@ -203,6 +253,22 @@ class VectorisedSubsets:
             block[:, :, 1 + width:1 + width + 2 * tag_bytes] = tail.reshape(count, 1, -1)
             targets[:, classes] = block
         return targets, reports
+
+
+def _members(packed: np.ndarray, no_edges: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (state, position) pairs of packed position sets, by state then position, each
+    state's followed by the position `no_edges`; and where each state's pairs start.
+    Only the non-zero bytes are unpacked (position sets are sparse)."""
+    count = packed.shape[0]
+    byte_rows, byte_index = np.nonzero(packed)
+    bits = np.unpackbits(packed[byte_rows, byte_index][:, None], axis=1, bitorder="little")
+    pair, bit = np.nonzero(bits)
+    rows = np.concatenate([byte_rows[pair], np.arange(count, dtype=np.int64)])
+    position = np.concatenate([byte_index[pair] * 8 + bit,
+                               np.full(count, no_edges, dtype=np.int64)])
+    order = np.argsort(rows, kind="stable")
+    counts = np.bincount(rows, minlength=count)
+    return rows[order], position[order], np.cumsum(counts) - counts
 
 
 def _hashes(rows: np.ndarray, weights: np.ndarray) -> np.ndarray:

@@ -2,7 +2,8 @@
 exactly the DFA of the state-by-state definition: same states, numbers, reports and
 byte classes, also when it stops at the state limit, on random pattern sets (assertions
 and inline flags included), token-style anchored sets and sets without assertions, with
-blocks of one state and of many."""
+blocks of one state and of many, follow sets from packed tables and from scattered
+edges."""
 
 from __future__ import annotations
 
@@ -45,10 +46,11 @@ def _check_same(automaton, limit) -> None:
     assert _outcome(subset_construction, automaton, limit) == expected
 
 
-@pytest.fixture(params=[1, None], ids=["block-of-one-state", "default-blocks"])
+@pytest.fixture(params=[{}, {"BLOCK_CELLS": 1}, {"DENSE_FOLLOW_BYTES": 0}],
+                ids=["defaults", "blocks-of-one-state", "edges-scattered"])
 def block_cells(request, monkeypatch):
-    if request.param is not None:
-        monkeypatch.setattr(subset_vectorised, "BLOCK_CELLS", request.param)
+    for name, value in request.param.items():
+        monkeypatch.setattr(subset_vectorised, name, value)
 
 
 @settings(max_examples=120, deadline=None, derandomize=True,
