@@ -30,10 +30,25 @@ class StateMultisets:
                    np.tile(np.arange(state_count, dtype=np.int64), row_count),
                    np.ones(row_count * state_count, dtype=np.int64), row_count)
 
+    @classmethod
+    def after_one_step(cls, transitions: np.ndarray, row_classes: np.ndarray
+                       ) -> StateMultisets:
+        """`all_states(...).step(transitions, row_classes)`, from one count of each class
+        column the rows use (the first step is the costly one: every state is a lane)."""
+        state_count = transitions.shape[0]
+        used, row_of_used = np.unique(row_classes, return_inverse=True)
+        per_class = np.stack([np.bincount(transitions[:, c], minlength=state_count)
+                              for c in used.tolist()])
+        rows, states = np.nonzero(per_class[row_of_used.reshape(-1)])
+        counts = per_class[row_of_used.reshape(-1)[rows], states].astype(np.int64)
+        return cls(rows.astype(np.int64), states.astype(np.int64), counts, len(row_classes))
+
     def step(self, transitions: np.ndarray, row_classes: np.ndarray) -> StateMultisets:
         """Every state of row r moves on class row_classes[r]; equal states merge."""
         state_count = transitions.shape[0]
         moved = transitions[self.states, row_classes[self.rows]].astype(np.int64)
+        if self.rows.size == self.row_count:  # one state a row: nothing can merge
+            return StateMultisets(self.rows, moved, self.counts, self.row_count)
         keys = self.rows * state_count + moved
         if keys.size * 8 >= self.row_count * state_count:  # many entries: count, no sort
             totals = np.bincount(keys, weights=self.counts, minlength=self.row_count * state_count)

@@ -26,9 +26,14 @@ def test_multisets_count_like_lanes(run) -> None:
     states, rows = transitions.shape[0], classes.shape[1]
     lanes = np.tile(np.arange(states), (rows, 1))
     multisets = StateMultisets.all_states(rows, states)
-    for row_classes in classes:
+    for step, row_classes in enumerate(classes):
         lanes = transitions[lanes, row_classes[:, None]]
+        if step == 0:
+            first = StateMultisets.after_one_step(transitions, row_classes)
         multisets = multisets.step(transitions, row_classes)
+        if step == 0:
+            for name in ("rows", "states", "counts"):
+                assert getattr(first, name).tolist() == getattr(multisets, name).tolist()
     for row in range(rows):
         values, counts = np.unique(lanes[row], return_counts=True)  # ascending states
         held = multisets.rows == row
