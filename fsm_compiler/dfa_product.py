@@ -35,15 +35,18 @@ class TaggedDfa:
 
 
 PRODUCT_GROWTH = 2  # see growth_limit
+PRODUCT_FLOOR = 1024  # products this small always may join (their tables are small)
 
 
 def growth_limit(group: TaggedDfa, dfa: TaggedDfa, max_states: int) -> int:
     """The state limit of a product in a set already split into several engines: at most
-    PRODUCT_GROWTH times the states of its two parts (and `max_states`). Products of
-    unanchored patterns multiply states where the patterns overlap: packed up to 65536
-    states, the 148 Nosey Parker rules that fit a DFA took 921,000 states (205 MB of
-    runtime tables) for 101,000 states alone; with this limit, 155,000 states."""
-    return min(max_states, PRODUCT_GROWTH * (group.state_count + dfa.state_count))
+    PRODUCT_GROWTH times the states of its two parts, or PRODUCT_FLOOR, within
+    `max_states`. Products of unanchored patterns multiply states where the patterns
+    overlap: packed up to 65536 states, the 148 Nosey Parker rules that fit a DFA took
+    921,000 states (205 MB of runtime tables) for 101,000 states alone; with this limit,
+    157,000 states."""
+    return min(max_states, max(PRODUCT_FLOOR,
+                               PRODUCT_GROWTH * (group.state_count + dfa.state_count)))
 
 
 class ProductTooLarge(Exception):

@@ -14,8 +14,8 @@ How a set is split (greedy packing, in file order):
    the next pattern's minimal DFA (dfa_product.py); while the product holds at most
    `max_states` states the pattern joins the group, else the group becomes a DFA
    engine and the pattern starts the next group. Once a group has closed (the set is
-   several engines anyway), a product may also hold at most twice its parts' states
-   (dfa_product.growth_limit: tables). Products are not minimised (Moore's
+   several engines anyway), a product may also hold at most twice its parts' states,
+   or 1024 (dfa_product.growth_limit: tables). Products are not minimised (Moore's
    rounds over a big product cost seconds, and a product of minimal DFAs of unrelated
    patterns is close to minimal), except when the whole set is one DFA: then it is
    the minimal DFA, numbered breadth-first.
