@@ -20,11 +20,14 @@ import numpy as np
 
 from .compiled import CompiledMachine
 from .minimise import row_keys
+from .reference_executor import state_trace
+from .state_multisets import StateMultisets
 
 CONVERGENCE_THRESHOLDS = (1, 2, 4)
 SAMPLE_POSITIONS = 256
 CONVERGENCE_HORIZON = 4096
 RECOVERY_HORIZON = 1024  # a wrong lookback guess that meets the true path by then is cheap
+TRUTH_HORIZON = 1024  # bytes run from every state to find the true state after them
 FUSED_MEMORY_BUDGET = 1 << 27  # bytes of stored state vectors
 FUSED_WORK_BUDGET = 1 << 30  # table lookups (fused states x states x classes)
 VECTOR_ELEMENT_BUDGET = 1 << 22  # elements of positions x states worked on at once
@@ -92,37 +95,33 @@ def _nearest_rank(sorted_steps: list[float], quantile: float) -> int | None:
     return None if math.isinf(value) else int(value)
 
 
-def _distinct_compacted(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sort each row, move its distinct values first, pad with its smallest; trim width."""
-    vectors = np.sort(vectors, axis=1)
-    is_new = np.ones(vectors.shape, dtype=bool)
-    is_new[:, 1:] = vectors[:, 1:] != vectors[:, :-1]
-    distinct = is_new.sum(axis=1)
-    order = np.argsort(~is_new, axis=1, kind="stable")
-    vectors = np.take_along_axis(vectors, order, axis=1)[:, :int(distinct.max())]
-    padding = np.arange(vectors.shape[1])[None, :] >= distinct[:, None]
-    vectors[padding] = np.broadcast_to(vectors[:, :1], vectors.shape)[padding]
-    return vectors, distinct
-
-
 def convergence(machine: CompiledMachine, classes: np.ndarray) -> list[Convergence]:
-    """Steps until the all-states vector has at most 1, 2, 4 states, from random positions."""
+    """Steps until the all-states vector has at most 1, 2, 4 states, from random positions.
+    (Before: (positions, states) vectors, sorted and compacted each step; now multisets
+    of states, fsm_compiler/state_multisets.py: the same steps.)"""
     horizon = min(CONVERGENCE_HORIZON, len(classes))
     if horizon == 0:
         return []
     positions = _random_positions(len(classes) - horizon + 1, machine.state_count, 0)
     steps = {t: np.full(len(positions), np.inf) for t in CONVERGENCE_THRESHOLDS}
-    vectors = np.tile(np.arange(machine.state_count, dtype=np.int32), (len(positions), 1))
+    runs = None
     distinct = np.full(len(positions), machine.state_count)
     for step in range(horizon + 1):
         for threshold, found in steps.items():
             found[np.isinf(found) & (distinct <= threshold)] = step
         if step == horizon or not np.isinf(steps[1]).any():
             break
-        byte_classes = classes[positions + step]
-        vectors = machine.transitions[vectors, byte_classes[:, None]]
-        vectors, distinct = _distinct_compacted(vectors)
+        runs = _stepped(runs, machine, classes[positions + step])
+        distinct = runs.distinct()
     return [_summarise(threshold, steps[threshold], horizon) for threshold in steps]
+
+
+def _stepped(runs: StateMultisets | None, machine: CompiledMachine, row_classes: np.ndarray
+             ) -> StateMultisets:
+    """One step of the runs; None: the runs from every state, not stepped yet."""
+    if runs is None:
+        return StateMultisets.after_one_step(machine.transitions, row_classes)
+    return runs.step(machine.transitions, row_classes)
 
 
 def _summarise(threshold: int, found: np.ndarray, horizon: int) -> Convergence:
@@ -139,22 +138,46 @@ def _random_positions(count_available: int, states: int, low: int) -> np.ndarray
     return low + np.sort(rng.choice(count_available, size=wanted, replace=False))
 
 
+def true_states_after(machine: CompiledMachine, classes: np.ndarray, ends: np.ndarray
+                      ) -> np.ndarray:
+    """The state after the first ends[i] bytes (ends >= 1), exactly: run from every state
+    over the TRUTH_HORIZON bytes before; where all runs meet in one state, that state is
+    the true one whatever state the input was in. Only where they do not (or the input
+    is shorter) is the input run from its start. (Before: always from the start: a
+    Python step per byte of a 1 MiB sample, per engine.)"""
+    truth = np.full(len(ends), -1, dtype=np.int64)
+    far = np.flatnonzero(ends > TRUTH_HORIZON)
+    if far.size:
+        runs = None
+        for step in range(TRUTH_HORIZON):
+            runs = _stepped(runs, machine, classes[ends[far] - TRUTH_HORIZON + step])
+        met = runs.distinct() == 1
+        truth[far[met]] = runs.most_frequent()[met]
+    unknown = np.flatnonzero(truth < 0)
+    if unknown.size:
+        _, first_byte = np.unique(machine.byte_class, return_index=True)  # a byte per class
+        representative = first_byte.astype(np.uint8)
+        prefix = representative[classes[:int(ends[unknown].max())]].tobytes()
+        truth[unknown] = state_trace(machine, prefix)[ends[unknown] - 1]
+    return truth
+
+
 def lookback_accuracy(
-    machine: CompiledMachine, classes: np.ndarray, true_states: np.ndarray, lookback: int
+    machine: CompiledMachine, classes: np.ndarray, true_states: np.ndarray | None,
+    lookback: int
 ) -> tuple[float | None, int, int]:
     """(fraction of positions where lookback speculation is right, positions tried, wrong
-    guesses whose path has not met the true one within RECOVERY_HORIZON bytes)."""
+    guesses whose path has not met the true one within RECOVERY_HORIZON bytes).
+    `true_states[i]` is the state after i + 1 bytes; None: found by `true_states_after`."""
     if len(classes) <= lookback:
         return None, 0, 0
     positions = _random_positions(len(classes) - lookback, machine.state_count, lookback)
-    vectors = np.tile(np.arange(machine.state_count, dtype=np.int32), (len(positions), 1))
-    flat = machine.transitions.astype(np.int32).ravel()  # one gather per step, not 2-D indexing
-    width = np.int32(machine.class_count)
-    for step in range(lookback):
-        at = classes[positions - lookback + step].astype(np.int32)[:, None]
-        vectors = np.take(flat, vectors * width + at)
-    predicted = _most_frequent_per_row(vectors)
-    truth = true_states[positions - 1]  # true_states[i] is the state after i + 1 bytes
+    runs = None
+    for step in range(lookback):  # (before: (positions, states) lanes; same votes)
+        runs = _stepped(runs, machine, classes[positions - lookback + step])
+    predicted = runs.most_frequent()
+    truth = (true_states_after(machine, classes, positions) if true_states is None
+             else true_states[positions - 1])
     wrong = predicted != truth
     slow = _slow_recoveries(machine, classes, positions[wrong], predicted[wrong], truth[wrong])
     return float(np.mean(~wrong)), len(positions), slow
@@ -172,21 +195,3 @@ def _slow_recoveries(machine: CompiledMachine, classes: np.ndarray, positions: n
         guess = np.where(active, machine.transitions[guess, at], guess)
         real = np.where(active, machine.transitions[real, at], real)
     return int(np.count_nonzero(guess != real))
-
-
-def _most_frequent_per_row(vectors: np.ndarray) -> np.ndarray:
-    """The most frequent state of each row; ties go to the smallest state number.
-    (Before: np.unique row by row; now one np.unique over (row, state) keys.)"""
-    rows, width = vectors.shape
-    if rows == 0:
-        return np.zeros(0, dtype=np.int64)
-    keys = np.arange(rows, dtype=np.int64)[:, None] * (int(vectors.max()) + 1) + vectors
-    values, counts = np.unique(keys.ravel(), return_counts=True)  # by row, then state
-    row_of = values // (int(vectors.max()) + 1)
-    starts = np.flatnonzero(np.r_[True, row_of[1:] != row_of[:-1]])
-    best = np.maximum.reduceat(counts, starts)
-    is_best = counts == np.repeat(best, np.diff(np.r_[starts, len(counts)]))
-    first_best = np.flatnonzero(is_best & np.r_[True, row_of[1:] != row_of[:-1]] |
-                                is_best)  # candidates, in order
-    chosen = first_best[np.unique(row_of[first_best], return_index=True)[1]]
-    return values[chosen] - row_of[chosen] * (int(vectors.max()) + 1)

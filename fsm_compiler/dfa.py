@@ -38,6 +38,7 @@ from .assertions import END, FINAL_NEWLINE, NEWLINE, OTHER, ROW, START, next_row
 from .assertions import WORD as WORD_CATEGORY
 from .byte_classes import BytePartition, partition_by_masks
 from .nfa import PositionAutomaton
+from .subset_vectorised import HashCollision, VectorisedSubsets
 
 _NEWLINE_MASK = 1 << 0x0A
 _NONE: frozenset[int] = frozenset()
@@ -106,13 +107,53 @@ def _category(byte: int) -> int:
     return WORD_CATEGORY if (WORD >> byte) & 1 else OTHER
 
 
-def subset_construction(automaton: PositionAutomaton, max_states: int) -> SubsetDfa:
-    """Determinise `automaton`; raise StateLimitExceeded past `max_states` states."""
+def _classes(automaton: PositionAutomaton) -> tuple[BytePartition, list[int]]:
+    """The byte classes of `automaton` and the category of each (OTHER without assertions)."""
     assertions = automaton.has_assertions
     extra = [WORD, _NEWLINE_MASK] if assertions else []
     partition = partition_by_masks([*automaton.byte_masks, *extra, (1 << 256) - 1])
     class_category = [_category(partition.representatives[c]) if assertions else OTHER
                       for c in range(partition.class_count)]
+    return partition, class_category
+
+
+def subset_construction(automaton: PositionAutomaton, max_states: int) -> SubsetDfa:
+    """Determinise `automaton`; raise StateLimitExceeded past `max_states` states.
+    (Before: the loop of `subset_construction_by_state`; now numpy over position bitsets,
+    fsm_compiler/subset_vectorised.py: the same states, numbers and reports.)"""
+    partition, class_category = _classes(automaton)
+    try:
+        built = VectorisedSubsets(automaton, partition, class_category, max_states).run()
+    except HashCollision:  # distinct keys hashed alike under every seed: never seen
+        return subset_construction_by_state(automaton, max_states)
+    if built is None:
+        raise StateLimitExceeded(max_states)
+    transitions, bits = built
+    tags = _tags_of(automaton)
+    decoded: dict[bytes, StateReports] = {}
+    reports = []
+    for state_bits in np.packbits(bits, axis=2, bitorder="little").reshape(len(bits), -1):
+        key = state_bits.tobytes()
+        found = decoded.get(key)
+        if found is None:
+            rows = np.unpackbits(state_bits.reshape(4, -1), axis=1, bitorder="little")
+            found = decoded[key] = StateReports(*(
+                frozenset(tags[t] for t in np.nonzero(row[:len(tags)])[0].tolist())
+                for row in rows))
+        reports.append(found)
+    return SubsetDfa(partition, transitions, tuple(reports))
+
+
+def _tags_of(automaton: PositionAutomaton) -> list[int]:
+    return sorted({t for edges in automaton.accepting.values() for t in edges}
+                  | set(automaton.empty_accepts))
+
+
+def subset_construction_by_state(automaton: PositionAutomaton, max_states: int) -> SubsetDfa:
+    """The definition, one state and one class at a time (the tests' oracle for
+    `subset_construction`); raise StateLimitExceeded past `max_states` states."""
+    assertions = automaton.has_assertions
+    partition, class_category = _classes(automaton)
     classes_of = [[[] for _ in range(5)] for _ in automaton.byte_masks]
     for position, mask in enumerate(automaton.byte_masks):
         for byte_class in partition.classes_in(mask):

@@ -5,8 +5,7 @@
 
 How a set is split (greedy packing, in file order):
 1. each pattern's DFA by subset construction, stopping past min(max_states, 8192)
-   states (subset construction in Python costs ~50 us a state: a pattern past 8192
-   would cost seconds and make a big table); those patterns run on bit-parallel NFA
+   states (a pattern past 8192 would make a big table); those patterns run on bit-parallel NFA
    engines (nfa_engine.py), packed in file order up to 512 positions an engine,
    bounded and unbounded apart. (When all the other patterns make one DFA, up to 4
    such patterns are tried again with the full `max_states`, so that a set whose DFA
@@ -14,7 +13,9 @@ How a set is split (greedy packing, in file order):
 2. the patterns that fit are packed in file order: the current group's DFA times
    the next pattern's minimal DFA (dfa_product.py); while the product holds at most
    `max_states` states the pattern joins the group, else the group becomes a DFA
-   engine and the pattern starts the next group. Products are not minimised (Moore's
+   engine and the pattern starts the next group. Once a group has closed (the set is
+   several engines anyway), a product may also hold at most twice its parts' states,
+   or 1024 (dfa_product.growth_limit: tables). Products are not minimised (Moore's
    rounds over a big product cost seconds, and a product of minimal DFAs of unrelated
    patterns is close to minimal), except when the whole set is one DFA: then it is
    the minimal DFA, numbered breadth-first.
@@ -36,6 +37,7 @@ from .dfa import StateLimitExceeded, report_mask, reports_of_mask, subset_constr
 from .dfa_product import (
     ProductTooLarge,
     TaggedDfa,
+    growth_limit,
     minimal,
     product,
     renumbered,
@@ -151,8 +153,9 @@ def pack_groups(pattern_set: PatternSet, max_states: int
         if dfa is None:
             too_big.append(index)
             continue
-        if current is not None:
-            joined = _joined(current[1], dfa, max_states)
+        if current is not None:  # once the set is split, products may not blow up
+            joined = _joined(current[1], dfa, growth_limit(current[1], dfa, max_states)
+                             if groups else max_states)
             if joined is not None:
                 current = (current[0] + [index], joined)
                 continue

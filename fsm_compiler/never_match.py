@@ -12,42 +12,68 @@ from parafuse.grammar.diagnostics import CompileError
 from parafuse.grammar.fsm_ast import PatternSet
 from parafuse.grammar.regex_escapes import WORD as WORD_BYTES
 
-from .assertions import NEWLINE, NEXT_CATEGORIES, OTHER, PREV_CATEGORIES, WORD, bit
+from .assertions import (
+    END,
+    FINAL_NEWLINE,
+    NEWLINE,
+    NEXT_CATEGORIES,
+    OTHER,
+    PREV_CATEGORIES,
+    WORD,
+    holds,
+)
 from .nfa import PositionAutomaton, build_position_automaton
 
+_FINAL = FINAL_NEWLINE  # a position's byte as a '\n' that ends the input
 
-def _categories(mask: int) -> set[int]:
-    found = set()
+
+def _categories(mask: int) -> list[int]:
+    """The categories a byte of `mask` can have as the next byte of a boundary (a '\n'
+    also as the input's final byte)."""
+    found = []
     if mask & WORD_BYTES:
-        found.add(WORD)
+        found.append(WORD)
     if mask >> 0x0A & 1:
-        found.add(NEWLINE)
+        found += [NEWLINE, _FINAL]
     if mask & ~WORD_BYTES & ~(1 << 0x0A):
-        found.add(OTHER)
+        found.append(OTHER)
     return found
 
 
-def _satisfiable(condition: int, prevs, nexts) -> bool:
-    return any(condition & bit(p, n) for p in prevs for n in nexts)
+def _prev(category: int) -> int:
+    return NEWLINE if category == _FINAL else category
 
 
 def can_match(automaton: PositionAutomaton) -> bool:
+    """Whether some input has a match: a search over (position, category of the byte it
+    matched), each boundary's condition checked at the categories on both sides. Exact:
+    a condition reads only the categories of the two bytes around its boundary, and any
+    byte before a match, after it, or in a position's set may be chosen.
+
+    Before: a position stood for all the categories of its byte set at once, so a
+    condition on the boundary before it did not narrow the byte it matched
+    (`^\\b[^a]\\B$` was accepted: the \\b makes [^a] a word byte, after which \\B$ fails).
+    """
     if automaton.empty_accepts and any(automaton.empty_accepts.values()):
         return True
     categories = [_categories(mask) for mask in automaton.byte_masks]
-    reached = [q for q, c in automaton.first.items() if _satisfiable(c, PREV_CATEGORIES,
-                                                                     categories[q])]
+    reached = [(q, c) for q, condition in automaton.first.items() for c in categories[q]
+               if any(holds(condition, prev, c) for prev in PREV_CATEGORIES)]
     seen = set(reached)
     while reached:
-        position = reached.pop()
-        prevs = categories[position]
-        if any(_satisfiable(c, prevs, NEXT_CATEGORIES)
-               for c in automaton.accepting.get(position, {}).values()):
+        position, category = reached.pop()
+        prev = _prev(category)
+        nexts = (END,) if category == _FINAL else NEXT_CATEGORIES
+        if any(holds(condition, prev, n) for condition in
+               automaton.accepting.get(position, {}).values() for n in nexts):
             return True
+        if category == _FINAL:
+            continue
         for target, condition in automaton.follow[position].items():
-            if target not in seen and _satisfiable(condition, prevs, categories[target]):
-                seen.add(target)
-                reached.append(target)
+            for following in categories[target]:
+                if (target, following) not in seen and holds(condition, prev, following):
+                    seen.add((target, following))
+                    reached.append((target, following))
     return False
 
 

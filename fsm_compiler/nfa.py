@@ -52,6 +52,11 @@ def _merged(left: Edges, right: Edges) -> Edges:
     return result
 
 
+def _merge_into(target: Edges, edges: Edges) -> None:
+    for key, condition in edges.items():
+        target[key] = target.get(key, NEVER) | condition
+
+
 def _restricted(edges: Edges, condition: int) -> Edges:
     if condition == ALWAYS:
         return edges
@@ -124,14 +129,16 @@ class _FragmentBuilder:
             return _Fragment({}, {}, assertion_condition(node.kind, node.multiline))
         if isinstance(node, Concat):
             return self.concat_all([self.build(item) for item in node.items])
-        if isinstance(node, Alternation):
-            result = _Fragment({}, {}, NEVER)
+        if isinstance(node, Alternation):  # merged in place: linear in the alternatives
+            first: Edges = {}
+            last: Edges = {}
+            nullable = NEVER
             for alternative in node.alternatives:
                 part = self.build(alternative)
-                result = _Fragment(_merged(result.first, part.first),
-                                   _merged(result.last, part.last),
-                                   result.nullable | part.nullable)
-            return result
+                _merge_into(first, part.first)
+                _merge_into(last, part.last)
+                nullable |= part.nullable
+            return _Fragment(first, last, nullable)
         return self.repeat(node)
 
     def link(self, last: Edges, first: Edges) -> None:

@@ -72,34 +72,34 @@ def _mask(positions) -> int:
 
 def longest_match(automaton: PositionAutomaton) -> int | None:
     """Bytes in the longest match, conditions ignored (None when a cycle makes matches
-    unbounded)."""
+    unbounded): the longest path from a first position to an accepting one.
+
+    Before: a recursive walk, one Python frame per position of the path, so a pattern
+    such as `x[ab]{1500}y` raised RecursionError. After: the same walk with an explicit
+    stack (depth-first, post-order), any length."""
     depth: dict[int, int] = {}  # longest path to an accepting position, in positions
-    visiting: set[int] = set()
-
-    def longest_from(position: int) -> int | None:
-        if position in depth:
-            return depth[position]
-        if position in visiting:
-            return None
-        visiting.add(position)
-        best = 1 if automaton.accepting.get(position) else 0
-        for following in automaton.follow[position]:
-            tail = longest_from(following)
-            if tail is None:
-                return None
-            if tail:
-                best = max(best, 1 + tail)
-        visiting.discard(position)
-        depth[position] = best
-        return best
-
-    longest = 0
-    for position in sorted(automaton.first):
-        length = longest_from(position)
-        if length is None:
-            return None
-        longest = max(longest, length)
-    return longest
+    follow, accepting = automaton.follow, automaton.accepting
+    for root in sorted(automaton.first):
+        if root in depth:
+            continue
+        stack = [(root, iter(follow[root]))]
+        on_path = {root}
+        while stack:
+            position, successors = stack[-1]
+            for following in successors:
+                if following in on_path:
+                    return None  # a cycle
+                if following not in depth:
+                    on_path.add(following)
+                    stack.append((following, iter(follow[following])))
+                    break
+            else:
+                stack.pop()
+                on_path.discard(position)
+                tails = [depth[following] for following in follow[position]]
+                best = 1 if accepting.get(position) else 0
+                depth[position] = max([best] + [1 + tail for tail in tails if tail])
+    return max((depth[position] for position in automaton.first), default=0)
 
 
 def check_nfa_pattern(automaton: PositionAutomaton, pattern: PatternDecl) -> None:

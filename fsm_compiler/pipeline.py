@@ -33,7 +33,6 @@ from .nfa_engine import NfaEngine
 from .options import MachineOptions, check_machine_names, machine_options
 from .pattern_sets import build_subset_dfa, minimal_machine
 from .project_analysis import FUSED_BLOB_BUDGET, ProjectAnalysis, project_analysis
-from .reference_executor import state_trace
 from .scheme_choice import choose_scheme
 from .token_sets import CompiledTokenSet, compile_token_set
 
@@ -129,8 +128,7 @@ def analyse(machine: CompiledMachine, sample: bytes, sample_name: str) -> Machin
     fused = fused_state_count(machine, machine.options.max_fused_states)
     steps = convergence(machine, classes)
     lookback = machine.options.lookback
-    accuracy, tried, slow_misses = lookback_accuracy(machine, classes,
-                                                     state_trace(machine, sample), lookback)
+    accuracy, tried, slow_misses = lookback_accuracy(machine, classes, None, lookback)
     scheme, reason = choose_scheme(fused, steps, accuracy, slow_misses, lookback)
     return MachineAnalysis(machine, fused, steps, accuracy, tried, sample_name, len(sample),
                            scheme, reason)

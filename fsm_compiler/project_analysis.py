@@ -17,7 +17,6 @@ import numpy as np
 
 from .analysis import convergence, fused_bound, lookback_accuracy
 from .compiled import CompiledMachine
-from .reference_executor import state_trace
 
 UNKNOWN = (1 << 64) - 1  # a hint not measured (kUnknown in cpp_runtime/fsm/tables.hpp)
 FUSED_BLOB_BUDGET = 16 << 20  # bytes of fused tables a generated project embeds
@@ -53,7 +52,7 @@ def training_hints(machine: CompiledMachine, sample: bytes | None) -> TrainingHi
         sample = np.random.default_rng(0).integers(0, 256, TRAINING_BYTES, dtype=np.uint8).tobytes()
     classes = machine.byte_class[np.frombuffer(sample, dtype=np.uint8)].astype(np.int64)
     steps = {item.threshold: item for item in convergence(machine, classes)}
-    accuracy, _, _ = lookback_accuracy(machine, classes, state_trace(machine, sample),
+    accuracy, _, _ = lookback_accuracy(machine, classes, None,
                                        machine.options.lookback)
 
     def known(value: int | None) -> int:

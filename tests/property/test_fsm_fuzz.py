@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from parafuse.fsm_compiler.pipeline import compile_file
@@ -68,6 +68,8 @@ def test_mutated_fsm_files_give_located_errors(seed: str, mutation) -> None:
 @settings(max_examples=400, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(REGEX_SEEDS), operations, st.sampled_from(["", "i", "s", "is"]))
+# \d{1,3200}: an NFA engine of ~3200 positions, whose longest-match walk recursed
+@example(REGEX_SEEDS[0], [(3, 15, 0, "200")], "").via("a RecursionError random seeds found")
 def test_mutated_regexes_give_located_errors(seed: str, mutation, flags: str) -> None:
     regex = _mutate(list(seed), mutation).replace("\n", "")
     _compiles_or_located_error(f"patterns p {{\n    t /{regex}/{flags}\n}}\n")

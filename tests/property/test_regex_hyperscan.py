@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 
 from parafuse.fsm_compiler.reference_executor import run_reference
 from tests.required_tools import require_module
@@ -48,9 +48,24 @@ def test_known_pattern_sets_match_hyperscan(patterns, data) -> None:
     assert run_reference(machine, data, True).matches == hyperscan_matches(patterns, data)
 
 
+# Assertions that narrow the byte a position matches (\\b before [^a] makes it a word
+# byte), around '\\n' and the end of the input: refused exactly when Hyperscan refuses
+# them ("Pattern can never match").
+NEVER_MATCH_CASES = [r"\b\B|^\b[^a]\B$", r"^\b[^a]\B$", r"\b[^a]\B$", r"a\B$", r"a\B\n",
+                     r"\w\B\Z", r"\b\n", r"a\b\n", r"[a\n]\B$", r"^\B\n", r"^\b\n",
+                     r"a\B(?m)$", r"^\B[a-]\b", r"-\b[a-]\B$", r"(?m)a\B$", r"[a-]\b\z",
+                     r"\B[\n-]\b", r"(?m)^\B\n\b"]
+
+
+@pytest.mark.parametrize("regex", NEVER_MATCH_CASES)
+def test_never_matching_patterns_refused_as_hyperscan_does(regex) -> None:
+    compile_both([(regex, "")])  # AssertionError when only one of the two refuses
+
+
 @settings(max_examples=1000, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(pattern_sets, haystacks)
+@example([(r"\b\B|^\b[^a]\B$", "")], b"a-").via("a refusal random seeds found")
 def test_random_pattern_sets_match_hyperscan(patterns, data) -> None:
     machine = compile_both(patterns)
     assume(machine is not None)

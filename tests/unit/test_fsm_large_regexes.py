@@ -1,0 +1,42 @@
+"""Regexes whose size a user controls (long counted repeats, thousands of alternatives,
+multi-line regexes with many nodes) compile without an internal error: no walk over the
+automaton may recurse once per position (Python's stack is ~1000 frames)."""
+
+from __future__ import annotations
+
+from parafuse.fsm_compiler.engines import EngineSet, engine_kind
+from parafuse.fsm_compiler.nfa import build_position_automaton
+from parafuse.fsm_compiler.nfa_engine import longest_match
+from parafuse.fsm_compiler.pipeline import compile_file
+from parafuse.fsm_compiler.reference_executor import run_reference
+from parafuse.grammar.diagnostics import Location, SourceFile
+from parafuse.grammar.regex_parser import parse_regex
+
+HERE = Location("t.fsm", 1, 1)
+
+
+def _automaton(regex: str):
+    return build_position_automaton([(0, parse_regex(regex, "", HERE))])
+
+
+def test_longest_match_of_a_path_longer_than_the_python_stack() -> None:
+    assert longest_match(_automaton("[a-c]{5}.{1,2000}z")) == 2006
+    assert longest_match(_automaton("x[ab]{3000}y|q")) == 3002
+    assert longest_match(_automaton("x[ab]{3000}y+")) is None
+    assert longest_match(_automaton("(?:ab|c)?d{2,4}")) == 6
+
+
+def test_engine_set_with_a_long_nfa_pattern_compiles() -> None:
+    """The NFA engine's bound (longest match) over ~1500 positions: a RecursionError once."""
+    machine = compile_file(SourceFile("t.fsm", "patterns p {\n  a /abc/\n"
+                                      "  u /[a-c]{2}.{1,1500}z/\n}\n")).machines[0]
+    assert isinstance(machine, EngineSet)
+    nfa = [engine for engine in machine.engines if engine_kind(engine) == "nfa"]
+    assert [engine.max_length for engine in nfa] == [1503]
+
+
+def test_ten_thousand_alternatives_compile() -> None:
+    regex = "|".join(f"a{index}b" for index in range(10_000))
+    machine = compile_file(SourceFile("t.fsm", f"patterns p {{\n  t /{regex}/\n}}\n")).machines[0]
+    result = run_reference(machine, b"a10000b a9999b a0b a00b", True)
+    assert result.matches == [(14, 0), (18, 0)]
