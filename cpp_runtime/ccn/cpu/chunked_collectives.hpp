@@ -10,8 +10,6 @@
 #pragma once
 #include <mpi.h>
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 #include <cstdint>
@@ -21,29 +19,10 @@
 #include "ccn/cpu/math.hpp"
 #include "ccn/cpu/node_shared.hpp"
 #include "ccn/cpu/pipeline.hpp"
+#include "ccn/cpu/rank_order_reduce.hpp"
 #include "ccn/mpi_util.hpp"
 
 namespace pf {
-
-// One contiguous piece per thread: large pieces let memcpy use streaming stores.
-template <typename T> void parallel_copy(const T* from, int64_t count, T* to) {
-  #pragma omp parallel
-  {
-    const int64_t threads = omp_get_num_threads(), piece = (count + threads - 1) / threads;
-    const int64_t lo = std::min(count, omp_get_thread_num() * piece);
-    const int64_t hi = std::min(count, lo + piece);
-    if (hi > lo) std::memcpy(to + lo, from + lo, static_cast<size_t>(hi - lo) * sizeof(T));
-  }
-}
-
-template <typename C> inline C combine(ReduceOp op, C a, C b) {
-  switch (op) {
-    case ReduceOp::prod: return a * b;
-    case ReduceOp::max: return maximum(a, b);
-    case ReduceOp::min: return minimum(a, b);
-    default: return a + b;
-  }
-}
 
 // Chunks for a fused group when `tune` did not fix them. Shared memory: about 128 KiB of
 // the reduced type each, so that a reduced chunk is still in cache when the computation
@@ -124,28 +103,11 @@ template <typename T> class ChunkedReduceScatter {
 
   // out[lo, hi) = op over ranks (in rank order) of their elements at `whole` onwards.
   void reduce_shared(int64_t lo, int64_t hi, int64_t whole) {
-    using C = compute_t<T>;
-    constexpr int64_t kBlock = 1024;
-    const int parts = plan_->parts;
-    #pragma omp parallel for schedule(static)
-    for (int64_t b = lo; b < hi; b += kBlock) {
-      const int64_t n = std::min(kBlock, hi - b), at = whole + (b - lo);
-      C acc[kBlock];
-      const T* first = rank_ == 0 ? input_ : shared_.of<T>(0);
-      for (int64_t j = 0; j < n; ++j) acc[j] = static_cast<C>(first[at + j]);
-      for (int r = 1; r < parts; ++r) {
-        const T* x = r == rank_ ? input_ : shared_.of<T>(r);
-        if (op_ == ReduceOp::sum || op_ == ReduceOp::avg) {
-          for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<C>(x[at + j]);
-        } else {
-          for (int64_t j = 0; j < n; ++j) acc[j] = combine(op_, acc[j], static_cast<C>(x[at + j]));
-        }
-      }
-      if (op_ == ReduceOp::avg) {
-        for (int64_t j = 0; j < n; ++j) acc[j] = acc[j] / static_cast<C>(parts);
-      }
-      for (int64_t j = 0; j < n; ++j) out_[b + j] = store_as<T>(acc[j]);
+    std::vector<const T*> sources(plan_->parts);
+    for (int r = 0; r < plan_->parts; ++r) {
+      sources[r] = (r == rank_ ? input_ : shared_.of<T>(r)) + whole;
     }
+    reduce_in_rank_order(sources, hi - lo, out_ + lo, op_);
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
