@@ -73,9 +73,11 @@ template <typename T> class ChunkedReduceScatter {
     if (op_ == ReduceOp::avg) divide_by(out_ + lo, hi - lo, plan_->parts);
   }
 
-  // After the last chunk: every rank is done reading this rank's shared segment.
-  void done() {
-    if (shared()) shared_.fence();
+  // After the last chunk: every rank is done reading this rank's shared segment before
+  // anyone writes it again. `gathered_after`: a gather of the same ranks follows in this
+  // step; its completion already says so (each rank gathers after its reductions).
+  void done(bool gathered_after) {
+    if (shared() && !gathered_after) shared_.fence();
   }
 
  private:
@@ -138,6 +140,7 @@ template <typename T> class ChunkedAllgather {
     whole_ = whole;
     plan_ = &plan;
     requests_.clear();
+    wait_for_last_copies();
   }
 
   // Chunk c of this rank's block (which starts at `block`) is final.
@@ -161,8 +164,9 @@ template <typename T> class ChunkedAllgather {
     progress(requests_);
   }
 
-  // Every rank's block is in `whole`.
-  void finish() {
+  // Every rank's block is in `whole`. `written_after_start`: this rank's segment is
+  // written only after start() (by chunk(), or by the loop that computes the block).
+  void finish(bool written_after_start) {
     if (!shared()) {
       wait_all(requests_);
       return;
@@ -174,16 +178,29 @@ template <typename T> class ChunkedAllgather {
       parallel_copy(shared_.of<T>(r), plan.block_rows[r] * plan.row_elems,
                     whole_ + plan.block_start[r] * plan.row_elems);
     }
-    shared_.fence();  // nobody overwrites a segment that another rank still copies
+    // Nobody may overwrite a segment that another rank still copies: this rank says it
+    // is done, and waits for the others now, or where the segment is only written after
+    // start(), at the next start() (by then they are done, as a rule). (Before: a full
+    // barrier here, and one after every reduce-scatter: four meetings per fused step.)
+    released_ = shared_.arrive();
+    release_pending_ = true;
+    if (!written_after_start) wait_for_last_copies();
   }
 
  private:
+  void wait_for_last_copies() {  // the other ranks' copies out of this rank's segment
+    if (release_pending_) shared_.wait(released_);
+    release_pending_ = false;
+  }
+
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   NodeShared shared_;
   T* whole_ = nullptr;
   const ChunkPlan* plan_ = nullptr;
   std::vector<MPI_Request> requests_;
+  uint32_t released_ = 0;  // the arrival that ended the last gather's copies
+  bool release_pending_ = false;
 };
 
 }  // namespace pf
