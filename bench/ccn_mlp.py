@@ -6,12 +6,19 @@ machine). Each schedule is timed by its runner (median step, max over ranks; war
 steps, so that an overlap whose chunks `tune` left open has chosen them: it measures
 during its first 6 steps), in rounds that alternate the schedules. The torch peer
 reduces the partial sums in bf16 and in f32; the faster is the peer. Run alone with
-`python bench/ccn_mlp.py`; `make bench-ccn` runs it with bench/ccn_cpu.py.
+`python bench/ccn_mlp.py [--quick]` (writes bench/results/ccn_mlp.md; --quick: 3 rounds
+of fewer steps, under 3 minutes once the projects are built); `make bench-ccn` runs it
+with bench/ccn_cpu.py. The report names the machine and its load average before and
+after the run: on a machine shared with other work, read the ratios of one run (the
+schedules and the peer alternate, so that the load hits them alike), not the times.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -25,11 +32,22 @@ from parafuse.emitters.toolchain.mpirun import launch_environment, run_ranks
 REPO = Path(__file__).resolve().parent.parent
 RANKS = 2
 SIZES = {"B": 256, "D": 1024, "F": 4096}
-ROUNDS = 5
+RESULTS = REPO / "bench" / "results"
+
+
+class Plan:
+    """Rounds and steps of one run: the full run, or --quick."""
+
+    def __init__(self, quick: bool = False) -> None:
+        self.rounds, self.iters, self.peer_iters = (3, 9, 9) if quick else (5, 15, 15)
+
+
+PLAN = Plan()
 
 
 def runner_ms(project: Path, program: str, schedule: str) -> float:
-    args = ["--schedule", schedule, "--random", "--warmup", "8", "--iters", "15", "--json"]
+    args = ["--schedule", schedule, "--random", "--warmup", "8", "--iters", str(PLAN.iters),
+            "--json"]
     args += [a for name, n in SIZES.items() for a in ("--size", f"{name}={n}")]
     done = run_ranks(project, program, RANKS, args)
     if done.returncode != 0:
@@ -45,7 +63,7 @@ def torch_ms(program: str) -> dict[str, float] | None:
         return None
     command = [Toolchain.current().tool("mpirun"), "--oversubscribe", "-np", str(RANKS),
                sys.executable, str(REPO / "bench" / "torch_mlp_peer.py"), program,
-               *(str(SIZES[n]) for n in ("B", "D", "F"))]
+               *(str(SIZES[n]) for n in ("B", "D", "F")), str(PLAN.peer_iters)]
     env = launch_environment(RANKS)
     env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT="29518")
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1200)
@@ -64,7 +82,7 @@ def bench_mlp() -> list[dict]:
         project = build_cpu_project(module, program, schedules, f"bench {program}")
         samples: dict[str, list[float]] = {s: [] for s in schedules}
         peer_samples: list[dict[str, float]] = []
-        for _ in range(ROUNDS):
+        for _ in range(PLAN.rounds):
             for schedule in schedules:
                 samples[schedule].append(runner_ms(project, program, schedule))
             peer = torch_ms(program)
@@ -82,10 +100,20 @@ def bench_mlp() -> list[dict]:
     return rows
 
 
+def load_average() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def machine() -> str:
+    cpu = next((line.split(":", 1)[1].strip() for line in
+                Path("/proc/cpuinfo").read_text().splitlines() if "model name" in line), "?")
+    return f"{cpu}, {os.cpu_count()} cores, Linux {platform.release()}"
+
+
 def report_lines(rows: list[dict]) -> list[str]:
     sizes = ", ".join(f"{n}={v}" for n, v in SIZES.items())
     lines = ["## Megatron MLP blocks (bf16), against PyTorch", "",
-             f"{sizes}, {RANKS} ranks, median step (max over ranks) of {ROUNDS} alternating "
+             f"{sizes}, {RANKS} ranks, median step (max over ranks) of {PLAN.rounds} alternating "
              "rounds; torch: the same block with gloo, its faster way of reducing "
              "(bench/ccn_mlp.py).", "",
              "| program | schedule | ms/step | vs default | vs torch |", "|---|---|---|---|---|"]
@@ -103,5 +131,19 @@ def report_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
+def main() -> None:
+    global PLAN
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="3 rounds of fewer steps")
+    PLAN = Plan(parser.parse_args().quick)
+    before = load_average()
+    lines = report_lines(bench_mlp())
+    lines += ["", f"Machine: {machine()}; load average {before} before the run, "
+              f"{load_average()} after it{' (--quick)' if PLAN.rounds == 3 else ''}."]
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "ccn_mlp.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 if __name__ == "__main__":
-    print("\n".join(report_lines(bench_mlp())))
+    main()

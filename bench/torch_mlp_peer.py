@@ -2,7 +2,7 @@
 samples/mlp_sp.ccn as a PyTorch user writes them on CPUs (bf16, torch.distributed
 over gloo, one thread per rank unless OMP_NUM_THREADS says otherwise).
 
-Usage (under mpirun -np R): torch_mlp_peer.py mlp|mlp_sp B D F
+Usage (under mpirun -np R): torch_mlp_peer.py mlp|mlp_sp B D F [ITERS]
 For each way of reducing the partial sums (in bf16, or in f32: converted, reduced,
 converted back) it times the step; prints one JSON line on rank 0: the median ms
 (max over ranks) of each way, so the caller can keep the fastest.
@@ -20,7 +20,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-WARMUP, ITERS = 3, 15
+WARMUP = 3
 
 
 def reduce_sum(partial: torch.Tensor, wide: bool) -> torch.Tensor:
@@ -31,6 +31,7 @@ def reduce_sum(partial: torch.Tensor, wide: bool) -> torch.Tensor:
 
 def main() -> None:
     variant, b, d, f = sys.argv[1], *map(int, sys.argv[2:5])
+    iters = int(sys.argv[5]) if len(sys.argv) > 5 else 15
     rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
     world = int(os.environ["OMPI_COMM_WORLD_SIZE"])
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
@@ -69,7 +70,7 @@ def main() -> None:
     with torch.inference_mode():
         for wide in (False, True):
             times = []
-            for i in range(WARMUP + ITERS):
+            for i in range(WARMUP + iters):
                 dist.barrier()
                 begin = time.perf_counter()
                 step(wide)

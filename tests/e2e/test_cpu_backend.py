@@ -121,3 +121,28 @@ def test_overlap_chunks_chosen_at_run_time_keep_the_results(tmp_path) -> None:
     for ranks in (2, 3):
         assert_backend_matches_reference(project, default, scheduled, "overlapped", ranks,
                                          sizes, tmp_path / f"r{ranks}", iters=8)
+
+
+@pytest.mark.parametrize("transport", ["shared", "mpi"])
+def test_unfused_collectives_take_either_transport(transport: str, tmp_path,
+                                                   monkeypatch) -> None:
+    """The collectives of unfused stages (pf::NodeCollective): mlp_sp's `default` (an
+    allgather along dim 0, then a reduce-scatter) and mlp's overlapped allreduce chunks,
+    over node-shared memory (no MPI reduce-scatter or all-gather on any rank) and over
+    MPI (no window), against the reference."""
+    if transport == "mpi":
+        monkeypatch.setenv("PARAFUSE_FUSED_TRANSPORT", "mpi")
+    trace = TransportTrace(monkeypatch, tmp_path / "trace")
+    for sample, schedule in (("mlp_sp", "default"), ("mlp", "overlapped")):
+        module = sample_module(sample)
+        default = module.programs[sample]
+        sizes = {n: SIZES[n] for n in default.size_vars}
+        for ranks in (2, 3):
+            assert_backend_matches_reference(
+                sample_project(sample), default, module.scheduled_program(sample, schedule),
+                schedule, ranks, sizes, tmp_path / f"{sample}-{ranks}")
+            calls = trace.take()
+            if sample == "mlp_sp":
+                assert_transport(calls, transport, ranks)
+            else:
+                assert all((c.shared_windows >= 1) == (transport == "shared") for c in calls)

@@ -10,8 +10,6 @@
 #pragma once
 #include <mpi.h>
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 #include <cstdint>
@@ -21,29 +19,10 @@
 #include "ccn/cpu/math.hpp"
 #include "ccn/cpu/node_shared.hpp"
 #include "ccn/cpu/pipeline.hpp"
+#include "ccn/cpu/rank_order_reduce.hpp"
 #include "ccn/mpi_util.hpp"
 
 namespace pf {
-
-// One contiguous piece per thread: large pieces let memcpy use streaming stores.
-template <typename T> void parallel_copy(const T* from, int64_t count, T* to) {
-  #pragma omp parallel
-  {
-    const int64_t threads = omp_get_num_threads(), piece = (count + threads - 1) / threads;
-    const int64_t lo = std::min(count, omp_get_thread_num() * piece);
-    const int64_t hi = std::min(count, lo + piece);
-    if (hi > lo) std::memcpy(to + lo, from + lo, static_cast<size_t>(hi - lo) * sizeof(T));
-  }
-}
-
-template <typename C> inline C combine(ReduceOp op, C a, C b) {
-  switch (op) {
-    case ReduceOp::prod: return a * b;
-    case ReduceOp::max: return maximum(a, b);
-    case ReduceOp::min: return minimum(a, b);
-    default: return a + b;
-  }
-}
 
 // Chunks for a fused group when `tune` did not fix them. Shared memory: about 128 KiB of
 // the reduced type each, so that a reduced chunk is still in cache when the computation
@@ -94,9 +73,11 @@ template <typename T> class ChunkedReduceScatter {
     if (op_ == ReduceOp::avg) divide_by(out_ + lo, hi - lo, plan_->parts);
   }
 
-  // After the last chunk: every rank is done reading this rank's shared segment.
-  void done() {
-    if (shared()) shared_.fence();
+  // After the last chunk: every rank is done reading this rank's shared segment before
+  // anyone writes it again. `gathered_after`: a gather of the same ranks follows in this
+  // step; its completion already says so (each rank gathers after its reductions).
+  void done(bool gathered_after) {
+    if (shared() && !gathered_after) shared_.fence();
   }
 
  private:
@@ -124,28 +105,11 @@ template <typename T> class ChunkedReduceScatter {
 
   // out[lo, hi) = op over ranks (in rank order) of their elements at `whole` onwards.
   void reduce_shared(int64_t lo, int64_t hi, int64_t whole) {
-    using C = compute_t<T>;
-    constexpr int64_t kBlock = 1024;
-    const int parts = plan_->parts;
-    #pragma omp parallel for schedule(static)
-    for (int64_t b = lo; b < hi; b += kBlock) {
-      const int64_t n = std::min(kBlock, hi - b), at = whole + (b - lo);
-      C acc[kBlock];
-      const T* first = rank_ == 0 ? input_ : shared_.of<T>(0);
-      for (int64_t j = 0; j < n; ++j) acc[j] = static_cast<C>(first[at + j]);
-      for (int r = 1; r < parts; ++r) {
-        const T* x = r == rank_ ? input_ : shared_.of<T>(r);
-        if (op_ == ReduceOp::sum || op_ == ReduceOp::avg) {
-          for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<C>(x[at + j]);
-        } else {
-          for (int64_t j = 0; j < n; ++j) acc[j] = combine(op_, acc[j], static_cast<C>(x[at + j]));
-        }
-      }
-      if (op_ == ReduceOp::avg) {
-        for (int64_t j = 0; j < n; ++j) acc[j] = acc[j] / static_cast<C>(parts);
-      }
-      for (int64_t j = 0; j < n; ++j) out_[b + j] = store_as<T>(acc[j]);
+    std::vector<const T*> sources(plan_->parts);
+    for (int r = 0; r < plan_->parts; ++r) {
+      sources[r] = (r == rank_ ? input_ : shared_.of<T>(r)) + whole;
     }
+    reduce_in_rank_order(sources, hi - lo, out_ + lo, op_);
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -176,6 +140,7 @@ template <typename T> class ChunkedAllgather {
     whole_ = whole;
     plan_ = &plan;
     requests_.clear();
+    wait_for_last_copies();
   }
 
   // Chunk c of this rank's block (which starts at `block`) is final.
@@ -199,8 +164,9 @@ template <typename T> class ChunkedAllgather {
     progress(requests_);
   }
 
-  // Every rank's block is in `whole`.
-  void finish() {
+  // Every rank's block is in `whole`. `written_after_start`: this rank's segment is
+  // written only after start() (by chunk(), or by the loop that computes the block).
+  void finish(bool written_after_start) {
     if (!shared()) {
       wait_all(requests_);
       return;
@@ -212,16 +178,29 @@ template <typename T> class ChunkedAllgather {
       parallel_copy(shared_.of<T>(r), plan.block_rows[r] * plan.row_elems,
                     whole_ + plan.block_start[r] * plan.row_elems);
     }
-    shared_.fence();  // nobody overwrites a segment that another rank still copies
+    // Nobody may overwrite a segment that another rank still copies: this rank says it
+    // is done, and waits for the others now, or where the segment is only written after
+    // start(), at the next start() (by then they are done, as a rule). (Before: a full
+    // barrier here, and one after every reduce-scatter: four meetings per fused step.)
+    released_ = shared_.arrive();
+    release_pending_ = true;
+    if (!written_after_start) wait_for_last_copies();
   }
 
  private:
+  void wait_for_last_copies() {  // the other ranks' copies out of this rank's segment
+    if (release_pending_) shared_.wait(released_);
+    release_pending_ = false;
+  }
+
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   NodeShared shared_;
   T* whole_ = nullptr;
   const ChunkPlan* plan_ = nullptr;
   std::vector<MPI_Request> requests_;
+  uint32_t released_ = 0;  // the arrival that ended the last gather's copies
+  bool release_pending_ = false;
 };
 
 }  // namespace pf

@@ -3,15 +3,22 @@
 // CPU backend use it to reduce and gather with plain loads and stores instead of
 // messages (what NCCL does between GPUs of one node). Across nodes, or with
 // PARAFUSE_FUSED_TRANSPORT=mpi, it stays empty and callers use MPI's collectives.
+// Each segment starts with its rank's arrival counter (ccn/cpu/node_sync.hpp): fence()
+// is a barrier on those counters, whose waiters sleep instead of polling.
+// (Before: fence() was MPI_Win_sync around MPI_Barrier, which polls.)
 #pragma once
 #include <mpi.h>
+
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <vector>
 
+#include "ccn/cpu/node_sync.hpp"
 #include "ccn/mpi_util.hpp"
 
 namespace pf {
@@ -22,6 +29,17 @@ inline bool fused_transport_is_mpi() {
   return choice != nullptr && std::strcmp(choice, "mpi") == 0;
 }
 
+// One contiguous piece per thread: large pieces let memcpy use streaming stores.
+template <typename T> void parallel_copy(const T* from, int64_t count, T* to) {
+  #pragma omp parallel
+  {
+    const int64_t threads = omp_get_num_threads(), piece = (count + threads - 1) / threads;
+    const int64_t lo = std::min(count, omp_get_thread_num() * piece);
+    const int64_t hi = std::min(count, lo + piece);
+    if (hi > lo) std::memcpy(to + lo, from + lo, static_cast<size_t>(hi - lo) * sizeof(T));
+  }
+}
+
 class NodeShared {
  public:
   NodeShared() = default;
@@ -29,7 +47,7 @@ class NodeShared {
   NodeShared& operator=(const NodeShared&) = delete;
   ~NodeShared() { release(); }
 
-  // Collective over `comm`: a segment of `bytes` per rank, or nothing (usable() is false)
+  // Collective over `comm`: a segment of `bytes` per rank (after its arrival counter), or nothing (usable() is false)
   // when the ranks span nodes, the environment asks for MPI, or a rank cannot allocate its
   // segment. The fused collectives then use MPI; nothing is printed (docs/ccn.md).
   void create(MPI_Comm comm, int64_t bytes) {
@@ -48,7 +66,7 @@ class NodeShared {
     // Ranks keep comm's order (equal keys), so a segment's owner is its rank in comm. If
     // any rank cannot get its segment (a small /dev/shm), every rank uses MPI instead.
     PF_MPI(MPI_Comm_set_errhandler(node_, MPI_ERRORS_RETURN));
-    int made = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes > 0 ? bytes : 1), 1, info,
+    int made = MPI_Win_allocate_shared(static_cast<MPI_Aint>(kHeader + bytes), 1, info,
                                        node_, &base, &win_) == MPI_SUCCESS;
     PF_MPI(MPI_Info_free(&info));
     PF_MPI(MPI_Allreduce(&made, &all, 1, MPI_INT, MPI_MIN, comm));
@@ -60,13 +78,20 @@ class NodeShared {
     }
     int ranks = comm_size(node_);
     segments_.assign(ranks, nullptr);
+    std::vector<NodeArrivals*> arrivals(ranks);
     for (int r = 0; r < ranks; ++r) {
       MPI_Aint size = 0;
       int unit = 1;
-      PF_MPI(MPI_Win_shared_query(win_, r, &size, &unit, &segments_[r]));
+      void* start = nullptr;
+      PF_MPI(MPI_Win_shared_query(win_, r, &size, &unit, &start));
+      arrivals[r] = static_cast<NodeArrivals*>(start);
+      segments_[r] = static_cast<char*>(start) + kHeader;
     }
     rank_ = comm_rank(node_);
+    new (arrivals[rank_]) NodeArrivals();  // each rank sets up its own counter
+    barrier_.attach(std::move(arrivals), rank_);
     PF_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_));
+    PF_MPI(MPI_Barrier(node_));  // every counter is set up before anyone arrives
   }
 
   bool usable() const { return win_ != MPI_WIN_NULL; }
@@ -74,11 +99,10 @@ class NodeShared {
   template <typename T> const T* of(int rank) const { return static_cast<const T*>(segments_[rank]); }
 
   // Every rank's stores before the fence are visible to every rank's loads after it.
-  void fence() const {
-    PF_MPI(MPI_Win_sync(win_));
-    PF_MPI(MPI_Barrier(node_));
-    PF_MPI(MPI_Win_sync(win_));
-  }
+  void fence() { barrier_(); }
+  // The fence in two halves: stores before arrive() are visible after wait(its epoch).
+  uint32_t arrive() { return barrier_.arrive(); }
+  void wait(uint32_t epoch) const { barrier_.wait(epoch); }
 
  private:
   void release() {
@@ -90,9 +114,14 @@ class NodeShared {
     segments_.clear();
   }
 
+  // the arrival counter's room at the start of each segment (keeps the data 64-aligned)
+  static constexpr int64_t kHeader = sizeof(NodeArrivals);
+  static_assert(kHeader % 64 == 0, "segment data stays 64-byte aligned");
+
   MPI_Comm node_ = MPI_COMM_NULL;
   MPI_Win win_ = MPI_WIN_NULL;
   std::vector<void*> segments_;
+  NodeBarrier barrier_;
   int rank_ = 0;
 };
 

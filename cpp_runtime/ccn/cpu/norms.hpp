@@ -1,5 +1,9 @@
 // Row-wise normalisations over the last dim, in place, computed in float or double
 // (docs/ccn-language.md section 5): layernorm (biased variance) and rmsnorm.
+// The sums over a row are SIMD reductions (several partial sums, added at the end):
+// a different order from one running sum, within the tolerances of section 13.
+// (Before: one running sum, whose chain of dependent additions kept a row's sums from
+// vectorising: a 256 x 1024 layernorm took twice as long.)
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -12,11 +16,14 @@ template <typename W> void layernorm_rows(W* data, int64_t count, int64_t cols, 
   for (int64_t r = 0; r < rows; ++r) {
     W* row = data + r * cols;
     W mean = 0, var = 0;
+#pragma omp simd reduction(+ : mean)
     for (int64_t j = 0; j < cols; ++j) mean += row[j];
     mean /= static_cast<W>(cols);
+#pragma omp simd reduction(+ : var)
     for (int64_t j = 0; j < cols; ++j) var += (row[j] - mean) * (row[j] - mean);
     var /= static_cast<W>(cols);
     W scale = W(1) / std::sqrt(var + eps);
+#pragma omp simd
     for (int64_t j = 0; j < cols; ++j) row[j] = (row[j] - mean) * scale;
   }
 }
@@ -27,8 +34,10 @@ template <typename W> void rmsnorm_rows(W* data, int64_t count, int64_t cols, W 
   for (int64_t r = 0; r < rows; ++r) {
     W* row = data + r * cols;
     W squares = 0;
+#pragma omp simd reduction(+ : squares)
     for (int64_t j = 0; j < cols; ++j) squares += row[j] * row[j];
     W scale = W(1) / std::sqrt(squares / static_cast<W>(cols) + eps);
+#pragma omp simd
     for (int64_t j = 0; j < cols; ++j) row[j] *= scale;
   }
 }

@@ -31,12 +31,16 @@ inline void wait_all(std::vector<MPI_Request>& requests) {
 // The chunk count of an `overlap` that `tune` left open, chosen by measurement: its
 // first steps run each candidate in turn (kTrials times each, 1 chunk, i.e. no
 // pipelining, among them); then the ranks agree on the slowest rank's best time of each
-// candidate and keep the fastest for good. So pipelining is kept only where it pays:
-// where the collective is too small to hide, one chunk wins. Every rank calls chunks()
-// and done() around the overlap in every step, so they decide at the same call.
+// candidate and keep the fastest for good, where a count beats a smaller one only by
+// more than kMargin (a few steps' noise would otherwise decide between counts that cost
+// the same). So pipelining is kept only where it pays: where the collective is too small
+// to hide, one chunk wins. Every rank calls chunks() and done() around the overlap in
+// every step, so they decide at the same call. (Before: the plain fastest, which on a
+// loaded machine picked 4 chunks as often as 1 where they cost the same.)
 class OverlapChunks {
  public:
   static constexpr int kTrials = 2;
+  static constexpr double kMargin = 0.05;
   explicit OverlapChunks(std::vector<int> candidates = {1, 2, 4})
       : candidates_(std::move(candidates)),
         best_(candidates_.size(), std::numeric_limits<double>::infinity()) {}
@@ -55,7 +59,11 @@ class OverlapChunks {
     if (++calls_ < kTrials * candidates_.size()) return;
     PF_MPI(MPI_Allreduce(MPI_IN_PLACE, best_.data(), static_cast<int>(best_.size()),
                          MPI_DOUBLE, MPI_MAX, comm));
-    chosen_ = candidates_[std::min_element(best_.begin(), best_.end()) - best_.begin()];
+    size_t pick = 0;  // candidates_ are in increasing order
+    for (size_t c = 1; c < best_.size(); ++c) {
+      if (best_[c] < best_[pick] * (1.0 - kMargin)) pick = c;
+    }
+    chosen_ = candidates_[pick];
   }
 
   int chosen() const { return chosen_; }  // 0 while still measuring

@@ -36,11 +36,14 @@ def lower_fused(stage: ir.FusedStage, writer: CpuStageWriter) -> list[str]:
                  "group runs as one unit without chunks"]
         return lines + [line for p in stage.parts for line in lower_simple(p, writer)]
     lines = [f"// {stage.name} = fuse({members}): chunked pipeline", "{"]
-    for phase in group.phases:
+    for i, phase in enumerate(group.phases):
         if phase.kind == "whole":
             lines += _indent(lower_simple(phase.stages[0], writer))
         else:
-            lines += _indent(["{"] + _indent(_chunk_loop(stage, phase.stages, writer)) + ["}"])
+            later = [s for p in group.phases[i:] if p.kind == "chunked" for s in p.stages]
+            gathers = chunk_collectives(tuple(later))[1]
+            lines += _indent(["{"] + _indent(_chunk_loop(stage, phase.stages, writer, gathers))
+                             + ["}"])
     return lines + ["}"]
 
 
@@ -51,7 +54,8 @@ def _chunk_count(group: ir.GroupedStage, local: str, dtype: str, shared: str) ->
 
 
 def _chunk_loop(group: ir.FusedStage, stages: tuple[ir.SimpleStage, ...],
-                writer: CpuStageWriter) -> list[str]:
+                writer: CpuStageWriter, later_gathers: list[ir.CollectiveStage]) -> list[str]:
+    """One chunked phase; `later_gathers`: the chunked gathers of this phase and later ones."""
     scatter, gathers = chunk_collectives(stages)
     computed = [s for s in stages if isinstance(s, (ir.ElementwiseStage, ir.UpdateStage))]
     space_of = scatter or (computed[0] if computed else gathers[0].operand)
@@ -70,7 +74,8 @@ def _chunk_loop(group: ir.FusedStage, stages: tuple[ir.SimpleStage, ...],
     if scatter is not None:
         lines += _scatter_setup(scatter, writer, comm)
         loop.append(f"x_{stage_id(scatter)}_.finish(c);")
-        after.append(f"x_{stage_id(scatter)}_.done();")
+        gathered = any(g.group == scatter.group for g in later_gathers)  # the same ranks
+        after.append(f"x_{stage_id(scatter)}_.done({'true' if gathered else 'false'});")
     if computed:
         pre, fused_loop = fused_elementwise(computed, writer)
         lines += pre
@@ -79,8 +84,17 @@ def _chunk_loop(group: ir.FusedStage, stages: tuple[ir.SimpleStage, ...],
         lines.append(_gather_setup(gather, writer, comm, parts))
         x = f"x_{stage_id(gather)}_"
         loop.append(f"{x}.chunk(c, {writer.buffers[gather.operand.name].var}.data());")
-        after.append(f"{x}.finish();")
+        later = "true" if _written_after_start(gather, computed, writer) else "false"
+        after.append(f"{x}.finish({later});")
     return lines + ["for (int c = 0; c < chunks; ++c) {"] + _indent(loop) + ["}"] + after
+
+
+def _written_after_start(gather: ir.CollectiveStage, computed: list[ir.SimpleStage],
+                         writer: CpuStageWriter) -> bool:
+    """Is the gather's segment written only after its start() in a step? Then its last
+    meeting may be waited for at the next start() (pf::ChunkedAllgather::finish)."""
+    placed = writer.plan.placements.get(getattr(gather.operand, "name", None)) == gather.name
+    return not placed or any(s.name == gather.operand.name for s in computed)
 
 
 def fused_elementwise(stages: list[ir.SimpleStage], writer: CpuStageWriter):

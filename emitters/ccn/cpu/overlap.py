@@ -1,11 +1,14 @@
 """`overlap(P, C)` on the CPU: P produces chunk c (rows along dim 0) while C works on
-chunk c-1; collectives are MPI's nonblocking ones, completed in order.
+chunk c-1; collectives are completed in order. An allreduce goes through a
+`pf::NodeCollective` (node-shared memory on one node, each chunk published and met on
+its own; MPI_Iallreduce otherwise), the other collectives are MPI's nonblocking ones.
 
 Chunks: `tune`'s count, else `pf::OverlapChunks` (ccn/cpu/pipeline.hpp) measures 1, 2
 and 4 over the first steps and keeps the fastest. (Before: 4 unless tuned, which made
 the step slower than not overlapping where the collective is too small to hide; and a
 matmul chunk was multiplied in float and then stored, where it now goes through
-gemm.py, in the operands' dtype.)"""
+gemm.py, in the operands' dtype; and an allreduce was MPI_Iallreduce on one node too,
+whose waits poll.)"""
 
 from __future__ import annotations
 
@@ -35,8 +38,21 @@ class _ChunkSteps:
         elif isinstance(stage, ir.MatmulStage):
             self.gemm = gemm_call(stage, writer)
             self.setup += self.gemm.lines
+        self.node = None
+        if isinstance(stage, ir.CollectiveStage) and stage.op == "allreduce":
+            self.node = f"nc_{stage_id(stage)}_"
+            writer.node_collective(self.node, STORAGE[stage.type.dtype],
+                                   comm_name(writer.plan.collective_comm(stage)),
+                                   f"{writer.buffers[stage.name].local}.count")
+            self.setup.append(f"{self.node}.begin_chunks();")
         self.setup.append(f"std::vector<MPI_Request> {self.requests}(2 * chunks, "
                           "MPI_REQUEST_NULL);")
+
+    def progress(self) -> str:
+        """Let the chunks in flight move (MPI progresses only inside its calls)."""
+        if self.node:
+            return f"{self.node}.progress();"
+        return f"pf::progress({self.requests});"
 
     def start(self) -> list[str]:
         stage, target = self.stage, self.writer.buffers[self.stage.name]
@@ -54,9 +70,10 @@ class _ChunkSteps:
         count = "static_cast<int>(hi - lo)"
         first, second = f"&{self.requests}[2 * c]", f"&{self.requests}[2 * c + 1]"
         comm = comm_name(self.writer.plan.collective_comm(stage))
-        if stage.op == "allreduce":
-            return [f"PF_MPI(MPI_Iallreduce({src}, {out}, {count}, pf::mpi_type<{storage}>(), "
-                    f"pf::mpi_op<{storage}>({REDUCE_OPS[stage.reduce_op]}), {comm}, {first}));"]
+        if self.node:
+            base = self.writer.buffers[stage.operand.name].var
+            return [f"{self.node}.start_chunk({base}.data(), {target.var}.data(), lo, hi, "
+                    f"{REDUCE_OPS[stage.reduce_op]});"]
         if stage.op == "broadcast":
             return [f"std::copy({src}, {src} + (hi - lo), {out});",
                     f"PF_MPI(MPI_Ibcast({out}, {count}, pf::mpi_type<{storage}>(), "
@@ -72,10 +89,14 @@ class _ChunkSteps:
 
     def complete(self) -> list[str]:
         """Wait for chunk c (elements [lo, hi)); an avg divides it once it is summed."""
+        if self.node:
+            return [f"{self.node}.finish_chunk();"]
         return self._wait(f"2, &{self.requests}[2 * c]", "lo", "hi - lo")
 
     def complete_all(self, local: str) -> list[str]:
         """Wait for every chunk at once."""
+        if self.node:
+            return [f"{self.node}.finish_chunks();"]
         return self._wait(f"2 * chunks, {self.requests}.data()", "0", f"{local}.count")
 
     def _wait(self, requests: str, start: str, count: str) -> list[str]:
@@ -112,7 +133,7 @@ def lower_overlap(stage: ir.OverlapStage, writer: CpuStageWriter) -> list[str]:
                 f"  const int64_t lo = r0 * pf::inner_count({local}, 1), "
                 f"hi = r1 * pf::inner_count({local}, 1);",
                 "  (void)lo; (void)hi;"] + ["  " + s for s in steps] + ["}"]
-    body = at("k", producer.start() + [f"pf::progress({consumer.requests});"])
+    body = at("k", producer.start() + [consumer.progress()])
     body += ["if (k > 0) {"] + ["  " + s for s in at("k - 1", producer.complete()
                                                      + consumer.start())] + ["}"]
     lines = [f"{head}: chunks along dim 0", "{", f"  const int chunks = {chunks};"]

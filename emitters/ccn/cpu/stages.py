@@ -2,8 +2,11 @@
 
 Element-wise and update stages become one OpenMP loop (after the reductions and
 row norms they contain, which run first: a local pass, then an MPI_Allreduce of
-the partial for a sliced operand). Collectives call the `pf::` wrappers of the
-runtime's MPI helpers; `matmul` the runtime's oneDNN call (gemm.py).
+the partial for a sliced operand). allreduce, reducescatter and allgather along dim
+0 go through a `pf::NodeCollective` member (node-shared memory when the ranks share
+a node, MPI otherwise); the other collectives call the `pf::` wrappers of the
+runtime's MPI helpers; `matmul` the runtime's oneDNN call (gemm.py). (Before: every
+collective called MPI, whose waits poll.)
 """
 
 from __future__ import annotations
@@ -99,14 +102,22 @@ class CpuStageWriter(StageWriter):
                          if isinstance(stage.operand, ir.Ref) else None)
         count = f"{target.local}.count"
         comm = group_comm(stage.group)
+        node = f"nc_{stage_id(stage)}_"
         if stage.op == "allreduce":
-            lines.append(f"pf::allreduce<{storage}>({src}, {out}, {count}, "
-                         f"{REDUCE_OPS[stage.reduce_op]}, "
-                         f"{comm_name(self.plan.collective_comm(stage))});")
+            self.node_collective(node, storage, comm_name(self.plan.collective_comm(stage)),
+                                 count)
+            lines.append(f"{node}.allreduce({src}, {out}, {count}, "
+                         f"{REDUCE_OPS[stage.reduce_op]});")
         elif stage.op == "reducescatter":
             whole = operand_local or f"pf::local_block({target.local}.logical, -1, 1, 0)"
-            lines.append(f"pf::reduce_scatter<{storage}>({src}, {out}, {target.local}.logical[0], "
-                         f"pf::inner_count({whole}, 1), {REDUCE_OPS[stage.reduce_op]}, {comm});")
+            self.node_collective(node, storage, comm, f"{target.local}.logical[0] * "
+                                 f"pf::inner_count({whole}, 1)")
+            lines.append(f"{node}.reduce_scatter({src}, {out}, {target.local}.logical[0], "
+                         f"pf::inner_count({whole}, 1), {REDUCE_OPS[stage.reduce_op]});")
+        elif stage.op == "allgather" and op_lay.dim == 0:
+            self.node_collective(node, storage, comm, count)
+            lines.append(f"{node}.allgather_rows({src}, {out}, {target.local}.logical[0], "
+                         f"pf::inner_count({target.local}, 1));")
         elif stage.op == "allgather":
             lines.append(self._allgather(stage, src, out, op_lay, comm))
         elif stage.op == "broadcast":
@@ -116,13 +127,16 @@ class CpuStageWriter(StageWriter):
                          f"blocks_{group_id(stage.group)}_, {stage.shift}, comm_);")
         return [f"// {stage.name} = {stage.op}(...)"] + lines
 
+    def node_collective(self, member: str, storage: str, comm: str, count: str) -> None:
+        """A pf::NodeCollective member for one stage: node-shared memory on one node."""
+        self.members.append(f"pf::NodeCollective<{storage}> {member};")
+        self.constructor.append(f"{member}.setup({comm}, {count});")
+
     def _allgather(self, stage: ir.CollectiveStage, src: str, out: str, op_lay: Layout,
                    comm: str) -> str:
+        """An allgather along a dim other than 0 (MPI_Allgatherv, then a relayout)."""
         storage = STORAGE[stage.type.dtype]
         target = self.buffers[stage.name]
-        if op_lay.dim == 0:
-            return (f"pf::allgather_rows<{storage}>({src}, {out}, {target.local}.logical[0], "
-                    f"pf::inner_count({target.local}, 1), {comm});")
         d = op_lay.dim
         return (f"pf::allgather_dim<{storage}>({src}, {out}, pf::outer_count({target.local}, {d}), "
                 f"{target.local}.logical[{d}], pf::inner_count({target.local}, {d + 1}), {comm});")
