@@ -105,6 +105,9 @@ def engines_lines(machine) -> list[str]:
         if engine_kind(engine) == "dfa":
             size = (f"{engine.machine.state_count} states, {engine.machine.class_count} classes, "
                     f"{engine.machine.table_bytes()} table bytes")
+        elif engine_kind(engine) == "prefilter":
+            size = (f"{engine.factor_count} literals, literal DFA {engine.literals.state_count} "
+                    f"states, {engine.table_bytes()} table bytes")
         else:
             size = (f"{engine.position_count} positions, max match {engine.max_length}, "
                     f"{engine.table_bytes()} table bytes")

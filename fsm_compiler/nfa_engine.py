@@ -72,34 +72,32 @@ def _mask(positions) -> int:
 
 def longest_match(automaton: PositionAutomaton) -> int | None:
     """Bytes in the longest match, conditions ignored (None when a cycle makes matches
-    unbounded)."""
+    unbounded). Depth-first without recursion (a chain may be thousands of positions)."""
     depth: dict[int, int] = {}  # longest path to an accepting position, in positions
-    visiting: set[int] = set()
-
-    def longest_from(position: int) -> int | None:
-        if position in depth:
-            return depth[position]
-        if position in visiting:
-            return None
-        visiting.add(position)
-        best = 1 if automaton.accepting.get(position) else 0
-        for following in automaton.follow[position]:
-            tail = longest_from(following)
-            if tail is None:
-                return None
-            if tail:
-                best = max(best, 1 + tail)
-        visiting.discard(position)
-        depth[position] = best
-        return best
-
-    longest = 0
-    for position in sorted(automaton.first):
-        length = longest_from(position)
-        if length is None:
-            return None
-        longest = max(longest, length)
-    return longest
+    on_path: set[int] = set()
+    for root in sorted(automaton.first):
+        if root in depth:
+            continue
+        stack = [(root, iter(automaton.follow[root]))]
+        on_path.add(root)
+        while stack:
+            position, pending = stack[-1]
+            following = next(pending, None)
+            if following is not None:
+                if following in on_path:
+                    return None
+                if following not in depth:
+                    on_path.add(following)
+                    stack.append((following, iter(automaton.follow[following])))
+                continue
+            stack.pop()
+            on_path.discard(position)
+            best = 1 if automaton.accepting.get(position) else 0
+            for after in automaton.follow[position]:
+                if depth[after]:
+                    best = max(best, 1 + depth[after])
+            depth[position] = best
+    return max((depth[position] for position in automaton.first), default=0)
 
 
 def check_nfa_pattern(automaton: PositionAutomaton, pattern: PatternDecl) -> None:
@@ -177,6 +175,28 @@ class NfaRunner:
             block += 1
         return result
 
+    def reports(self, state: int, where: int) -> list[int]:
+        """Tags reported at a boundary with condition bit `where`, sorted."""
+        engine = self.engine
+        tags = {tag for position, tag, c in engine.accepting
+                if state >> position & 1 and c & where}
+        tags |= {tag for tag, c in engine.empty_accepts if c & where}
+        return sorted(tags)
+
+    def step(self, state: int, byte: int, where: int, inject: bool = True) -> int:
+        """The state after `byte`; new matches start there only when `inject`."""
+        engine = self.engine
+        candidates = self.follow(state)
+        if inject:
+            candidates |= engine.first
+            for position, c in engine.conditional_first:
+                if c & where:
+                    candidates |= 1 << position
+        for source, target, c in engine.conditional_follow:
+            if state >> source & 1 and c & where:
+                candidates |= 1 << target
+        return candidates & self.byte_positions[byte]
+
     def matches(self, data: bytes, begin: int = 0, end: int | None = None
                 ) -> list[tuple[int, int]]:
         """(offset, tag) of every match at offsets in [begin, end) (and at len(data) when
@@ -187,26 +207,22 @@ class NfaRunner:
         scan = 0 if engine.max_length is None else max(0, begin - engine.max_length)
         state, found = 0, []
         for offset in range(scan, end + 1 if end == size else end):
-            prev = START if offset == 0 else category(data[offset - 1])
-            if offset == size:
-                following = END
-            else:
-                following = FINAL_NEWLINE if data[offset] == 0x0A and offset == size - 1 \
-                    else category(data[offset])
-            where = bit(prev, following)
+            where = boundary_condition(data, offset)
             if offset >= begin:
-                tags = {tag for position, tag, c in engine.accepting
-                        if state >> position & 1 and c & where}
-                tags |= {tag for tag, c in engine.empty_accepts if c & where}
-                found += [(offset, tag) for tag in sorted(tags)]
+                found += [(offset, tag) for tag in self.reports(state, where)]
             if offset == size:
                 break
-            candidates = engine.first | self.follow(state)
-            for position, c in engine.conditional_first:
-                if c & where:
-                    candidates |= 1 << position
-            for source, target, c in engine.conditional_follow:
-                if state >> source & 1 and c & where:
-                    candidates |= 1 << target
-            state = candidates & self.byte_positions[data[offset]]
+            state = self.step(state, data[offset], where)
         return found
+
+
+def boundary_condition(data: bytes, offset: int) -> int:
+    """The condition bit of the boundary before data[offset] (offset len(data): the end)."""
+    size = len(data)
+    prev = START if offset == 0 else category(data[offset - 1])
+    if offset == size:
+        following = END
+    else:
+        following = FINAL_NEWLINE if data[offset] == 0x0A and offset == size - 1 \
+            else category(data[offset])
+    return bit(prev, following)
