@@ -98,11 +98,44 @@ class LazyNfa {
   std::vector<int32_t> next_;  // [state][inject][byte]
 };
 
+// The plain bit-parallel step behind LazyNfa's interface (one state, numbered 0): for
+// NFAs of one word, where a step costs less than a cache lookup, and where sets are too
+// varied to cache (`[a-q][^u-z]{13}x` has thousands).
+class DirectNfa {
+ public:
+  explicit DirectNfa(const NfaTables& t) : t_(t), state_(t.words, 0), cand_(t.words, 0) {}
+  uint32_t empty(unsigned) {
+    std::fill(state_.begin(), state_.end(), 0);
+    alive_ = false;
+    return 0;
+  }
+  bool alive(uint32_t) const { return alive_; }
+  bool may_accept(uint32_t) const { return alive_ && intersects(state_.data(), t_.accepting_mask); }
+  const uint64_t* set(uint32_t) const { return state_.data(); }
+  uint32_t step(uint32_t, const uint8_t* data, size_t n, size_t at, bool inject) {
+    const uint64_t* positions = t_.byte_positions + size_t(data[at]) * t_.words;
+    const uint64_t where = nfa_where(t_, data, n, at);
+    alive_ = t_.words == 1 ? nfa_step<1>(t_, state_.data(), cand_.data(), positions, where, alive_, inject)
+                           : nfa_step<0>(t_, state_.data(), cand_.data(), positions, where, alive_, inject);
+    return 0;
+  }
+
+ private:
+  const NfaTables& t_;
+  std::vector<uint64_t> state_, cand_;
+  bool alive_ = false;
+};
+
+// Whether runs of `t` step a LazyNfa (else a DirectNfa): a one-word step is cheaper
+// than a cache lookup.
+inline bool use_lazy(const NfaTables& t) { return t.words > 1; }
+
 // Reports at the boundaries j in [begin, end) (and at n when end == n), scanned from
 // `scan` with an empty state (new threads start at every boundary).
-inline void nfa_scan(const NfaTables& t, const uint8_t* data, size_t n, size_t scan,
-                     size_t begin, size_t end, bool with_matches, NfaChunk& out) {
-  LazyNfa lazy(t);
+template <class Stepper>
+void nfa_scan_with(const NfaTables& t, const uint8_t* data, size_t n, size_t scan,
+                   size_t begin, size_t end, bool with_matches, NfaChunk& out) {
+  Stepper lazy(t);
   std::vector<uint32_t> tags;
   uint32_t state = lazy.empty(scan == 0 ? kPrevStart : unsigned(t.categories[data[scan - 1]]));
   const size_t last = end == n ? n + 1 : end;
@@ -112,6 +145,14 @@ inline void nfa_scan(const NfaTables& t, const uint8_t* data, size_t n, size_t s
     if (at == n) break;
     state = lazy.step(state, data, n, at, true);
   }
+}
+
+inline void nfa_scan(const NfaTables& t, const uint8_t* data, size_t n, size_t scan,
+                     size_t begin, size_t end, bool with_matches, NfaChunk& out) {
+  if (use_lazy(t))
+    nfa_scan_with<LazyNfa>(t, data, n, scan, begin, end, with_matches, out);
+  else
+    nfa_scan_with<DirectNfa>(t, data, n, scan, begin, end, with_matches, out);
 }
 
 // An engine whose matches are at most `max_length` bytes long runs its chunks in

@@ -78,10 +78,11 @@ inline PrefilterTables parse_prefilter(const uint8_t* blob, size_t size) {
 using StartRange = std::pair<uint64_t, uint64_t>;  // inclusive [first, last] match starts
 
 // The matches of one NFA that start in ranges[0, count) (sorted, disjoint), stepped by
-// a lazy DFA over its position sets (fsm/lazy_nfa.hpp).
-inline void confirm_sweep(const NfaTables& t, const uint8_t* data, size_t n,
-                          const StartRange* ranges, size_t count, NfaChunk& out) {
-  LazyNfa lazy(t);
+// a lazy DFA over its position sets, or bit-parallel for one word (fsm/lazy_nfa.hpp).
+template <class Stepper>
+void confirm_sweep_with(const NfaTables& t, const uint8_t* data, size_t n,
+                        const StartRange* ranges, size_t count, NfaChunk& out) {
+  Stepper lazy(t);
   std::vector<uint32_t> tags;
   const auto category_before = [&](size_t at) {
     return at == 0 ? kPrevStart : unsigned(t.categories[data[at - 1]]);
@@ -143,10 +144,15 @@ inline PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* da
   }
   size_t total = 0;
   for (const auto& list : ranges) total += list.size();
-  // At most kLanes jobs a thread per pattern, whatever the chunk count: a job runs on
-  // past its last range while a thread lives (to the end under `(?s).*`), so more jobs
-  // could cost more than they share.
-  const size_t jobs_per_pattern = std::max<size_t>(1, std::min(chunks, size_t(threads) * kLanes));
+  // kLanes jobs a thread in all, a pattern's ranges split only when patterns are fewer,
+  // and never more than `chunks` parts: a job runs on past its last range while a thread
+  // lives (to the end under `(?s).*`), so more jobs could cost more than they share.
+  size_t active = 0;
+  for (const auto& list : ranges) active += !list.empty();
+  const size_t target = size_t(threads) * kLanes;
+  const size_t jobs_per_pattern =
+      std::max<size_t>(1, std::min(chunks, (target + std::max<size_t>(1, active) - 1) /
+                                               std::max<size_t>(1, active)));
   std::vector<ConfirmJob> jobs;
   for (size_t k = 0; k < ranges.size(); ++k)
     for (size_t part = 0, size = ranges[k].size(), parts = std::min(size, jobs_per_pattern);
@@ -164,7 +170,10 @@ inline PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* da
     const StartRange* first = ranges[job.pattern].data() + job.begin;
     const size_t count = job.end - job.begin;
     parts[j].counts.assign(tag_count, 0);
-    confirm_sweep(t, data, n, first, count, parts[j]);
+    if (use_lazy(t))
+      confirm_sweep_with<LazyNfa>(t, data, n, first, count, parts[j]);
+    else
+      confirm_sweep_with<DirectNfa>(t, data, n, first, count, parts[j]);
     units[j] = omp_get_wtime() - job_began;
   }
   if (options.profile)
