@@ -20,9 +20,10 @@ bytes before each factor it finds, and not before a byte outside `before`; a
 candidate needs one of the two bounds (`before` is all bytes only under `(?s).`).
 Selectivity is information under a rough model of text and source code (BYTE_WEIGHTS:
 lower-case letters and spaces common, upper case, digits and punctuation rarer, other
-bytes rare): a byte set of probability p is -log2(p) bits; a set of factors scores its
-weakest factor less log2(its size). Long factors keep their most selective window of
-MAX_LENGTH bytes (a substring of a required factor is required).
+bytes rare): a byte set of probability p is -log2(p) bits; a set of factors scores
+-log2 of the sum of its factors' probabilities (the chance that one occurs at a byte).
+Long factors keep their most selective window of MAX_LENGTH bytes (a substring of a
+required factor is required).
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def scored(factors: frozenset[Factor] | set[Factor], reach: int | None,
     trimmed = sorted({window for window, _ in windows})
     if not trimmed or len(trimmed) > MAX_FACTORS:
         return None
-    bits = min(_factor_bits(factor) for factor in trimmed) - math.log2(len(trimmed))
+    bits = -math.log2(sum(2.0 ** -_factor_bits(factor) for factor in trimmed))
     if reach is not None:
         reach -= min(after for _, after in windows)
     return Factors(tuple(trimmed), bits, reach, before)
