@@ -122,10 +122,12 @@ def _fits_whole(pattern_set: PatternSet, group: tuple[list[int], TaggedDfa],
     return sorted(indices), minimal(dfa)
 
 
-def pack_groups(pattern_set: PatternSet, max_states: int, indices: list[int] | None = None
+def pack_groups(pattern_set: PatternSet, max_states: int, indices: list[int] | None = None,
+                first_only: bool = False
                 ) -> tuple[list[tuple[list[int], TaggedDfa]], list[int]]:
     """(DFA groups: (pattern indices, minimal DFA), patterns that fit no DFA alone) of
-    the patterns `indices` (default: all), in that order."""
+    the patterns `indices` (default: all), in that order. With `first_only`, stops as
+    soon as the result cannot be one DFA (a second group, or too many too big)."""
     groups: list[tuple[list[int], TaggedDfa]] = []
     too_big: list[int] = []
     current: tuple[list[int], TaggedDfa] | None = None
@@ -134,12 +136,16 @@ def pack_groups(pattern_set: PatternSet, max_states: int, indices: list[int] | N
         dfa = pattern_dfa(pattern_set, index, cap)
         if dfa is None:
             too_big.append(index)
+            if first_only and len(too_big) > RETRY_CAPPED:
+                return [], too_big
             continue
         if current is not None:
             joined = _joined(current[1], dfa, max_states)
             if joined is not None:
                 current = (current[0] + [index], joined)
                 continue
+            if first_only:
+                return [current, ([index], dfa)], too_big
             groups.append((current[0], renumbered(current[1])))
         current = ([index], dfa)
     if current is not None:
@@ -180,8 +186,8 @@ def _one_dfa(pattern_set: PatternSet, max_states: int, rest: list[int], prefilte
     if len(groups) > 1 or too_big:
         return None, groups, too_big
     if prefiltered:
-        whole, whole_big = pack_groups(pattern_set, max_states)
-        if len(whole) > 1 or whole_big:
+        whole, whole_big = pack_groups(pattern_set, max_states, first_only=True)
+        if len(whole) != 1 or whole_big:
             return None, groups, too_big
         groups = whole
     return groups[0][1], groups, too_big

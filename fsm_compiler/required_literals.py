@@ -28,6 +28,7 @@ required factor is required).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -102,6 +103,7 @@ class _Info:
     best: Factors | None
 
 
+@functools.lru_cache(maxsize=4096)
 def byte_bits(mask: int) -> float:
     weight = sum(BYTE_WEIGHTS[byte] for byte in range(256) if mask >> byte & 1)
     return math.log2(_TOTAL_WEIGHT / weight) if weight else 0.0
