@@ -2,14 +2,18 @@
 and subtitles, Nosey Parker's rules over 32 MiB of Python standard-library source with
 the rules' examples planted in it.
 
-    .venv/bin/python bench/fsm_rulesets.py [--mib 32] [--repeat 3] [--record]
+    .venv/bin/python bench/fsm_rulesets.py [--mib 32] [--repeat 3] [--record] [--quick]
 
 For each set: compile time (parse + engines; project build), engines and table bytes;
-then per-tag match counts and GB/s of Hyperscan's C API at one thread (built against
+then match counts and GB/s of Hyperscan's C API at one thread (built against
 libhyperscan-dev; skipped without it), of the generated runner under `seq`, and
-under `auto` at 1 and 2 threads (medians of --repeat runs). Rules the parser does not
-take yet are left out and counted. With --record the report goes to
-bench/results/fsm_rulesets.txt.
+under `auto` at 1 and 2 threads (medians of --repeat runs), side by side with their
+ratio to Hyperscan; then the projected speedup of `auto` over `seq` on 16 and 64
+cores: the engine-set driver's phase timings (--profile, 4 chunks a core on one
+thread, medians of PROFILE_RUNS) spread over that many cores as bench/fsm_schemes.py
+does. Rules the parser does not take yet are left out and counted. --quick: 4 MiB
+inputs and 3 runs (a few minutes with the projects cached). With --record the report
+goes to bench/results/fsm_rulesets.txt.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -25,9 +30,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fsm_ruleset_sources as sources  # noqa: E402
-from fsm_schemes import machine_description  # noqa: E402
+from fsm_schemes import PROFILE_RUNS, machine_description, projected_seconds  # noqa: E402
 
-from parafuse.emitters.fsm.project import ProjectRequest, cached_project  # noqa: E402
+from parafuse.emitters.fsm.engine_set_blob import engine_set_blob  # noqa: E402
+from parafuse.emitters.fsm.project import (  # noqa: E402
+    ProjectRequest,
+    cached_project,
+    engine_set_driver,
+)
 from parafuse.emitters.toolchain.cmake import cache_root  # noqa: E402
 from parafuse.fsm_compiler.engines import EngineSet, engine_kind  # noqa: E402
 from parafuse.fsm_compiler.pipeline import (  # noqa: E402
@@ -96,6 +106,28 @@ def runner_run(runner: Path, data: Path, scheme: str, threads: int, repeat: int)
     return json.loads(done.stdout) if done.returncode == 0 else {"error": done.stderr.strip()}
 
 
+def profiled_phases(machine, analysis, data: Path, cores: int, work: Path) -> list[dict] | None:
+    """The set's phases under `auto` with 4 chunks a core on one thread (medians)."""
+    if not isinstance(machine, EngineSet):
+        return None
+    blob = work / f"{machine.name}.blob"
+    blob.write_bytes(engine_set_blob(machine, analysis))
+    config = f"auto:1:{4 * cores}"
+    done = subprocess.run([str(engine_set_driver()), str(blob), str(len(machine.tag_names)),
+                           str(data), "--profile", *[config] * (1 + PROFILE_RUNS)],
+                          capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        return None
+    runs = [json.loads(line)["phases"] for line in done.stdout.splitlines()][1:]
+    shape = [(phase["name"], len(phase["units"])) for phase in runs[0]]
+    runs = [run for run in runs if [(p["name"], len(p["units"])) for p in run] == shape]
+    return [{"name": phase["name"], "parallel": phase["parallel"],
+             "seconds": statistics.median(run[index]["seconds"] for run in runs),
+             "units": [statistics.median(units)
+                       for units in zip(*(run[index]["units"] for run in runs))]}
+            for index, phase in enumerate(runs[0])]
+
+
 def engines_lines(machine) -> list[str]:
     if not isinstance(machine, EngineSet):
         return [f"  one DFA: {machine.state_count} states, {machine.class_count} classes, "
@@ -105,6 +137,9 @@ def engines_lines(machine) -> list[str]:
         if engine_kind(engine) == "dfa":
             size = (f"{engine.machine.state_count} states, {engine.machine.class_count} classes, "
                     f"{engine.machine.table_bytes()} table bytes")
+        elif engine_kind(engine) == "prefilter":
+            size = (f"{engine.factor_count} literals, literal DFA {engine.literals.state_count} "
+                    f"states, {engine.table_bytes()} table bytes")
         else:
             size = (f"{engine.position_count} positions, max match {engine.max_length}, "
                     f"{engine.table_bytes()} table bytes")
@@ -134,8 +169,8 @@ def bench_set(label: str, rules: list, all_count: int, data: bytes, repeat: int,
     data_path.write_bytes(data)
     train = data[:1 << 20]
     began = time.perf_counter()
-    project = cached_project(ProjectRequest(machine, f"{label}.fsm",
-                                            analyse_for_project(machine, train)))
+    analysis = analyse_for_project(machine, train)
+    project = cached_project(ProjectRequest(machine, f"{label}.fsm", analysis))
     report.append(f"analysis + project build (or cache): {time.perf_counter() - began:.1f} s")
     runner = project / "build" / f"{label}_run"
     hyperscan = hyperscan_run(rules, data_path, repeat, work)
@@ -143,7 +178,8 @@ def bench_set(label: str, rules: list, all_count: int, data: bytes, repeat: int,
     for scheme, threads in (("seq", 1), ("auto", 1), ("auto", 2)):
         rows.append((f"boostfsm {scheme}, {threads} thread(s)",
                      runner_run(runner, data_path, scheme, threads, repeat)))
-    report.append(f"input: {len(data) / (1 << 20):.1f} MiB")
+    report.append(f"input: {len(data) / (1 << 20):.1f} MiB; medians of {repeat} runs")
+    base = hyperscan.get("gbps")
     for name, result in rows:
         if "error" in result:
             report.append(f"  {name:32} error: {result['error'][:300]}")
@@ -151,8 +187,20 @@ def bench_set(label: str, rules: list, all_count: int, data: bytes, repeat: int,
         matches = result.get("matches") if "counts" not in result else sum(
             result["counts"].values())
         extra = f"  [{result['scheme']}]" if "scheme" in result else ""
-        report.append(f"  {name:32} {result['gbps']:7.3f} GB/s  {result['seconds']:8.3f} s  "
-                      f"matches {matches}{extra}")
+        ratio = f"  x{result['gbps'] / base:5.2f} of Hyperscan" if base else ""
+        report.append(f"  {name:32} {result['gbps']:7.3f} GB/s  {result['seconds']:8.3f} s"
+                      f"{ratio}  matches {matches}{extra}")
+    seq = rows[1][1].get("seconds")
+    for cores in (16, 64):
+        phases = profiled_phases(machine, analysis, data_path, cores, work)
+        if phases is None or not seq:
+            report.append(f"  projected auto on {cores} cores: not measured")
+            continue
+        projected = projected_seconds(phases, cores)
+        serial = sum(phase["seconds"] for phase in phases if not phase["parallel"])
+        report.append(f"  projected auto on {cores} cores: {projected:.4f} s, "
+                      f"x{seq / projected:.1f} over seq at 1 thread "
+                      f"({serial:.4f} s of it sequential phases)")
     return report
 
 
@@ -162,7 +210,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--record", action="store_true")
     parser.add_argument("--only", choices=["rebar", "noseyparker"])
+    parser.add_argument("--quick", action="store_true", help="4 MiB inputs, 3 runs")
     args = parser.parse_args()
+    if args.quick:
+        args.mib, args.repeat = 4, 3
     work = cache_root() / "bench-fsm-rulesets"
     work.mkdir(parents=True, exist_ok=True)
     size = args.mib << 20

@@ -1,5 +1,6 @@
 """How `boostfsm analyze` prints a pattern set compiled to several engines: the list of
-engines (kind, patterns, states, table bytes), then each DFA engine's analysis."""
+engines (kind, patterns, states, positions or literals, table bytes), then each DFA
+engine's analysis."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import click
 from parafuse.cli.fsm_report import analysis_json, print_analysis
 from parafuse.fsm_compiler.nfa_engine import NfaEngine
 from parafuse.fsm_compiler.pipeline import EngineSetAnalysis, MachineAnalysis
+from parafuse.fsm_compiler.prefilter_engine import PrefilterEngine
 
 
 def _nfa_note(engine: NfaEngine) -> str:
@@ -17,11 +19,27 @@ def _nfa_note(engine: NfaEngine) -> str:
             f"{engine.max_length} bytes of lookback, under every scheme")
 
 
+def _prefilter_note(engine: PrefilterEngine) -> str:
+    bounded = [confirm.reach for confirm in engine.confirms if confirm.reach is not None]
+    unbounded = len(engine.confirms) - len(bounded)
+    return (f"a literal DFA of {engine.literals.state_count} states finds the "
+            f"{engine.factor_count} required factors (`auto` picks its scheme); each "
+            f"pattern's NFA confirms the matches that start near a factor: "
+            f"{len(bounded)} patterns at most {max(bounded, default=0)} bytes before it, "
+            f"{unbounded} back to a byte their matches cannot hold there")
+
+
 def engine_rows(analysis: EngineSetAnalysis) -> list[dict]:
     tags = analysis.engine_set.tag_names
     rows = []
     for number, item in enumerate(analysis.engines):
-        if isinstance(item, NfaEngine):
+        if isinstance(item, PrefilterEngine):
+            rows.append({"engine": number, "kind": "prefilter",
+                         "patterns": [tags[index] for index in item.patterns],
+                         "states": item.literals.state_count, "literals": item.factor_count,
+                         "table_bytes": item.table_bytes(), "auto_scheme": "prefilter",
+                         "auto_reason": _prefilter_note(item)})
+        elif isinstance(item, NfaEngine):
             rows.append({"engine": number, "kind": "nfa",
                          "patterns": [tags[index] for index in item.patterns],
                          "states": None, "positions": item.position_count,
@@ -55,10 +73,11 @@ def print_any_analysis(analysis: MachineAnalysis | EngineSetAnalysis) -> None:
                f"{total} table bytes)")
     for row, item in zip(rows, analysis.engines, strict=True):
         size = (f"{row['positions']} positions" if row["kind"] == "nfa"
-                else f"{row['states']} states")
+                else f"{row['literals']} literals, a literal DFA of {row['states']} states"
+                if row["kind"] == "prefilter" else f"{row['states']} states")
         click.echo(f"engine {row['engine']}: {row['kind']}, {len(row['patterns'])} patterns "
                    f"({', '.join(row['patterns'])}), {size}, {row['table_bytes']} table bytes")
-        if isinstance(item, NfaEngine):
-            click.echo(f"  auto picks:    nfa: {row['auto_reason']}")
+        if isinstance(item, NfaEngine | PrefilterEngine):
+            click.echo(f"  auto picks:    {row['auto_scheme']}: {row['auto_reason']}")
         else:
             print_analysis(item)

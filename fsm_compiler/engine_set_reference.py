@@ -1,6 +1,7 @@
 """The reference executor of a pattern set compiled to several engines: each engine runs
 over the whole input (DFA engines with reference_executor.py, NFA engines with
-nfa_engine.NfaRunner); counts add up per tag, matches merge by offset, then tag order.
+nfa_engine.NfaRunner, prefiltered engines with prefilter_engine.run_prefilter); counts
+add up per tag, matches merge by offset, then tag order.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from .compiled import CompiledMachine
 from .engines import DfaEngine, EngineSet
 from .nfa_engine import NfaEngine, NfaRunner
+from .prefilter_engine import PrefilterEngine, run_prefilter
 from .reference_executor import RunResult, run_reference
 
 _RUNNERS: dict[int, tuple[NfaEngine, NfaRunner]] = {}  # by id(engine); the engine kept alive
@@ -34,7 +36,11 @@ def run_engine_set(engine_set: EngineSet, data: bytes, with_matches: bool) -> Ru
                 counts[tag] += count
             matches.extend(result.matches or [])
         else:
-            found = _runner(engine).matches(bytes(data))
+            if isinstance(engine, PrefilterEngine):
+                runners = [_runner(confirm.nfa) for confirm in engine.confirms]
+                found = run_prefilter(engine, runners, bytes(data))
+            else:
+                found = _runner(engine).matches(bytes(data))
             final_states.append(None)
             for _, tag in found:
                 counts[tag] += 1

@@ -3,7 +3,12 @@
     compile_pattern_set(set, options) -> CompiledMachine   when one DFA holds every pattern
                                       -> EngineSet         otherwise
 
-How a set is split (greedy packing, in file order):
+How a set is split:
+0. patterns with a selective required factor (required_literals.py) and a bounded
+   start before it run on prefiltered engines (prefilter_engine.py): one literal DFA
+   finds every factor, each pattern's NFA confirms around the hits. The others are
+   packed first; only when they and then the whole set fit one DFA is the set one DFA.
+Then, greedy packing in file order of the patterns without a prefilter:
 1. each pattern's DFA by subset construction, stopping past min(max_states, 8192)
    states (a pattern past 8192 would make a big table); those patterns run on bit-parallel NFA
    engines (nfa_engine.py), packed in file order up to 512 positions an engine,
@@ -27,13 +32,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from parafuse.grammar.diagnostics import Location
 from parafuse.grammar.fsm_ast import PatternSet
 
 from .compiled import CompiledMachine
-from .dfa import StateLimitExceeded, report_mask, reports_of_mask, subset_construction
 from .dfa_product import (
     ProductTooLarge,
     TaggedDfa,
@@ -42,6 +44,7 @@ from .dfa_product import (
     product,
     renumbered,
 )
+from .engine_tables import dfa_machine, minimal_tagged_dfa
 from .nfa import build_position_automaton
 from .nfa_engine import (
     ENGINE_POSITIONS,
@@ -51,7 +54,8 @@ from .nfa_engine import (
     nfa_engine,
 )
 from .options import MachineOptions
-from .pattern_sets import check_unique_tags, report_fields
+from .pattern_sets import check_unique_tags
+from .prefilter_engine import PrefilterEngine, prefilter_engines, prefilterable
 
 PATTERN_STATES = 8192  # a pattern's subset DFA past this runs on an NFA engine (see above)
 RETRY_CAPPED = 4  # patterns past PATTERN_STATES tried again when the rest is one DFA
@@ -63,7 +67,7 @@ class DfaEngine:
     machine: CompiledMachine
 
 
-Engine = DfaEngine | NfaEngine
+Engine = DfaEngine | NfaEngine | PrefilterEngine
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,30 +88,15 @@ class EngineSet:
 
 
 def engine_kind(engine: Engine) -> str:
+    if isinstance(engine, PrefilterEngine):
+        return "prefilter"
     return "dfa" if isinstance(engine, DfaEngine) else "nfa"
 
 
 def pattern_dfa(pattern_set: PatternSet, index: int, max_states: int) -> TaggedDfa | None:
-    """The minimal DFA of one pattern, or None when its subset DFA passes `max_states`.
-    A state's reports are one mask (dfa.report_mask): a product's are the OR of its parts'."""
+    """The minimal DFA of one pattern, or None when its subset DFA passes `max_states`."""
     automaton = build_position_automaton([(index, pattern_set.patterns[index].regex)])
-    try:
-        dfa = subset_construction(automaton, max_states)
-    except StateLimitExceeded:
-        return None
-    reports = tuple(report_mask(r) for r in dfa.state_reports)
-    return minimal(TaggedDfa(dfa.partition.byte_class, dfa.transitions, reports))
-
-
-def _machine(pattern_set: PatternSet, dfa: TaggedDfa, options: MachineOptions,
-             name: str) -> CompiledMachine:
-    return CompiledMachine(
-        name=name, kind="patterns",
-        state_names=tuple(str(state) for state in range(dfa.state_count)), start=0,
-        byte_class=dfa.byte_class, transitions=dfa.transitions.astype(np.int32),
-        tag_names=tuple(pattern.tag.name for pattern in pattern_set.patterns),
-        options=options, location=pattern_set.location,
-        **report_fields(_reports(dfa.tags)))
+    return minimal_tagged_dfa(automaton, max_states)
 
 
 def _joined(group: TaggedDfa, dfa: TaggedDfa, max_states: int) -> TaggedDfa | None:
@@ -135,23 +124,22 @@ def _fits_whole(pattern_set: PatternSet, group: tuple[list[int], TaggedDfa],
     return sorted(indices), minimal(dfa)
 
 
-def _reports(masks: tuple[int, ...]) -> list:
-    """StateReports of every state, decoded once per distinct mask (states share few)."""
-    decoded = {mask: reports_of_mask(mask) for mask in set(masks)}
-    return [decoded[mask] for mask in masks]
-
-
-def pack_groups(pattern_set: PatternSet, max_states: int
+def pack_groups(pattern_set: PatternSet, max_states: int, indices: list[int] | None = None,
+                first_only: bool = False
                 ) -> tuple[list[tuple[list[int], TaggedDfa]], list[int]]:
-    """(DFA groups: (pattern indices, minimal DFA), patterns that fit no DFA alone)."""
+    """(DFA groups: (pattern indices, minimal DFA), patterns that fit no DFA alone) of
+    the patterns `indices` (default: all), in that order. With `first_only`, stops as
+    soon as the result cannot be one DFA (a second group, or too many too big)."""
     groups: list[tuple[list[int], TaggedDfa]] = []
     too_big: list[int] = []
     current: tuple[list[int], TaggedDfa] | None = None
     cap = min(max_states, PATTERN_STATES) if len(pattern_set.patterns) > 1 else max_states
-    for index in range(len(pattern_set.patterns)):
+    for index in range(len(pattern_set.patterns)) if indices is None else indices:
         dfa = pattern_dfa(pattern_set, index, cap)
         if dfa is None:
             too_big.append(index)
+            if first_only and len(too_big) > RETRY_CAPPED:
+                return [], too_big
             continue
         if current is not None:  # once the set is split, products may not blow up
             joined = _joined(current[1], dfa, growth_limit(current[1], dfa, max_states)
@@ -159,6 +147,8 @@ def pack_groups(pattern_set: PatternSet, max_states: int
             if joined is not None:
                 current = (current[0] + [index], joined)
                 continue
+            if first_only:
+                return [current, ([index], dfa)], too_big
             groups.append((current[0], renumbered(current[1])))
         current = ([index], dfa)
     if current is not None:
@@ -190,20 +180,42 @@ def nfa_groups(pattern_set: PatternSet, indices: list[int]) -> list[list[int]]:
     return sorted(groups)
 
 
+def _one_dfa(pattern_set: PatternSet, max_states: int, rest: list[int], prefiltered: dict
+             ) -> tuple[TaggedDfa | None, list, list[int]]:
+    """(the set's one DFA when it fits, else None; the DFA groups and the patterns too big
+    for a DFA among the patterns without a prefilter). The patterns without a prefilter
+    are packed first: when they do not fit one DFA, neither does the set."""
+    groups, too_big = pack_groups(pattern_set, max_states, rest)
+    if len(groups) > 1 or too_big:
+        return None, groups, too_big
+    if prefiltered:
+        whole, whole_big = pack_groups(pattern_set, max_states, first_only=True)
+        if len(whole) != 1 or whole_big:
+            return None, groups, too_big
+        groups = whole
+    return groups[0][1], groups, too_big
+
+
 def compile_pattern_set(pattern_set: PatternSet, options: MachineOptions
                         ) -> CompiledMachine | EngineSet:
     """One DFA when every pattern fits in one, else the engines described above."""
     check_unique_tags(pattern_set)
     name = pattern_set.name.name
-    groups, too_big = pack_groups(pattern_set, options.max_states)
-    if len(groups) == 1 and not too_big:  # one DFA: the minimal one, numbered breadth-first
-        return _machine(pattern_set, minimal(groups[0][1]), options, name)
+    chosen = prefilterable(pattern_set)
+    rest = [index for index in range(len(pattern_set.patterns)) if index not in chosen]
+    one, groups, too_big = _one_dfa(pattern_set, options.max_states, rest, chosen)
+    if one is not None:  # one DFA: the minimal one, numbered breadth-first
+        return dfa_machine(pattern_set, minimal(one), options, name)
+    prefilters, left = prefilter_engines(pattern_set, chosen, options)
+    if left:  # factors too many for a literal DFA: back to the other engines
+        groups, too_big = pack_groups(pattern_set, options.max_states, sorted(rest + left))
     engines: list[Engine] = [
-        DfaEngine(tuple(indices), _machine(pattern_set, dfa, options, f"{name}.{number}"))
+        DfaEngine(tuple(indices), dfa_machine(pattern_set, dfa, options, f"{name}.{number}"))
         for number, (indices, dfa) in enumerate(groups)]
     for indices in nfa_groups(pattern_set, too_big):
         automaton = build_position_automaton(
             [(index, pattern_set.patterns[index].regex) for index in indices])
         engines.append(nfa_engine(automaton, tuple(indices)))
+    engines += prefilters
     return EngineSet(name, tuple(pattern.tag.name for pattern in pattern_set.patterns),
                      tuple(engines), options, pattern_set.location)

@@ -177,6 +177,28 @@ class NfaRunner:
             block += 1
         return result
 
+    def reports(self, state: int, where: int) -> list[int]:
+        """Tags reported at a boundary with condition bit `where`, sorted."""
+        engine = self.engine
+        tags = {tag for position, tag, c in engine.accepting
+                if state >> position & 1 and c & where}
+        tags |= {tag for tag, c in engine.empty_accepts if c & where}
+        return sorted(tags)
+
+    def step(self, state: int, byte: int, where: int, inject: bool = True) -> int:
+        """The state after `byte`; new matches start there only when `inject`."""
+        engine = self.engine
+        candidates = self.follow(state)
+        if inject:
+            candidates |= engine.first
+            for position, c in engine.conditional_first:
+                if c & where:
+                    candidates |= 1 << position
+        for source, target, c in engine.conditional_follow:
+            if state >> source & 1 and c & where:
+                candidates |= 1 << target
+        return candidates & self.byte_positions[byte]
+
     def matches(self, data: bytes, begin: int = 0, end: int | None = None
                 ) -> list[tuple[int, int]]:
         """(offset, tag) of every match at offsets in [begin, end) (and at len(data) when
@@ -187,26 +209,22 @@ class NfaRunner:
         scan = 0 if engine.max_length is None else max(0, begin - engine.max_length)
         state, found = 0, []
         for offset in range(scan, end + 1 if end == size else end):
-            prev = START if offset == 0 else category(data[offset - 1])
-            if offset == size:
-                following = END
-            else:
-                following = FINAL_NEWLINE if data[offset] == 0x0A and offset == size - 1 \
-                    else category(data[offset])
-            where = bit(prev, following)
+            where = boundary_condition(data, offset)
             if offset >= begin:
-                tags = {tag for position, tag, c in engine.accepting
-                        if state >> position & 1 and c & where}
-                tags |= {tag for tag, c in engine.empty_accepts if c & where}
-                found += [(offset, tag) for tag in sorted(tags)]
+                found += [(offset, tag) for tag in self.reports(state, where)]
             if offset == size:
                 break
-            candidates = engine.first | self.follow(state)
-            for position, c in engine.conditional_first:
-                if c & where:
-                    candidates |= 1 << position
-            for source, target, c in engine.conditional_follow:
-                if state >> source & 1 and c & where:
-                    candidates |= 1 << target
-            state = candidates & self.byte_positions[data[offset]]
+            state = self.step(state, data[offset], where)
         return found
+
+
+def boundary_condition(data: bytes, offset: int) -> int:
+    """The condition bit of the boundary before data[offset] (offset len(data): the end)."""
+    size = len(data)
+    prev = START if offset == 0 else category(data[offset - 1])
+    if offset == size:
+        following = END
+    else:
+        following = FINAL_NEWLINE if data[offset] == 0x0A and offset == size - 1 \
+            else category(data[offset])
+    return bit(prev, following)

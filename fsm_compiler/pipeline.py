@@ -32,6 +32,7 @@ from .never_match import check_patterns_can_match
 from .nfa_engine import NfaEngine
 from .options import MachineOptions, check_machine_names, machine_options
 from .pattern_sets import build_subset_dfa, minimal_machine
+from .prefilter_engine import PrefilterEngine
 from .project_analysis import FUSED_BLOB_BUDGET, ProjectAnalysis, project_analysis
 from .scheme_choice import choose_scheme
 from .token_sets import CompiledTokenSet, compile_token_set
@@ -141,20 +142,23 @@ def analyse_for_project(
     bytes) and the fused bound the project's tables are explored to; per DFA engine for
     a set of several engines (None for the others)."""
     if isinstance(machine, EngineSet):  # the fused-table budget is shared among the DFAs
-        budget = FUSED_BLOB_BUDGET // max(1, sum(isinstance(engine, DfaEngine)
-                                                 for engine in machine.engines))
-        return tuple(project_analysis(engine.machine, train_sample, budget)
-                     if isinstance(engine, DfaEngine) else None for engine in machine.engines)
+        dfas = [engine.machine if isinstance(engine, DfaEngine) else
+                engine.literals if isinstance(engine, PrefilterEngine) else None
+                for engine in machine.engines]
+        budget = FUSED_BLOB_BUDGET // max(1, sum(dfa is not None for dfa in dfas))
+        return tuple(None if dfa is None else project_analysis(dfa, train_sample, budget)
+                     for dfa in dfas)
     return project_analysis(machine, train_sample)
 
 
 @dataclass(frozen=True)
 class EngineSetAnalysis:
     """`boostfsm analyze` of a set of several engines: each DFA engine analysed as a
-    machine; NFA engines described (they have no states to analyse)."""
+    machine; NFA and prefiltered engines described (their scheme is fixed, or that of
+    their literal DFA)."""
 
     engine_set: EngineSet
-    engines: tuple[MachineAnalysis | NfaEngine, ...]
+    engines: tuple[MachineAnalysis | NfaEngine | PrefilterEngine, ...]
 
 
 def analyse_any(machine: CompiledMachine | EngineSet, sample: bytes, sample_name: str

@@ -1,9 +1,11 @@
 // parafuse boostfsm runtime: a pattern set compiled to several engines (DFAs, each run
-// with the schemes of fsm/auto_choice.hpp, and bit-parallel NFAs, fsm/nfa_engine.hpp)
-// over the same input. Counts add up per tag; matches merge by offset, then tag.
+// with the schemes of fsm/auto_choice.hpp; bit-parallel NFAs, fsm/nfa_engine.hpp; and
+// prefiltered engines, fsm/prefilter_engine.hpp) over the same input. Counts add up per
+// tag; matches merge by offset, then tag.
 //
 // Container blob (emitters/fsm/engine_set_blob.py): u64 magic "PFSMSET1", engine count,
-// then per engine (kind: 0 DFA / 1 NFA, offset, size); each engine's blob 64-byte aligned.
+// then per engine (kind: 0 DFA / 1 NFA / 2 prefiltered, offset, size); each engine's
+// blob 64-byte aligned.
 #pragma once
 
 #include <algorithm>
@@ -13,18 +15,28 @@
 #include <vector>
 
 #include "fsm/auto_choice.hpp"
+#include "fsm/lazy_nfa.hpp"
 #include "fsm/nfa_engine.hpp"
+#include "fsm/prefilter_engine.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
 
 constexpr uint64_t kSetMagic = 0x315445534d534650ull;  // "PFSMSET1"
 
+enum class EngineKind : uint64_t { dfa = 0, nfa = 1, prefilter = 2 };
+
 struct SetEngine {
-  bool dfa = true;
-  Tables tables;  // DFA engines
-  NfaTables nfa;  // NFA engines
+  EngineKind kind = EngineKind::dfa;
+  Tables tables;            // DFA engines
+  NfaTables nfa;            // NFA engines
+  PrefilterTables prefilter;  // prefiltered engines
+  bool is_dfa() const { return kind == EngineKind::dfa; }
 };
+
+inline const char* kind_name(EngineKind kind) {
+  return kind == EngineKind::dfa ? "dfa" : kind == EngineKind::nfa ? "nfa" : "prefilter";
+}
 
 inline std::vector<SetEngine> parse_engine_set(const uint8_t* blob, size_t size) {
   const uint64_t* words = reinterpret_cast<const uint64_t*>(blob);
@@ -35,22 +47,33 @@ inline std::vector<SetEngine> parse_engine_set(const uint8_t* blob, size_t size)
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t kind = words[2 + 3 * i], offset = words[3 + 3 * i], bytes = words[4 + 3 * i];
     if (offset + bytes > size) throw std::runtime_error("engine set: engine past the end");
-    engines[i].dfa = kind == 0;
+    if (kind > 2) throw std::runtime_error("engine set: unknown engine kind");
+    engines[i].kind = EngineKind(kind);
     if (kind == 0)
       engines[i].tables = parse_tables(blob + offset, bytes);
-    else
+    else if (kind == 1)
       engines[i].nfa = parse_nfa(blob + offset, bytes);
+    else
+      engines[i].prefilter = parse_prefilter(blob + offset, bytes);
   }
   return engines;
 }
 
 struct SetResult {
+  std::vector<PhaseTiming> phases;  // with options.profile: every engine's, named "engine i: ..."
   std::vector<int64_t> final_states;  // per engine; -1: an engine without numbered states
   std::vector<uint64_t> counts;
   std::vector<Match> matches;
   std::string scheme, reason;
   int threads = 1;
 };
+
+inline void append_phases(std::vector<PhaseTiming>& all, const std::vector<PhaseTiming>& phases,
+                          size_t engine) {
+  for (const PhaseTiming& phase : phases)
+    all.push_back(PhaseTiming{"engine " + std::to_string(engine) + ": " + phase.name,
+                              phase.parallel, phase.seconds, phase.units});
+}
 
 // Runs every engine with `options` (the scheme applies to every DFA engine; `auto`
 // chooses per engine) and merges the results.
@@ -66,8 +89,19 @@ inline SetResult run_engine_set(const std::vector<SetEngine>& engines, uint32_t 
   std::vector<std::string> schemes;
   for (size_t i = 0; i < engines.size(); ++i) {
     std::string scheme, reason;
-    if (engines[i].dfa) {
+    if (engines[i].kind == EngineKind::prefilter) {
+      PrefilterResult raw = run_prefilter(engines[i].prefilter, data, n, tag_count, options,
+                                          threads, chunks);
+      append_phases(result.phases, raw.phases, i);
+      result.final_states.push_back(-1);
+      for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += raw.counts[tag];
+      if (options.matches)
+        result.matches.insert(result.matches.end(), raw.matches.begin(), raw.matches.end());
+      scheme = raw.scheme;
+      reason = raw.reason;
+    } else if (engines[i].is_dfa()) {
       RunResult raw = run_machine(engines[i].tables, data, n, options);
+      append_phases(result.phases, raw.phases, i);
       result.final_states.push_back(raw.final_state);
       for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += raw.counts[tag];
       result.matches.insert(result.matches.end(), raw.matches.begin(), raw.matches.end());
@@ -76,6 +110,9 @@ inline SetResult run_engine_set(const std::vector<SetEngine>& engines, uint32_t 
     } else {
       const NfaTables& nfa = engines[i].nfa;
       NfaResult raw = run_nfa(nfa, data, n, tag_count, threads, chunks, options.matches);
+      if (options.profile)
+        result.phases.push_back(PhaseTiming{"engine " + std::to_string(i) + ": nfa",
+                                            nfa.bounded(), raw.seconds, raw.units});
       result.final_states.push_back(-1);
       for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += raw.counts[tag];
       result.matches.insert(result.matches.end(), raw.matches.begin(), raw.matches.end());
@@ -88,7 +125,7 @@ inline SetResult run_engine_set(const std::vector<SetEngine>& engines, uint32_t 
     }
     if (std::find(schemes.begin(), schemes.end(), scheme) == schemes.end()) schemes.push_back(scheme);
     result.reason += (i ? "; engine " : "engine ") + std::to_string(i) + " (" +
-                     (engines[i].dfa ? "dfa" : "nfa") + ", " + scheme + "): " + reason;
+                     kind_name(engines[i].kind) + ", " + scheme + "): " + reason;
   }
   for (size_t i = 0; i < schemes.size(); ++i) result.scheme += (i ? "+" : "") + schemes[i];
   if (options.matches)

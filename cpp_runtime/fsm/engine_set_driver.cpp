@@ -2,11 +2,11 @@
 // (emitters/fsm/engine_set_blob.py) at run time and runs it under many configurations,
 // so property tests over many random pattern sets need one build, not one per set.
 //
-//   fsm_engine_set_driver BLOB TAGS INPUT [--matches] SCHEME:THREADS:CHUNKS ...
+//   fsm_engine_set_driver BLOB TAGS INPUT [--matches] [--profile] SCHEME:THREADS:CHUNKS ...
 //
 // One JSON line per configuration: scheme, reason, final_state (per engine, null for
 // an engine without numbered states), counts (per tag), with --matches matches as
-// [offset, tag index].
+// [offset, tag index], with --profile every engine's phases (fsm/phase_json.hpp).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,6 +19,7 @@
 #include "fsm/engine_set.hpp"
 #include "fsm/input.hpp"
 #include "fsm/json_output.hpp"
+#include "fsm/phase_json.hpp"
 
 namespace fsm = parafuse::fsm;
 
@@ -41,6 +42,7 @@ std::string result_line(const fsm::SetResult& result, bool matches) {
                                                          : std::to_string(result.final_states[i]));
   out += "]";
   fsm::append_counts_and_matches(out, result.counts, matches ? &result.matches : nullptr);
+  if (!result.phases.empty()) out += fsm::phases_json(result.phases);
   return out + "}\n";
 }
 
@@ -57,14 +59,15 @@ int main(int argc, char** argv) {
     const auto engines = fsm::parse_engine_set(blob.get(), raw.size());
     const uint32_t tags = uint32_t(std::stoul(argv[2]));
     const fsm::InputBytes input(argv[3]);
-    bool matches = false;
+    bool matches = false, profile = false;
     for (int i = 4; i < argc; ++i) {
       const std::string text = argv[i];
-      if (text == "--matches") {
-        matches = true;
+      if (text == "--matches" || text == "--profile") {
+        (text == "--matches" ? matches : profile) = true;
         continue;
       }
-      const fsm::RunOptions options = fsm::parse_driver_config(text, matches);
+      fsm::RunOptions options = fsm::parse_driver_config(text, matches);
+      options.profile = profile;
       const fsm::SetResult result =
           fsm::run_engine_set(engines, tags, input.data(), input.size(), options);
       fsm::write_all(result_line(result, matches));

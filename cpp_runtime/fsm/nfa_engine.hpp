@@ -7,9 +7,7 @@
 //   2. candidates = first | follow(state), conditional edges where they hold;
 //      state = candidates & byte_positions[byte j].
 // follow(state) ORs one precomputed union per non-zero byte of the state (8 positions).
-// An engine whose matches are at most `max_length` bytes long runs its chunks in
-// parallel, each from `max_length` bytes before the chunk with an empty state: every
-// chunk starts exactly. An unbounded engine runs one chunk.
+// The runs themselves step a lazy DFA over these sets (fsm/lazy_nfa.hpp).
 #pragma once
 
 #include <omp.h>
@@ -42,8 +40,16 @@ struct NfaTables {
   const uint64_t* conditional_first = nullptr;   // (position, condition)
   const uint64_t* accept = nullptr;              // (position, tag, condition), by tag
   const uint64_t* empty_accept = nullptr;        // (tag, condition)
+  std::vector<uint64_t> accepting_mask;    // [words]: positions with an accept entry
+  std::vector<uint64_t> conditional_mask;  // [words]: positions with a conditional follow edge
   bool bounded() const { return max_length != ~0ull; }
 };
+
+inline bool intersects(const uint64_t* a, const std::vector<uint64_t>& b) {
+  for (size_t w = 0; w < b.size(); ++w)
+    if (a[w] & b[w]) return true;
+  return false;
+}
 
 inline NfaTables parse_nfa(const uint8_t* blob, size_t size) {
   const uint64_t* slots = reinterpret_cast<const uint64_t*>(blob);
@@ -76,6 +82,13 @@ inline NfaTables parse_nfa(const uint8_t* blob, size_t size) {
   next += 2 * t.empty_accepts;
   if (size_t(reinterpret_cast<const uint8_t*>(next) - blob) != size)
     throw std::runtime_error("NFA blob: wrong size");
+  t.accepting_mask.assign(t.words, 0);
+  t.conditional_mask.assign(t.words, 0);
+  for (uint64_t a = 0; a < t.accepts; ++a)
+    t.accepting_mask[t.accept[3 * a] >> 6] |= uint64_t(1) << (t.accept[3 * a] & 63);
+  for (uint64_t c = 0; c < t.conditional_follows; ++c)
+    t.conditional_mask[t.conditional_follow[3 * c] >> 6] |= uint64_t(1)
+                                                             << (t.conditional_follow[3 * c] & 63);
   return t;
 }
 
@@ -88,109 +101,74 @@ inline bool has_bit(const uint64_t* state, uint64_t position) {
   return (state[position >> 6] >> (position & 63)) & 1;
 }
 
-// Reports at the boundaries j in [begin, end) (and at n when end == n), scanned from
-// `scan` with an empty state; W words of state (0: t.words, not unrolled).
+// The condition bit of the boundary before data[at] (at == n: the end of the input).
+inline uint64_t nfa_where(const NfaTables& t, const uint8_t* data, size_t n, size_t at) {
+  const unsigned prev = at == 0 ? kPrevStart : t.categories[data[at - 1]];
+  const unsigned next = at == n ? kNextEnd
+                        : (data[at] == '\n' && at + 1 == n) ? kNextFinalNewline
+                                                             : t.categories[data[at]];
+  return uint64_t(1) << (prev * 5 + next);
+}
+
+// Reports at the boundary `at` (state: the positions that matched the last byte).
+inline void nfa_report(const NfaTables& t, const uint64_t* state, uint64_t where, uint64_t at,
+                       bool with_matches, std::vector<uint32_t>& tags, NfaChunk& out) {
+  tags.clear();
+  if (!t.empty_accepts && !intersects(state, t.accepting_mask)) return;
+  for (uint64_t a = 0; a < t.accepts; ++a) {
+    const uint64_t* accept = t.accept + 3 * a;
+    if ((accept[2] & where) && has_bit(state, accept[0]) &&
+        (tags.empty() || tags.back() != accept[1]))
+      tags.push_back(uint32_t(accept[1]));
+  }
+  for (uint64_t a = 0; a < t.empty_accepts; ++a)
+    if (t.empty_accept[2 * a + 1] & where) tags.push_back(uint32_t(t.empty_accept[2 * a]));
+  std::sort(tags.begin(), tags.end());
+  tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
+  for (uint32_t tag : tags) {
+    ++out.counts[tag];
+    if (with_matches) out.matches.push_back(Match{at, tag});
+  }
+}
+
+// One step on the byte at a boundary with condition `where`: state = (follow(state) |
+// first, when `inject`) & byte_positions; returns whether any position is set.
 template <size_t W>
-void nfa_scan(const NfaTables& t, const uint8_t* data, size_t n, size_t scan, size_t begin,
-              size_t end, bool with_matches, NfaChunk& out) {
+inline bool nfa_step(const NfaTables& t, uint64_t* state, uint64_t* cand, const uint64_t* positions,
+                     uint64_t where, bool any, bool inject) {
   const size_t words = W ? W : t.words;
-  std::vector<uint64_t> state_vec(words, 0), cand_vec(words, 0);
-  uint64_t* state = state_vec.data();
-  uint64_t* cand = cand_vec.data();
-  std::vector<uint32_t> tags;
-  bool any = false;
-  const bool idle_skip = t.empty_accepts == 0;
-  const size_t last = end == n ? n + 1 : end;
-  for (size_t at = scan; at < last; ++at) {
-    const uint64_t* positions = at < n ? t.byte_positions + size_t(data[at]) * words : nullptr;
-    if (!any && idle_skip && at < n) {  // nothing to report, nothing active
-      bool hit = false;
-      for (size_t w = 0; w < words; ++w) hit |= (positions[w] & t.any_first[w]) != 0;
-      if (!hit) continue;
-    }
-    const unsigned prev = at == 0 ? kPrevStart : t.categories[data[at - 1]];
-    const unsigned next = at == n ? kNextEnd
-                          : (data[at] == '\n' && at + 1 == n) ? kNextFinalNewline
-                                                               : t.categories[data[at]];
-    const uint64_t where = uint64_t(1) << (prev * 5 + next);
-    if (at >= begin && (any || t.empty_accepts)) {
-      tags.clear();
-      for (uint64_t a = 0; a < t.accepts; ++a) {
-        const uint64_t* accept = t.accept + 3 * a;
-        if ((accept[2] & where) && has_bit(state, accept[0]) &&
-            (tags.empty() || tags.back() != accept[1]))
-          tags.push_back(uint32_t(accept[1]));
-      }
-      for (uint64_t a = 0; a < t.empty_accepts; ++a)
-        if (t.empty_accept[2 * a + 1] & where) tags.push_back(uint32_t(t.empty_accept[2 * a]));
-      std::sort(tags.begin(), tags.end());
-      tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
-      for (uint32_t tag : tags) {
-        ++out.counts[tag];
-        if (with_matches) out.matches.push_back(Match{uint64_t(at), tag});
-      }
-    }
-    if (at == n) break;
-    for (size_t w = 0; w < words; ++w) cand[w] = t.first[w];
+  for (size_t w = 0; w < words; ++w) cand[w] = inject ? t.first[w] : 0;
+  if (inject)
     for (uint64_t c = 0; c < t.conditional_firsts; ++c)
       if (t.conditional_first[2 * c + 1] & where) {
         const uint64_t position = t.conditional_first[2 * c];
         cand[position >> 6] |= uint64_t(1) << (position & 63);
       }
-    if (any) {
-      for (size_t block = 0; block < t.blocks; ++block) {
-        const unsigned byte = unsigned(state[block >> 3] >> ((block & 7) * 8)) & 0xFF;
-        if (!byte) continue;
-        const uint64_t* row = t.follow + (block * 256 + byte) * words;
+  if (any) {
+    for (size_t word = 0; word < words; ++word) {  // active positions are few: skip zeros
+      uint64_t bits = state[word];
+      while (bits) {
+        const unsigned low = unsigned(__builtin_ctzll(bits)) & ~7u;  // its 8-position block
+        const size_t block = word * 8 + low / 8;
+        const uint64_t* row = t.follow + (block * 256 + ((bits >> low) & 0xFF)) * words;
         for (size_t w = 0; w < words; ++w) cand[w] |= row[w];
+        bits &= ~(uint64_t(0xFF) << low);
       }
+    }
+    if (t.conditional_follows && intersects(state, t.conditional_mask)) {
       for (uint64_t c = 0; c < t.conditional_follows; ++c) {
         const uint64_t* edge = t.conditional_follow + 3 * c;
         if ((edge[2] & where) && has_bit(state, edge[0]))
           cand[edge[1] >> 6] |= uint64_t(1) << (edge[1] & 63);
       }
     }
-    any = false;
-    for (size_t w = 0; w < words; ++w) {
-      state[w] = cand[w] & positions[w];
-      any |= state[w] != 0;
-    }
   }
-}
-
-struct NfaResult {
-  std::vector<uint64_t> counts;
-  std::vector<Match> matches;
-  size_t chunks = 1;
-};
-
-// Runs the engine over data[0, n) in `chunks` chunks (one when unbounded).
-inline NfaResult run_nfa(const NfaTables& t, const uint8_t* data, size_t n, uint32_t tag_count,
-                         int threads, size_t chunks, bool with_matches) {
-  if (!t.bounded() || n == 0) chunks = 1;
-  chunks = std::max<size_t>(1, std::min(chunks, n));  // chunk c reports at [begin, end)
-  std::vector<NfaChunk> parts(chunks);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (size_t c = 0; c < chunks; ++c) {
-    const size_t begin = n * c / chunks, end = n * (c + 1) / chunks;
-    const size_t scan = t.bounded() ? (begin > t.max_length ? begin - t.max_length : 0) : 0;
-    NfaChunk& part = parts[c];
-    part.counts.assign(tag_count, 0);
-    switch (t.words) {
-      case 1: nfa_scan<1>(t, data, n, scan, begin, end, with_matches, part); break;
-      case 2: nfa_scan<2>(t, data, n, scan, begin, end, with_matches, part); break;
-      case 4: nfa_scan<4>(t, data, n, scan, begin, end, with_matches, part); break;
-      default: nfa_scan<0>(t, data, n, scan, begin, end, with_matches, part); break;
-    }
+  bool alive = false;
+  for (size_t w = 0; w < words; ++w) {
+    state[w] = cand[w] & positions[w];
+    alive |= state[w] != 0;
   }
-  NfaResult result;
-  result.chunks = chunks;
-  result.counts.assign(tag_count, 0);
-  for (const NfaChunk& part : parts) {
-    for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += part.counts[tag];
-    result.matches.insert(result.matches.end(), part.matches.begin(), part.matches.end());
-  }
-  return result;
+  return alive;
 }
 
 }  // namespace v1

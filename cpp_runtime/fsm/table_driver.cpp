@@ -19,6 +19,7 @@
 #include "fsm/driver_config.hpp"
 #include "fsm/input.hpp"
 #include "fsm/json_output.hpp"
+#include "fsm/phase_json.hpp"
 
 namespace fsm = parafuse::fsm;
 
@@ -40,20 +41,6 @@ AlignedBlob load_blob(const std::string& path) {
   return blob;
 }
 
-std::string phases_json(const std::vector<fsm::PhaseTiming>& phases) {
-  std::string out = ", \"phases\": [";
-  for (size_t i = 0; i < phases.size(); ++i) {
-    out += i ? ", {\"name\": " : "{\"name\": ";
-    fsm::append_json_string(out, phases[i].name);
-    out += std::string(", \"parallel\": ") + (phases[i].parallel ? "true" : "false");
-    out += ", \"seconds\": " + fsm::format_number(phases[i].seconds) + ", \"units\": [";
-    for (size_t u = 0; u < phases[i].units.size(); ++u)
-      out += (u ? ", " : "") + fsm::format_number(phases[i].units[u]);
-    out += "]}";
-  }
-  return out + "]";
-}
-
 std::string result_line(const fsm::RunResult& result, bool matches) {
   std::string out = "{\"scheme\": ";
   fsm::append_json_string(out, result.scheme);
@@ -68,7 +55,7 @@ std::string result_line(const fsm::RunResult& result, bool matches) {
   out += "]";
   out += ", \"final_state\": " + std::to_string(result.final_state);
   fsm::append_counts_and_matches(out, result.counts, matches ? &result.matches : nullptr);
-  if (!result.phases.empty()) out += phases_json(result.phases);
+  if (!result.phases.empty()) out += fsm::phases_json(result.phases);
   return out + "}\n";
 }
 

@@ -1,9 +1,14 @@
 """The tables of a pattern set compiled to several engines, as one blob read by
 cpp_runtime/fsm/engine_set.hpp.
 
-Layout: u64 magic "PFSMSET1", engine count, then per engine (kind: 0 DFA / 1 NFA,
-byte offset, byte size); every engine's own blob starts 64-byte aligned. A DFA
-engine's blob is the one machine blob of blob.py. An NFA engine's blob
+Layout: u64 magic "PFSMSET1", engine count, then per engine (kind: 0 DFA / 1 NFA /
+2 prefiltered, byte offset, byte size); every engine's own blob starts 64-byte aligned.
+A DFA engine's blob is the one machine blob of blob.py. A prefiltered engine's blob
+(fsm_compiler/prefilter_engine.py) is u64 slots: magic "PFSMPRE1", pattern count P,
+the literal DFA's offset and size, then P x (tag, reach (all ones: unbounded),
+shortest factor, NFA offset, NFA size, `before` as 4 words: the bytes a match may hold
+up to its factor's end), offsets from the engine blob's start; the literal DFA (a
+machine blob) and each pattern's NFA blob follow, 64-byte aligned. An NFA engine's blob
 (fsm_compiler/nfa_engine.py) is u64 slots: magic "PFSMNFA1", words, blocks, max_length
 (all ones: unbounded), then the counts of conditional follow edges, conditional first
 positions, accepts and empty accepts; then u64 arrays: categories (256 bytes: each
@@ -27,11 +32,14 @@ from parafuse.fsm_compiler.nfa_engine import (
     category,
     follow_blocks,
 )
+from parafuse.fsm_compiler.prefilter_engine import PrefilterEngine
 from parafuse.fsm_compiler.project_analysis import ProjectAnalysis
 
 SET_MAGIC = int.from_bytes(b"PFSMSET1", "little")
 NFA_MAGIC = int.from_bytes(b"PFSMNFA1", "little")
+PREFILTER_MAGIC = int.from_bytes(b"PFSMPRE1", "little")
 UNBOUNDED = (1 << 64) - 1
+CONFIRM_SLOTS = 9  # u64 slots per pattern of a prefiltered engine
 
 
 def nfa_words(positions: int) -> int:
@@ -77,19 +85,50 @@ def _bits(positions) -> int:
     return mask
 
 
+def _padded(blob: bytes) -> bytes:
+    return blob + bytes((-len(blob)) % 64)
+
+
+def prefilter_blob(engine: PrefilterEngine, analysis: ProjectAnalysis) -> bytes:
+    parts = [machine_blob(engine.literals, analysis)] + [
+        nfa_blob(confirm.nfa) for confirm in engine.confirms]
+    head_bytes = 8 * (4 + CONFIRM_SLOTS * len(engine.confirms))
+    position = head_bytes + (-head_bytes) % 64
+    places = []
+    for part in parts:
+        places.append((position, len(part)))
+        position += len(_padded(part))
+    slots = [PREFILTER_MAGIC, len(engine.confirms), *places[0]]
+    for confirm, place in zip(engine.confirms, places[1:], strict=True):
+        before = confirm.factors.before
+        slots += [confirm.tag, UNBOUNDED if confirm.reach is None else confirm.reach,
+                  confirm.factors.shortest, *place,
+                  *((before >> (64 * word)) & UNBOUNDED for word in range(4))]
+    head = np.array(slots, dtype=np.uint64).tobytes()
+    return _padded(head) + b"".join(_padded(part) for part in parts)
+
+
+def _engine_blob(engine, analysis: ProjectAnalysis | None) -> tuple[int, bytes]:
+    if isinstance(engine, DfaEngine):
+        return 0, machine_blob(engine.machine, analysis)
+    if isinstance(engine, PrefilterEngine):
+        return 2, prefilter_blob(engine, analysis)
+    return 1, nfa_blob(engine)
+
+
 def engine_set_blob(engine_set: EngineSet,
                     analyses: tuple[ProjectAnalysis | None, ...]) -> bytes:
-    """The container blob: every engine's blob (DFA engines with their analysis)."""
-    blobs = [(0, machine_blob(engine.machine, analysis)) if isinstance(engine, DfaEngine)
-             else (1, nfa_blob(engine))
+    """The container blob: every engine's blob (DFA engines and the literal DFAs of
+    prefiltered engines with their analysis)."""
+    blobs = [_engine_blob(engine, analysis)
              for engine, analysis in zip(engine_set.engines, analyses, strict=True)]
     directory_bytes = 16 + 24 * len(blobs)
     position = directory_bytes + (-directory_bytes) % 64
     directory, body = [SET_MAGIC, len(blobs)], bytearray()
     for kind, blob in blobs:
         directory += [kind, position, len(blob)]
-        padded = blob + bytes((-len(blob)) % 64)
+        padded = _padded(blob)
         body += padded
         position += len(padded)
     head = np.array(directory, dtype=np.uint64).tobytes()
-    return head + bytes((-len(head)) % 64) + bytes(body)
+    return _padded(head) + bytes(body)

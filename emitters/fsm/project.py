@@ -71,8 +71,8 @@ def _state_context(machine: CompiledMachine | EngineSet) -> dict[str, object]:
         return {"state_count": machine.state_count, "start_state": machine.start,
                 "state_names": machine.state_names, "engine_count": 0}
     kinds = [engine_kind(engine) for engine in machine.engines]
-    summary = ", ".join(f"{kinds.count(kind)} {kind.upper()}" for kind in ("dfa", "nfa")
-                        if kind in kinds)
+    summary = ", ".join(f"{kinds.count(kind)} {kind.upper()}"
+                        for kind in ("dfa", "nfa", "prefilter") if kind in kinds)
     states = [engine.machine.state_count for engine in machine.engines
               if engine_kind(engine) == "dfa"]
     return {"state_count": max(states, default=0), "start_state": 0, "state_names": (),

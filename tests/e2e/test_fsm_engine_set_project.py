@@ -1,5 +1,6 @@
 """A pattern set of several engines as a generated project: `boostfsm run --backend cpp`
-prints the reference's JSON (final_state a list, null for the NFA engine), under every
+prints the reference's JSON (final_state a list, null for the NFA and prefiltered
+engines), under every
 scheme, and so does the Python module; `boostfsm analyze` lists the engines."""
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ patterns words {
     two    /sec[a-z]nd\\b/
     river  /Tom.{3,6}river|river.{3,6}Tom$/m
     three  /thi?rd/i
-    window /[ab][^x]{3}y/
+    window /[ab][^x]{6}y/
+    short  /[a-c]{2}x/
 }
 """
 COMPARED = ("machine", "bytes", "final_state", "counts", "matches")
@@ -39,7 +41,7 @@ def boostfsm(*args: str) -> subprocess.CompletedProcess:
 def files(tmp_path_factory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("engine_set")
     (folder / "words.fsm").write_text(SOURCE)
-    text = b"first second secxnd2 THIRD Tom rides river,  Tom\nTom---river b123y " * 200
+    text = b"first second secxnd2 THIRD Tom rides river,  Tom\nTom---river b123456y cax " * 200
     (folder / "words.txt").write_bytes(text + b"river--Tom\n")
     return folder / "words.fsm", folder / "words.txt"
 
@@ -65,6 +67,7 @@ def test_engine_set_project_runs_like_the_reference(files) -> None:
         assert {key: result[key] for key in COMPARED} == \
             {key: reference[key] for key in COMPARED}, scheme
         assert "engine 0 (dfa" in result["reason"] and "(nfa, nfa)" in result["reason"]
+        assert "(prefilter, " in result["reason"]
     sys.path.insert(0, str(project / "build"))
     try:
         module = importlib.import_module("words")
@@ -81,8 +84,11 @@ def test_analyze_lists_the_engines(files) -> None:
     assert done.returncode == 0, done.stderr
     (analysis,) = json.loads(done.stdout)
     kinds = [engine["kind"] for engine in analysis["engines"]]
-    assert kinds[-1] == "nfa" and kinds.count("dfa") >= 2
-    assert analysis["engines"][-1]["patterns"] == ["river"]
+    assert kinds == ["dfa", "nfa", "prefilter"]
+    assert analysis["engines"][1]["patterns"] == ["window"]
+    assert analysis["engines"][2]["patterns"] == ["one", "two", "river", "three"]
+    assert analysis["engines"][2]["literals"] >= 4
     assert analysis["table_bytes"] == sum(e["table_bytes"] for e in analysis["engines"])
     text = boostfsm("analyze", str(source), "--input", str(data)).stdout
     assert "engine 0: dfa" in text and "auto picks:    nfa:" in text
+    assert "engine 2: prefilter, 4 patterns" in text and "auto picks:    prefilter:" in text

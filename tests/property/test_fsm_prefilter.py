@@ -1,0 +1,103 @@
+"""Prefiltered engines (fsm_compiler/prefilter_engine.py): the required factors of a regex,
+and generated sets whose patterns have literal factors (overlapping literals, literals
+case-insensitive, inside counted repeats, next to assertions, with unbounded tails)
+over haystacks full of those literals, so that factors and matches fall on and around
+every chunk boundary: the reference equals Hyperscan, and every C++ scheme at 1-3
+threads and many chunkings (which split the confirmation into many jobs) equals the
+reference."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from parafuse.fsm_compiler.engines import EngineSet, engine_kind
+from parafuse.fsm_compiler.prefilter_engine import ConfirmedPattern, start_ranges
+from parafuse.fsm_compiler.required_literals import Factors, longest, required_factors
+from parafuse.grammar.diagnostics import SourceFile
+from parafuse.grammar.fsm_parser import parse_fsm
+from parafuse.grammar.regex_ast import ALL_BYTES
+from tests.property.fsm_engine_set_checks import assert_engine_set_equal_reference
+from tests.property.fsm_regex_strategies import hyperscan_matches, hyperscan_refusal
+from tests.property.test_fsm_engine_sets import compile_set
+from tests.required_tools import require_cxx, require_module
+
+
+def parsed(regex: str, flags: str = ""):
+    source = f"patterns p {{\n    t /{regex}/{flags}\n}}\n"
+    return parse_fsm(SourceFile("p.fsm", source)).machines[0].patterns[0].regex
+
+
+def factor_texts(regex: str, flags: str = "") -> tuple[list[str], int | None] | None:
+    """The factors as text (a case pair as its lower-case letter) and the reach."""
+    found = required_factors(parsed(regex, flags))
+    if found is None:
+        return None
+    texts = ["".join(chr(max(b for b in range(256) if mask >> b & 1)) for mask in factor)
+             for factor in found.factors]
+    return texts, found.reach
+
+
+def test_required_factors_of_typical_rules() -> None:
+    assert factor_texts("ghp_[0-9a-zA-Z]{36}") == (["ghp_"], 4)
+    assert factor_texts(r"\bAKIA[0-9A-Z]{16}\b") == (["AKIA"], 4)
+    assert factor_texts("(?:XQZW|WQZX)[0-9]+") == (["WQZX", "XQZW"], 4)
+    assert factor_texts("secret_key", "i") == (["secret_key"], 10)  # case pairs
+    assert factor_texts("[a-z]{0,5}=XQZW") == (["=XQZW"], 10)  # reach counts what precedes
+    assert factor_texts("(?:AB-CD){2,3}") == (["AB-CDAB-CD", "AB-CDAB-CDAB-CD"], 15)  # repeat
+    assert factor_texts("(?:XQZW)?[a-z]+") is None  # optional: not required
+    assert factor_texts("[a-z]+XQZW") == (["XQZW"], None)  # a run starts after a non-letter
+    assert factor_texts("(?s).*XQZW") is None  # neither reach nor bytes bound the start
+    assert factor_texts("ea") is None  # two common letters: not selective enough
+    assert factor_texts("XQZW|[0-9]+") is None  # one alternative without a factor
+
+
+def test_longest_and_start_ranges() -> None:
+    assert longest(parsed("a{2,5}(?:bc|d)").body) == 7
+    assert longest(parsed("ab+").body) is None
+    def confirm(reach, shortest, before=ALL_BYTES):
+        factors = Factors(((1,) * shortest,), 20.0, reach, before)
+        return ConfirmedPattern(0, factors, None)
+
+    data = b"0123 56789 1234567890123456789"
+    assert start_ranges([5, 6, 20], confirm(4, 3), data) == [(1, 3), (16, 17)]
+    assert start_ranges([2], confirm(4, 2), data) == [(0, 0)]
+    digits = sum(1 << byte for byte in b"0123456789")
+    assert start_ranges([3, 9, 20], confirm(None, 2, digits), data) == [(0, 1), (5, 7), (11, 18)]
+    assert start_ranges([9, 10], confirm(2, 2, digits), data) == [(7, 8)]
+
+
+LITERALS = ["XQZ", "QZX", "XQZX", "ZXQ"]  # overlapping: "XQZXQ" holds three of them
+TEMPLATES = ["{0}", "{0}[a-c]{{0,4}}", "[a-c]{{1,3}}{0}\\b", "(?:{0}){{2,3}}", "\\b{0}\\w*",
+             "[0-9]{{2}}{0}|{1}2", "^{0}.{{0,5}}$", "(?:{0}|{1})x+", "a{{0,3}}{0}(?:b|c){{1,2}}",
+             "{0}\\s*=\\s*[^\\n]{{1,6}}", "\\B{0}", "{0}$"]
+FLAGS = ["", "", "i", "m", "s"]
+PIECES = [*LITERALS, "xqz", "XQZXQ", "ZXQZX", "a", "b", "c", "x", "12", " ", "\n", "=", "_"]
+
+FILLERS = ["a[^\\n]{8}b", "[bc][^\\n]{7}x+"]  # no factor, too big for a DFA of 64 states
+patterns = st.lists(st.tuples(st.sampled_from(TEMPLATES), st.sampled_from(LITERALS),
+                              st.sampled_from(LITERALS), st.sampled_from(FLAGS)),
+                    min_size=2, max_size=5).map(
+    lambda items: [(template.format(first, second), flag)
+                   for template, first, second, flag in items])
+haystacks = st.lists(st.sampled_from(PIECES), max_size=80).map(
+    lambda pieces: "".join(pieces).encode())
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(patterns=patterns, data=haystacks, filler=st.sampled_from(FILLERS))
+def test_prefiltered_sets_equal_hyperscan_and_every_scheme(patterns, data, filler,
+                                                           tmp_path) -> None:
+    """A filler pattern without a factor, too big for a DFA of `max_states`, makes the set
+    several engines; the literal patterns run on prefiltered engines."""
+    require_module("hyperscan")
+    require_cxx()
+    patterns = [*patterns, (filler, "")]
+    assume(hyperscan_refusal(patterns) is None)
+    machine = compile_set(patterns, 64)
+    assert isinstance(machine, EngineSet)
+    kinds = [engine_kind(engine) for engine in machine.engines]
+    assert "prefilter" in kinds, kinds
+    _, _, matches = assert_engine_set_equal_reference(machine, data, tmp_path)
+    assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)
