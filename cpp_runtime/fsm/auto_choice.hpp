@@ -2,7 +2,10 @@
 // input), and run_machine, the entry point every generated library calls.
 // The rules mirror fsm_compiler/scheme_choice.py, with lookback accuracy measured
 // on this input (its first 64 KiB) instead of the training sample, and a partial
-// fused DFA accepted when walks over samples of this input stay inside it.
+// fused DFA accepted when walks over samples of this input stay inside it. Before this
+// version the rules never chose SIMD enumeration; now machines of up to 16 states whose
+// paths do not meet take it (without --matches), and the rules' short measurements run
+// on one thread unless they are large (a busy core made them wait a time slice).
 #pragma once
 
 #include <omp.h>
@@ -27,6 +30,8 @@ constexpr size_t kAccuracyLookups = size_t(1) << 22;
 constexpr size_t kFusedWindows = 16, kFusedWindowBytes = 4096;
 constexpr size_t kMeetBytes = 1024;  // hspec: a wrong guess that meets the true path by then
 constexpr size_t kEnumMeetBytes = size_t(16) << 10, kMeetPositions = 16;  // enum: all paths
+constexpr uint32_t kSimdFitStates = 16;  // the rules' SIMD enumeration: one 16-lane shuffle
+constexpr size_t kParallelChooseLookups = size_t(1) << 20;  // less work: one thread
 
 // Lookback accuracy at evenly spaced positions of the input's prefix (truth: one
 // sequential run over the prefix; the predictions run in parallel); negative when the
@@ -52,7 +57,9 @@ double Engine<Entry>::sampled_accuracy(size_t& slow_misses) {
   size_t right = 0, slow = 0;
   std::vector<double> units(profile_ ? positions : 0);
   const double began = omp_get_wtime();
-#pragma omp parallel num_threads(threads_) reduction(+ : right, slow)
+  // A short parallel region costs a whole time slice where a core is busy elsewhere.
+  const int team = positions * t_.states * t_.lookback > kParallelChooseLookups ? threads_ : 1;
+#pragma omp parallel num_threads(team) reduction(+ : right, slow)
   {
     Enumerator paths;
 #pragma omp for schedule(dynamic, 1)
@@ -86,7 +93,9 @@ bool Engine<Entry>::paths_meet_on_sample() {
   std::vector<double> units(profile_ ? kMeetPositions : 0);
   const SimdPlan simd = simd_plan();  // all states at once where it runs (fsm/simd_enum.hpp)
   const double began = omp_get_wtime();
-#pragma omp parallel num_threads(threads_) reduction(+ : missed)
+  const int team = kMeetPositions * horizon * (simd.path != SimdPath::none ? 1 : t_.states) >
+                           kParallelChooseLookups * 4 ? threads_ : 1;
+#pragma omp parallel num_threads(team) reduction(+ : missed)
   {
     Enumerator paths;
 #pragma omp for schedule(dynamic, 1)
@@ -173,6 +182,20 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     reason = why.str();
     return "fused";
   }
+  // Measured (bench/results/fsm_simd.md): SIMD enumeration of up to 16 states counting
+  // at most kSimdMaxGroups groups runs 1.5-4 GB/s per core whatever the machine, above
+  // fused and seq (one lookup per byte); matches need a second walk, so not then.
+  if (!wants_matches_ && t_.states <= kSimdFitStates) {
+    const SimdPlan simd = simd_plan();
+    if (simd.path != SimdPath::none && simd.counts()) {
+      why << "the paths do not meet and speculation was right at " << measured << " of sampled "
+          << "positions, but the machine fits SIMD enumeration (" << t_.states << " states, "
+          << simd.groups << " groups of reporting states): one shuffle per byte advances every "
+          << "state's path and one pass counts from every start state";
+      reason = why.str();
+      return "enum";
+    }
+  }
   if (fused_stays_on_sample()) {
     why << "the fused DFA exceeds its bound, but walks over " << kFusedWindows
         << " samples of this input stayed inside its " << t_.fused_count << " stored states";
@@ -209,6 +232,7 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
   Engine<Entry> engine(t, data, n, threads);
   engine.profile_ = options.profile;
   engine.simd_ = options.simd;
+  engine.wants_matches_ = options.matches;
   RunResult result;
   result.threads = threads;
   result.entry_bytes = int(sizeof(Entry));

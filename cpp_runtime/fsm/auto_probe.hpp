@@ -17,6 +17,13 @@
 // then run kProbeRounds times over the whole sample, round-robin, keeping their fastest
 // run: one slow run on a busy machine does not decide, and slow schemes cost little.
 // The probes cost about (1 + 2 * the schemes kept) / kProbeShare of the input's work.
+//
+// Cheaper than before: a partial fused DFA continues as scalar enumeration, so `fused` is
+// probed only where its DFA is complete or the rules chose it; schemes over kScreenRatio
+// (1.5) times the fastest on the first window stop there, and when only one is left it
+// wins without the rounds. A choice is remembered per process for the same tables, start,
+// input size, threads, chunks and sample bytes (a hash of them): a repeated run over the
+// same input (--repeat, a library called in a loop) probes once, and says so.
 #pragma once
 
 #include <omp.h>
@@ -25,8 +32,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fsm/schemes.hpp"
@@ -37,8 +47,8 @@ inline namespace v1 {
 constexpr size_t kProbeMinInput = size_t(16) << 20;
 constexpr size_t kProbeShare = 512, kProbeWindows = 4, kProbeRounds = 2;
 constexpr size_t kProbeMinWindow = size_t(8) << 10, kProbeMaxWindow = size_t(1) << 20;
-constexpr double kKeepRuleMargin = 0.97;
-constexpr double kScreenRatio = 2.0;  // the rules' pick stays when this close to the best
+constexpr double kKeepRuleMargin = 0.97;  // the rules' pick stays when this close to the best
+constexpr double kScreenRatio = 1.5;  // slower than this on the first window: no rounds
 
 constexpr double kForkJoin = 20e-6;  // seconds per parallel phase
 
@@ -64,6 +74,20 @@ inline size_t probe_min_input() {
   return text && *text ? size_t(std::strtoull(text, nullptr, 10)) : kProbeMinInput;
 }
 
+constexpr size_t kRememberedChoices = 256;
+
+// FNV-1a over the sample's 8-byte words (and its tail): which input a choice was made on.
+inline uint64_t sample_hash(const std::vector<uint8_t>& bytes) {
+  uint64_t hash = 0xcbf29ce484222325ull, word = 0;
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    std::memcpy(&word, bytes.data() + i, 8);
+    hash = (hash ^ word) * 0x100000001b3ull;
+  }
+  for (; i < bytes.size(); ++i) hash = (hash ^ bytes[i]) * 0x100000001b3ull;
+  return hash;
+}
+
 struct SchemeProbe {
   std::string scheme;
   double seconds = 0;  // the fastest run over the sample
@@ -85,18 +109,16 @@ inline std::vector<uint8_t> probe_sample(const uint8_t* data, size_t n) {
 // machine (and a partial fused DFA, which continues as enum) only where the rules found
 // that paths meet.
 inline bool cheap_to_probe(const Tables& t, const std::string& scheme, const std::string& ruled) {
-  const bool enumeration_cheap = t.states <= kSimdLanes || ruled == "enum";
-  if (scheme == "enum") return enumeration_cheap;
-  if (scheme == "fused") return t.fused_complete || enumeration_cheap || ruled == "fused";
+  if (scheme == "enum") return t.states <= kSimdLanes || ruled == "enum";
+  if (scheme == "fused") return t.fused_complete || ruled == "fused";
   return true;
 }
 
-// The schemes worth probing over the sample of data[0, n), fastest run of kProbeRounds.
+// The schemes worth probing over `sample` (probe_sample), fastest run of kProbeRounds.
 template <class Entry>
-std::vector<SchemeProbe> probe_schemes(const Tables& t, const uint8_t* data, size_t n, int threads,
-                                       size_t chunks, const std::string& simd,
+std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_t>& sample,
+                                       int threads, size_t chunks, const std::string& simd,
                                        const std::string& ruled) {
-  const std::vector<uint8_t> sample = probe_sample(data, n);
   std::vector<SchemeProbe> probes;
   for (const char* scheme : {"seq", "enum", "fused", "spec", "hspec"})
     if (cheap_to_probe(t, scheme, ruled)) probes.push_back(SchemeProbe{scheme, 1e300});
@@ -112,11 +134,13 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const uint8_t* data, siz
   const size_t screen = std::max<size_t>(1, sample.size() / kProbeWindows);
   double fastest = 1e300;
   for (SchemeProbe& probe : probes) fastest = std::min(fastest, probe.seconds = timed(probe.scheme, screen));
+  size_t kept = 0;
   for (SchemeProbe& probe : probes) {
     probe.screened_out = probe.seconds > kScreenRatio * fastest;
     probe.seconds = probe.seconds * double(sample.size()) / double(screen);
+    kept += !probe.screened_out;
   }
-  for (size_t round = 0; round < kProbeRounds; ++round)
+  for (size_t round = 0; round < kProbeRounds && kept > 1; ++round)
     for (SchemeProbe& probe : probes)
       if (!probe.screened_out)
         probe.seconds = std::min(round ? probe.seconds : 1e300, timed(probe.scheme, sample.size()));
@@ -135,8 +159,22 @@ std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, int 
              " bytes, too small to probe cheaply): " + reason;
     return ruled;
   }
-  const std::vector<SchemeProbe> probes = probe_schemes<Entry>(t, data, n, threads, chunks, simd, ruled);
-  const size_t sample = probe_sample(data, n).size();
+  using Key = std::tuple<const void*, uint32_t, size_t, int, size_t, std::string, uint64_t>;
+  static std::mutex guard;
+  static std::map<Key, std::pair<std::string, std::string>> remembered;
+  const std::vector<uint8_t> bytes = probe_sample(data, n);
+  const Key key{t.table, t.start, n, threads, chunks, simd, sample_hash(bytes)};
+  {
+    const std::lock_guard<std::mutex> lock(guard);
+    const auto found = remembered.find(key);
+    if (found != remembered.end()) {
+      reason = "as measured by an earlier run in this process over the same sample of an input "
+               "of this size (" + found->second.second + ")";
+      return found->second.first;
+    }
+  }
+  const std::vector<SchemeProbe> probes = probe_schemes<Entry>(t, bytes, threads, chunks, simd, ruled);
+  const size_t sample = bytes.size();
   const SchemeProbe* best = &probes[0];
   const SchemeProbe* rule = nullptr;  // not probed: too costly to enumerate
   for (const SchemeProbe& probe : probes) {
@@ -158,6 +196,9 @@ std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, int 
       << (pick == rule && pick != best ? " (the rules' pick, within 3% of the fastest)" : "")
       << "; the analysis rules would pick " << ruled << ": " << reason;
   reason = why.str();
+  const std::lock_guard<std::mutex> lock(guard);
+  if (remembered.size() >= kRememberedChoices) remembered.clear();
+  remembered[key] = {pick->scheme, reason};
   return pick->scheme;
 }
 
