@@ -187,7 +187,7 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
   // fused and seq (one lookup per byte); matches need a second walk, so not then.
   if (!wants_matches_ && t_.states <= kSimdFitStates) {
     const SimdPlan simd = simd_plan();
-    if (simd.path != SimdPath::none && simd.counts()) {
+    if (simd.path != SimdPath::none && simd.groups <= kSimdMaxGroups) {  // as analyze says
       why << "the paths do not meet and speculation was right at " << measured << " of sampled "
           << "positions, but the machine fits SIMD enumeration (" << t_.states << " states, "
           << simd.groups << " groups of reporting states): one shuffle per byte advances every "

@@ -3,9 +3,9 @@
 // runs from all states at once in vector lanes (fsm/simd_kernels.hpp); one pass gives its
 // transfer function and, per start state, its report counts. Composing the transfer
 // functions gives each chunk's true start, and the counts of that start's lane are the
-// chunk's counts: no chunk is walked twice. Matches (or more than kSimdMaxGroups groups
-// of reporting states) need the positions: then the chunks are walked again from their
-// true starts, as the other schemes do.
+// chunk's counts: no chunk is walked twice. Matches (or more groups of reporting states
+// than plan.counts() takes) need the positions: then the chunks are walked again from
+// their true starts, as the other schemes do.
 #pragma once
 
 #include <omp.h>
@@ -114,7 +114,8 @@ std::string Engine<Entry>::run_simd_enum(const SimdPlan& plan) {
     reason << ", then composed and walked again from the true starts for the matches";
   else
     reason << ", then composed and recounted from the true starts (" << plan.groups
-           << " groups of reporting states: per-lane counts keep at most " << kSimdMaxGroups << ")";
+           << " groups of reporting states: per-lane counts keep at most " << kSimdMaxGroups
+           << ", or " << kSimdPairedMaxGroups << " for up to 16 states on AVX2)";
   return reason.str();
 }
 

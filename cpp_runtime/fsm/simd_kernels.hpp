@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "fsm/simd_plan.hpp"
 
@@ -271,11 +272,35 @@ void simd_run_pairs(const SimdPlan& p, SimdLane* lanes, int groups, size_t begin
     case 1: simd_run_avx2_pairs<K, 1>(p, lanes, begin, end); break;
     case 2: simd_run_avx2_pairs<K, 2>(p, lanes, begin, end); break;
     case 3: simd_run_avx2_pairs<K, 3>(p, lanes, begin, end); break;
-    default: simd_run_avx2_pairs<K, 4>(p, lanes, begin, end); break;
+    case 4: simd_run_avx2_pairs<K, 4>(p, lanes, begin, end); break;
+    default:  // 5 to 8 groups: one pair at a time, so that the counters fit the registers
+      for (int k = 0; k < K; ++k) {
+        SimdLane* pair = lanes + 2 * k;
+        switch (groups) {
+          case 5: simd_run_avx2_pairs<1, 5>(p, pair, begin, end); break;
+          case 6: simd_run_avx2_pairs<1, 6>(p, pair, begin, end); break;
+          case 7: simd_run_avx2_pairs<1, 7>(p, pair, begin, end); break;
+          default: simd_run_avx2_pairs<1, 8>(p, pair, begin, end); break;
+        }
+      }
   }
 #else
   simd_run_lockstep<2 * K>(p, lanes, groups, begin, end);
 #endif
+}
+
+// One chunk alone; past kSimdMaxGroups groups (the paired kernel only), beside a copy of
+// itself whose counts go to scratch.
+inline void simd_run_alone(const SimdPlan& p, SimdLane& lane, int groups, size_t begin, size_t end) {
+  if (groups <= int(kSimdMaxGroups)) {
+    simd_run_lockstep<1>(p, &lane, groups, begin, end);
+    return;
+  }
+  std::vector<uint64_t> scratch(size_t(groups) * kSimdLanes, 0);
+  SimdLane pair[2] = {lane, lane};
+  pair[1].ge = scratch.data();
+  simd_run_pairs<1>(p, pair, groups, begin, end);
+  std::copy(pair[0].state, pair[0].state + kSimdLanes, lane.state);
 }
 
 // Summarise `count` chunks (up to 4): in lockstep over their common length, then each
@@ -293,9 +318,9 @@ inline void simd_summarize(const SimdPlan& p, SimdLane* lanes, int count, int gr
   if (four) simd_run_lockstep<4>(p, lanes, groups, 0, common);
   for (int k = paired ? count / 2 * 2 : four ? 4 : 0; k + 1 < count; k += 2)
     simd_run_lockstep<2>(p, lanes + k, groups, 0, common);
-  if (count % 2) simd_run_lockstep<1>(p, lanes + count - 1, groups, 0, common);
+  if (count % 2) simd_run_alone(p, lanes[count - 1], groups, 0, common);
   for (int k = 0; k < count; ++k)
-    if (lanes[k].length > common) simd_run_lockstep<1>(p, lanes + k, groups, common, lanes[k].length);
+    if (lanes[k].length > common) simd_run_alone(p, lanes[k], groups, common, lanes[k].length);
 }
 
 }  // namespace v1

@@ -1,9 +1,10 @@
 """SIMD enumeration (cpp_runtime/fsm/simd_enum.hpp) under every path this CPU runs, forced
 (RunOptions::simd: the driver's SCHEME/PATH), equals the reference executor: machines of
 1 to 64 states,
-converging and permutation, with 1, 3 and more than 4 groups of reporting states (the
-last are recounted from the true starts), matches on and off, thread counts 1 to 3 and
-chunk counts that put a boundary after every byte; and the JSON reason names the path."""
+converging and permutation, with 1, 3 and 6 groups of reporting states (6: counted by
+the paired AVX2 kernel of up to 16 states, recounted from the true starts elsewhere),
+matches on and off, thread counts 1 to 3 and chunk counts that put a boundary after every
+byte; and the JSON reason names the path."""
 
 from __future__ import annotations
 
