@@ -11,6 +11,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <sstream>
 #include <stdexcept>
@@ -80,6 +81,7 @@ double Engine<Entry>::sampled_accuracy(size_t& slow_misses) {
   parallel_choose_seconds_ += seconds;
   if (profile_) phases_.push_back(PhaseTiming{"choose: predict", true, seconds, units});
   slow_misses = slow;
+  speculation_hopeless_ = 2 * right < positions && slow == positions - right;
   return double(right) / double(positions);
 }
 
@@ -93,6 +95,7 @@ bool Engine<Entry>::paths_meet_on_sample() {
   std::vector<double> units(profile_ ? kMeetPositions : 0);
   const SimdPlan simd = simd_plan();  // all states at once where it runs (fsm/simd_enum.hpp)
   const double began = omp_get_wtime();
+  std::atomic<bool> any_missed{false};
   const int team = kMeetPositions * horizon * (simd.path != SimdPath::none ? 1 : t_.states) >
                            kParallelChooseLookups * 4 ? threads_ : 1;
 #pragma omp parallel num_threads(team) reduction(+ : missed)
@@ -102,6 +105,7 @@ bool Engine<Entry>::paths_meet_on_sample() {
     for (long i = 0; i < long(kMeetPositions); ++i) {
       const double unit_began = omp_get_wtime();
       const size_t begin = (n_ - std::min(n_, horizon)) * size_t(i) / (kMeetPositions - 1);
+      if (any_missed) continue;  // one position where paths do not meet decides
       if (simd.path != SimdPath::none) {
         missed += !simd_paths_meet(simd, data_ + begin, std::min(horizon, n_ - begin));
       } else {
@@ -109,6 +113,7 @@ bool Engine<Entry>::paths_meet_on_sample() {
                   all_states_.data(), t_.states, nullptr, true);
         missed += paths.met == kNoMiss;
       }
+      if (missed) any_missed = true;
       if (profile_) units[size_t(i)] = omp_get_wtime() - unit_began;
     }
   }
@@ -239,8 +244,11 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
   std::string scheme = options.scheme, choice;
   const double began = omp_get_wtime();
   if (scheme == "auto")  // the rules explain, probes decide (fsm/auto_probe.hpp)
-    scheme = measured_choice<Entry>(t, data, n, threads, chunks, options.simd,
-                                    engine.choose(chunks, choice), choice);
+  {
+    const std::string ruled = engine.choose(chunks, choice);
+    scheme = measured_choice<Entry>(t, data, n, threads, chunks, options.simd, ruled,
+                                    engine.speculation_hopeless_, choice);
+  }
   if (options.profile && options.scheme == "auto")  // the predictions are a phase of their own
     engine.phases().push_back(
         PhaseTiming{"choose", false, omp_get_wtime() - began - engine.parallel_choose_seconds_, {}});

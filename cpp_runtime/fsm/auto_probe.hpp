@@ -10,6 +10,10 @@
 // kForkJoin. Timing T threads directly over a short sample measures the operating
 // system's scheduling more than the scheme, on a busy machine above all.
 //
+// Each scheme's time for the whole input is estimated as fixed + rate * bytes (see
+// probe_schemes), not scaled from the sample alone, which charged speculation's fixed
+// per-chunk predictions (from every state of a big machine) to every byte of a window.
+//
 // The sample: kProbeWindows windows spread evenly over the input, copied into one buffer
 // (so that every scheme meets the same bytes, already in memory), each input_bytes /
 // kProbeShare / kProbeWindows long within [kProbeMinWindow, kProbeMaxWindow]. Each scheme
@@ -20,7 +24,7 @@
 //
 // Cheaper than before: a partial fused DFA continues as scalar enumeration, so `fused` is
 // probed only where its DFA is complete or the rules chose it; schemes over kScreenRatio
-// (1.5) times the fastest on the first window stop there, and when only one is left it
+// (2) times the fastest on the first window stop there, and when only one is left it
 // wins without the rounds. A choice is remembered per process for the same tables, start,
 // input size, threads, chunks and sample bytes (a hash of them): a repeated run over the
 // same input (--repeat, a library called in a loop) probes once, and says so.
@@ -48,9 +52,10 @@ constexpr size_t kProbeMinInput = size_t(16) << 20;
 constexpr size_t kProbeShare = 512, kProbeWindows = 4, kProbeRounds = 2;
 constexpr size_t kProbeMinWindow = size_t(8) << 10, kProbeMaxWindow = size_t(1) << 20;
 constexpr double kKeepRuleMargin = 0.97;  // the rules' pick stays when this close to the best
-constexpr double kScreenRatio = 1.5;  // slower than this on the first window: no rounds
+constexpr double kScreenRatio = 2.0;  // slower than this on the first window: no rounds
 
 constexpr double kForkJoin = 20e-6;  // seconds per parallel phase
+constexpr double kMinVaryingShare = 0.1;  // of a probe's time: what scales with the input
 
 // The phases' time on `threads` threads (see above).
 inline double projected_seconds(const std::vector<PhaseTiming>& phases, int threads) {
@@ -105,23 +110,32 @@ inline std::vector<uint8_t> probe_sample(const uint8_t* data, size_t n) {
   return sample;
 }
 
-// Whether probing `scheme` costs about one pass: enumeration from every state of a big
+// Whether probing `scheme` is cheap and can win: enumeration from every state of a big
 // machine (and a partial fused DFA, which continues as enum) only where the rules found
-// that paths meet.
-inline bool cheap_to_probe(const Tables& t, const std::string& scheme, const std::string& ruled) {
+// that paths meet; speculation not where most guesses were wrong and none of the wrong
+// ones met the true path within 1 KiB (each chunk would run about twice).
+inline bool cheap_to_probe(const Tables& t, const std::string& scheme, const std::string& ruled,
+                           bool speculation_hopeless) {
   if (scheme == "enum") return t.states <= kSimdLanes || ruled == "enum";
   if (scheme == "fused") return t.fused_complete || ruled == "fused";
+  if (scheme == "spec" || scheme == "hspec") return !speculation_hopeless;
   return true;
 }
 
-// The schemes worth probing over `sample` (probe_sample), fastest run of kProbeRounds.
+// The schemes worth probing over `sample` (probe_sample), each with its time for the
+// whole input of n bytes estimated as fixed + rate * n: the fixed part is speculation's
+// predictions (chunks x states x lookback lookups, at seq's measured cost), the rate
+// from the first window, then from the whole sample (fastest of kProbeRounds). A short
+// window alone would charge a big machine's per-chunk predictions to every byte.
 template <class Entry>
 std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_t>& sample,
-                                       int threads, size_t chunks, const std::string& simd,
-                                       const std::string& ruled) {
+                                       size_t n, int threads, size_t chunks,
+                                       const std::string& simd, const std::string& ruled,
+                                       bool speculation_hopeless) {
   std::vector<SchemeProbe> probes;
   for (const char* scheme : {"seq", "enum", "fused", "spec", "hspec"})
-    if (cheap_to_probe(t, scheme, ruled)) probes.push_back(SchemeProbe{scheme, 1e300});
+    if (cheap_to_probe(t, scheme, ruled, speculation_hopeless))
+      probes.push_back(SchemeProbe{scheme, 1e300});
   const auto timed = [&](const std::string& scheme, size_t bytes) {
     Engine<Entry> engine(t, sample.data(), bytes, 1);
     engine.simd_ = simd;
@@ -129,21 +143,37 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_
     engine.run_scheme(scheme, chunks, false);
     return projected_seconds(engine.phases(), threads);
   };
-  // Screening over the first window: a scheme kScreenRatio times slower than the fastest
-  // there stops (its rate extrapolated), so that slow schemes cost the probes little.
   const size_t screen = std::max<size_t>(1, sample.size() / kProbeWindows);
+  // Speculation predicts each chunk but the first from every state over the lookback:
+  // a fixed cost, priced at seq's measured time per byte (seq is probed first).
+  const double predictions = double(chunks - 1) * t.states * t.lookback / double(threads);
+  double seq_per_byte = 0;
+  std::vector<double> fixed(probes.size(), 0.0);
+  const auto estimate = [&](size_t i, double seconds, size_t bytes) {
+    const double varying = std::max(seconds - fixed[i], kMinVaryingShare * seconds);
+    return std::min(fixed[i], seconds) + varying / double(bytes) * double(n);
+  };
+  // Screening over the first window: a scheme kScreenRatio times slower than the fastest
+  // there stops (its estimate from the first window stays), so slow schemes cost little.
   double fastest = 1e300;
-  for (SchemeProbe& probe : probes) fastest = std::min(fastest, probe.seconds = timed(probe.scheme, screen));
+  for (size_t i = 0; i < probes.size(); ++i) {
+    const double seconds = timed(probes[i].scheme, screen);
+    if (probes[i].scheme == "seq") seq_per_byte = seconds / double(screen);
+    if (probes[i].scheme == "spec" || probes[i].scheme == "hspec") fixed[i] = predictions * seq_per_byte;
+    probes[i].seconds = estimate(i, seconds, screen);
+    fastest = std::min(fastest, probes[i].seconds);
+  }
   size_t kept = 0;
   for (SchemeProbe& probe : probes) {
     probe.screened_out = probe.seconds > kScreenRatio * fastest;
-    probe.seconds = probe.seconds * double(sample.size()) / double(screen);
     kept += !probe.screened_out;
   }
   for (size_t round = 0; round < kProbeRounds && kept > 1; ++round)
-    for (SchemeProbe& probe : probes)
-      if (!probe.screened_out)
-        probe.seconds = std::min(round ? probe.seconds : 1e300, timed(probe.scheme, sample.size()));
+    for (size_t i = 0; i < probes.size(); ++i)
+      if (!probes[i].screened_out) {
+        const double seconds = estimate(i, timed(probes[i].scheme, sample.size()), sample.size());
+        probes[i].seconds = std::min(round ? probes[i].seconds : 1e300, seconds);
+      }
   return probes;
 }
 
@@ -153,7 +183,7 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_
 template <class Entry>
 std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, int threads,
                             size_t chunks, const std::string& simd, const std::string& ruled,
-                            std::string& reason) {
+                            bool speculation_hopeless, std::string& reason) {
   if (n < probe_min_input() || chunks < 2 || n < kProbeWindows) {
     reason = "by the analysis rules (the input is under " + std::to_string(probe_min_input()) +
              " bytes, too small to probe cheaply): " + reason;
@@ -173,7 +203,8 @@ std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, int 
       return found->second.first;
     }
   }
-  const std::vector<SchemeProbe> probes = probe_schemes<Entry>(t, bytes, threads, chunks, simd, ruled);
+  const std::vector<SchemeProbe> probes = probe_schemes<Entry>(t, bytes, n, threads, chunks, simd, ruled,
+                                                               speculation_hopeless);
   const size_t sample = bytes.size();
   const SchemeProbe* best = &probes[0];
   const SchemeProbe* rule = nullptr;  // not probed: too costly to enumerate
@@ -188,10 +219,14 @@ std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, int 
   why.precision(2);
   why << "measured: every scheme ran over the same " << (sample >> 10) << " KiB sample ("
       << kProbeWindows << " windows spread over the input, " << chunks
-      << " chunks, one thread, projected to " << threads << ", fastest of " << kProbeRounds << "):";
+      << " chunks, one thread, projected to " << threads << " threads and to the whole input from "
+      << "a fixed cost and a rate, fastest of " << kProbeRounds << "):";
   for (const SchemeProbe& probe : probes)
-    why << " " << probe.scheme << " " << double(sample) / probe.seconds / 1e9 << " GB/s"
+    why << " " << probe.scheme << " " << double(n) / probe.seconds / 1e9 << " GB/s"
         << (probe.screened_out ? " (first window only)" : "") << (&probe == &probes.back() ? ";" : ",");
+  if (speculation_hopeless)
+    why << " (spec and hspec not probed: most lookback guesses were wrong and none met the true"
+        << " path within 1 KiB);";
   why << " picked " << pick->scheme
       << (pick == rule && pick != best ? " (the rules' pick, within 3% of the fastest)" : "")
       << "; the analysis rules would pick " << ruled << ": " << reason;

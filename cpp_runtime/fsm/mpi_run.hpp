@@ -177,7 +177,8 @@ inline MachinePart run_machine_part(const RankInput& in, const Tables& t, const 
     how << "speculation across ranks (";
     if (in.ranks == 1) how << "one rank: nothing to combine; ";
     else if (all_merged) how << "before every rank's range the paths from all states met, so ";
-    else if (!can_scan) how << plan.why_not << "; ";
+    else if (!plan.why_not.empty())
+      how << "no scan of transfer functions: " << plan.why_not << "; ";
     how << "predicted from " << kMpiLookback << " bytes) took " << out.rounds << " rounds and "
         << out.reruns << " re-runs of a rank's range; rank 0: " << mine.reason;
   }

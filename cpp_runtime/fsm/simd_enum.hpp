@@ -12,8 +12,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fsm/engine.hpp"
@@ -48,9 +52,37 @@ inline bool simd_paths_meet(const SimdPlan& plan, const uint8_t* data, size_t le
                      [&](uint8_t state) { return state == lane.state[0]; });
 }
 
+constexpr size_t kCachedPlans = 64;
+
+// Plans are built once per process for the same tables and SIMD option (256 rows of the
+// machine's steps, which short runs such as auto's probes would otherwise pay each time):
+// the copy returned shares the cached table, which is never freed.
 template <class Entry>
 SimdPlan Engine<Entry>::simd_plan() const {
-  return make_simd_plan(t_, simd_, [this](uint32_t offset, uint8_t byte) { return m_.step(offset, byte); });
+  const char* variable = std::getenv("PARAFUSE_FSM_SIMD");
+  const auto key = std::make_tuple(t_.table, t_.states, t_.report_floor, t_.tag_list,
+                                   simd_ + "|" + (variable ? variable : ""));
+  static std::mutex guard;
+  static std::map<decltype(key), SimdPlan> plans;
+  {
+    const std::lock_guard<std::mutex> lock(guard);
+    const auto found = plans.find(key);
+    if (found != plans.end()) {
+      SimdPlan copy = found->second;
+      copy.storage.clear();  // `next` stays in the cached plan's storage
+      copy.next = found->second.next;
+      return copy;
+    }
+  }
+  SimdPlan plan =
+      make_simd_plan(t_, simd_, [this](uint32_t offset, uint8_t byte) { return m_.step(offset, byte); });
+  const std::lock_guard<std::mutex> lock(guard);
+  if (plans.size() >= kCachedPlans) return plan;
+  const SimdPlan& kept = plans.emplace(key, std::move(plan)).first->second;
+  SimdPlan copy = kept;
+  copy.storage.clear();
+  copy.next = kept.next;
+  return copy;
 }
 
 template <class Entry>
