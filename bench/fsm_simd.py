@@ -9,8 +9,8 @@ Cases: permutation machines of 12 states (1 and 3 report groups) and 40 states o
 letters, digits and punctuation (paths never merge); a random 10-state machine; `csv`
 (a machine that resets at every record); `clexer` (a mode tracker for C comments and
 strings) over real C headers (/usr/include, read at bench time); `weblog` (a pattern set).
-`--quick` (16 MiB inputs, 3 runs, under 3 minutes once the projects are built and cached)
-keeps every case but measures projections for `enum` only.
+`--quick` (16 MiB inputs, about 1-2 minutes once the projects are built and cached, which
+the first run does) keeps every case but measures projections for `enum` only.
 
 GB/s are medians: each fixed scheme is the runner's median of --repeat runs in one
 process; `auto` is also run as K fresh processes of one run each (median), so that its
@@ -227,9 +227,9 @@ def table(rows: list[dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="16 MiB, 3 runs, enum projections")
+    parser.add_argument("--quick", action="store_true", help="16 MiB inputs, enum projections")
     parser.add_argument("--size", type=int, default=None, help="bytes per input (32 MiB)")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--work", type=Path, default=REPO / "build" / "bench-fsm")
     args = parser.parse_args()
     size = args.size or ((16 if args.quick else 32) << 20)

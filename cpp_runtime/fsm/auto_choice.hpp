@@ -243,8 +243,10 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
   result.entry_bytes = int(sizeof(Entry));
   std::string scheme = options.scheme, choice;
   const double began = omp_get_wtime();
-  if (scheme == "auto")  // the rules explain, probes decide (fsm/auto_probe.hpp)
-  {
+  // The rules explain, probes decide (fsm/auto_probe.hpp); a choice measured earlier in
+  // this process over the same sample skips both.
+  if (scheme == "auto" &&
+      !remembered_choice(t, data, n, threads, chunks, options.simd, scheme, choice)) {
     const std::string ruled = engine.choose(chunks, choice);
     scheme = measured_choice<Entry>(t, data, n, threads, chunks, options.simd, ruled,
                                     engine.speculation_hopeless_, choice);

@@ -177,6 +177,35 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_
   return probes;
 }
 
+// Choices measured earlier in this process, by machine, input size, threads, chunks, SIMD
+// option and the sample's hash.
+using ChoiceKey = std::tuple<const void*, uint32_t, size_t, int, size_t, std::string, uint64_t>;
+struct RememberedChoices {
+  std::mutex guard;
+  std::map<ChoiceKey, std::pair<std::string, std::string>> choices;  // scheme, reason
+};
+inline RememberedChoices& remembered_choices() {
+  static RememberedChoices memory;
+  return memory;
+}
+
+// The scheme measured by an earlier run over the same sample, if any: then neither the
+// rules nor the probes run again.
+inline bool remembered_choice(const Tables& t, const uint8_t* data, size_t n, int threads,
+                              size_t chunks, const std::string& simd, std::string& scheme,
+                              std::string& reason) {
+  if (n < probe_min_input() || chunks < 2 || n < kProbeWindows) return false;
+  const ChoiceKey key{t.table, t.start, n, threads, chunks, simd, sample_hash(probe_sample(data, n))};
+  RememberedChoices& memory = remembered_choices();
+  const std::lock_guard<std::mutex> lock(memory.guard);
+  const auto found = memory.choices.find(key);
+  if (found == memory.choices.end()) return false;
+  scheme = found->second.first;
+  reason = "as measured by an earlier run in this process over the same sample of an input "
+           "of this size (" + found->second.second + ")";
+  return true;
+}
+
 // The scheme `auto` runs: the fastest probe, or the rules' pick where the input is too
 // small to probe or the pick is within kKeepRuleMargin of the fastest. `reason` holds
 // the rules' reason on entry and the whole explanation on return.
@@ -189,20 +218,8 @@ std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, int 
              " bytes, too small to probe cheaply): " + reason;
     return ruled;
   }
-  using Key = std::tuple<const void*, uint32_t, size_t, int, size_t, std::string, uint64_t>;
-  static std::mutex guard;
-  static std::map<Key, std::pair<std::string, std::string>> remembered;
   const std::vector<uint8_t> bytes = probe_sample(data, n);
-  const Key key{t.table, t.start, n, threads, chunks, simd, sample_hash(bytes)};
-  {
-    const std::lock_guard<std::mutex> lock(guard);
-    const auto found = remembered.find(key);
-    if (found != remembered.end()) {
-      reason = "as measured by an earlier run in this process over the same sample of an input "
-               "of this size (" + found->second.second + ")";
-      return found->second.first;
-    }
-  }
+  const ChoiceKey key{t.table, t.start, n, threads, chunks, simd, sample_hash(bytes)};
   const std::vector<SchemeProbe> probes = probe_schemes<Entry>(t, bytes, n, threads, chunks, simd, ruled,
                                                                speculation_hopeless);
   const size_t sample = bytes.size();
@@ -231,9 +248,10 @@ std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, int 
       << (pick == rule && pick != best ? " (the rules' pick, within 3% of the fastest)" : "")
       << "; the analysis rules would pick " << ruled << ": " << reason;
   reason = why.str();
-  const std::lock_guard<std::mutex> lock(guard);
-  if (remembered.size() >= kRememberedChoices) remembered.clear();
-  remembered[key] = {pick->scheme, reason};
+  RememberedChoices& memory = remembered_choices();
+  const std::lock_guard<std::mutex> lock(memory.guard);
+  if (memory.choices.size() >= kRememberedChoices) memory.choices.clear();
+  memory.choices[key] = {pick->scheme, reason};
   return pick->scheme;
 }
 
