@@ -2,7 +2,10 @@
 speedup over `seq`, Hyperscan side by side for the pattern sets, per-chunk phase times
 and from them the projected speedup on 16 and 64 cores.
 
-    .venv/bin/python bench/fsm_schemes.py [--size BYTES] [--repeat K]   (make bench-fsm)
+    .venv/bin/python bench/fsm_schemes.py [--quick] [--size BYTES] [--repeat K]   (make bench-fsm)
+
+--quick: 8 MiB inputs and medians of 3, results in bench/results/quick/ (a few
+minutes once the projects are built and cached).
 
 Writes bench/results/fsm.md and bench/results/fsm_scaling.png. Machines: every sample,
 and a dozen real regexes of rebar (those the language accepts) over rebar's haystacks.
@@ -182,20 +185,25 @@ def machine_description() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=64 << 20)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--quick", action="store_true",
+                        help="8 MiB inputs, 3 runs, results in bench/results/quick/")
+    parser.add_argument("--size", type=int, default=None, help="bytes per input (64 MiB)")
+    parser.add_argument("--repeat", type=int, default=None, help="runs per median (5)")
     parser.add_argument("--work", type=Path, default=REPO / "build" / "bench-fsm")
     args = parser.parse_args()
-    args.work.mkdir(parents=True, exist_ok=True)
+    size = args.size or ((8 if args.quick else 64) << 20)
+    repeat = args.repeat or (3 if args.quick else 5)
+    work = args.work / "quick" if args.quick else args.work
+    results = RESULTS / "quick" if args.quick else RESULTS
+    work.mkdir(parents=True, exist_ok=True)
     driver = table_driver()
-    rows = [bench_case(case, args.repeat, args.work, driver)
-            for case in machines_and_inputs(args.size, args.work)]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "fsm.json").write_text(json.dumps(rows, indent=1) + "\n")
+    rows = [bench_case(case, repeat, work, driver) for case in machines_and_inputs(size, work)]
+    results.mkdir(parents=True, exist_ok=True)
+    (results / "fsm.json").write_text(json.dumps(rows, indent=1) + "\n")
     from fsm_report_md import write_report
 
-    write_report(rows, machine_description(), RESULTS)
-    print(f"wrote {RESULTS / 'fsm.md'}")
+    write_report(rows, machine_description(), results)
+    print(f"wrote {results / 'fsm.md'}")
 
 
 if __name__ == "__main__":

@@ -130,7 +130,9 @@ def analyse(machine: CompiledMachine, sample: bytes, sample_name: str) -> Machin
     steps = convergence(machine, classes)
     lookback = machine.options.lookback
     accuracy, tried, slow_misses = lookback_accuracy(machine, classes, None, lookback)
-    scheme, reason = choose_scheme(fused, steps, accuracy, slow_misses, lookback)
+    groups = len({machine.reports(state) for state in range(machine.state_count)} - {()})
+    scheme, reason = choose_scheme(fused, steps, accuracy, slow_misses, lookback,
+                                   (machine.state_count, groups))
     return MachineAnalysis(machine, fused, steps, accuracy, tried, sample_name, len(sample),
                            scheme, reason)
 

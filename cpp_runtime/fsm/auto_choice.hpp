@@ -2,12 +2,16 @@
 // input), and run_machine, the entry point every generated library calls.
 // The rules mirror fsm_compiler/scheme_choice.py, with lookback accuracy measured
 // on this input (its first 64 KiB) instead of the training sample, and a partial
-// fused DFA accepted when walks over samples of this input stay inside it.
+// fused DFA accepted when walks over samples of this input stay inside it. Before this
+// version the rules never chose SIMD enumeration; now machines of up to 16 states whose
+// paths do not meet take it (without --matches), and the rules' short measurements run
+// on one thread unless they are large (a busy core made them wait a time slice).
 #pragma once
 
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <sstream>
 #include <stdexcept>
@@ -27,6 +31,8 @@ constexpr size_t kAccuracyLookups = size_t(1) << 22;
 constexpr size_t kFusedWindows = 16, kFusedWindowBytes = 4096;
 constexpr size_t kMeetBytes = 1024;  // hspec: a wrong guess that meets the true path by then
 constexpr size_t kEnumMeetBytes = size_t(16) << 10, kMeetPositions = 16;  // enum: all paths
+constexpr uint32_t kSimdFitStates = 16;  // the rules' SIMD enumeration: one 16-lane shuffle
+constexpr size_t kParallelChooseLookups = size_t(1) << 20;  // less work: one thread
 
 // Lookback accuracy at evenly spaced positions of the input's prefix (truth: one
 // sequential run over the prefix; the predictions run in parallel); negative when the
@@ -52,7 +58,9 @@ double Engine<Entry>::sampled_accuracy(size_t& slow_misses) {
   size_t right = 0, slow = 0;
   std::vector<double> units(profile_ ? positions : 0);
   const double began = omp_get_wtime();
-#pragma omp parallel num_threads(threads_) reduction(+ : right, slow)
+  // A short parallel region costs a whole time slice where a core is busy elsewhere.
+  const int team = positions * t_.states * t_.lookback > kParallelChooseLookups ? threads_ : 1;
+#pragma omp parallel num_threads(team) reduction(+ : right, slow)
   {
     Enumerator paths;
 #pragma omp for schedule(dynamic, 1)
@@ -73,6 +81,7 @@ double Engine<Entry>::sampled_accuracy(size_t& slow_misses) {
   parallel_choose_seconds_ += seconds;
   if (profile_) phases_.push_back(PhaseTiming{"choose: predict", true, seconds, units});
   slow_misses = slow;
+  speculation_hopeless_ = 2 * right < positions && slow == positions - right;
   return double(right) / double(positions);
 }
 
@@ -86,13 +95,17 @@ bool Engine<Entry>::paths_meet_on_sample() {
   std::vector<double> units(profile_ ? kMeetPositions : 0);
   const SimdPlan simd = simd_plan();  // all states at once where it runs (fsm/simd_enum.hpp)
   const double began = omp_get_wtime();
-#pragma omp parallel num_threads(threads_) reduction(+ : missed)
+  std::atomic<bool> any_missed{false};
+  const int team = kMeetPositions * horizon * (simd.path != SimdPath::none ? 1 : t_.states) >
+                           kParallelChooseLookups * 4 ? threads_ : 1;
+#pragma omp parallel num_threads(team) reduction(+ : missed)
   {
     Enumerator paths;
 #pragma omp for schedule(dynamic, 1)
     for (long i = 0; i < long(kMeetPositions); ++i) {
       const double unit_began = omp_get_wtime();
       const size_t begin = (n_ - std::min(n_, horizon)) * size_t(i) / (kMeetPositions - 1);
+      if (any_missed) continue;  // one position where paths do not meet decides
       if (simd.path != SimdPath::none) {
         missed += !simd_paths_meet(simd, data_ + begin, std::min(horizon, n_ - begin));
       } else {
@@ -100,6 +113,7 @@ bool Engine<Entry>::paths_meet_on_sample() {
                   all_states_.data(), t_.states, nullptr, true);
         missed += paths.met == kNoMiss;
       }
+      if (missed) any_missed = true;
       if (profile_) units[size_t(i)] = omp_get_wtime() - unit_began;
     }
   }
@@ -173,6 +187,20 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     reason = why.str();
     return "fused";
   }
+  // Measured (bench/results/fsm_simd.md): SIMD enumeration of up to 16 states counting
+  // at most kSimdMaxGroups groups runs 1.5-4 GB/s per core whatever the machine, above
+  // fused and seq (one lookup per byte); matches need a second walk, so not then.
+  if (!wants_matches_ && t_.states <= kSimdFitStates) {
+    const SimdPlan simd = simd_plan();
+    if (simd.path != SimdPath::none && simd.groups <= kSimdMaxGroups) {  // as analyze says
+      why << "the paths do not meet and speculation was right at " << measured << " of sampled "
+          << "positions, but the machine fits SIMD enumeration (" << t_.states << " states, "
+          << simd.groups << " groups of reporting states): one shuffle per byte advances every "
+          << "state's path and one pass counts from every start state";
+      reason = why.str();
+      return "enum";
+    }
+  }
   if (fused_stays_on_sample()) {
     why << "the fused DFA exceeds its bound, but walks over " << kFusedWindows
         << " samples of this input stayed inside its " << t_.fused_count << " stored states";
@@ -209,14 +237,20 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
   Engine<Entry> engine(t, data, n, threads);
   engine.profile_ = options.profile;
   engine.simd_ = options.simd;
+  engine.wants_matches_ = options.matches;
   RunResult result;
   result.threads = threads;
   result.entry_bytes = int(sizeof(Entry));
   std::string scheme = options.scheme, choice;
   const double began = omp_get_wtime();
-  if (scheme == "auto")  // the rules explain, probes decide (fsm/auto_probe.hpp)
-    scheme = measured_choice<Entry>(t, data, n, threads, chunks, options.simd,
-                                    engine.choose(chunks, choice), choice);
+  // The rules explain, probes decide (fsm/auto_probe.hpp); a choice measured earlier in
+  // this process over the same sample skips both.
+  if (scheme == "auto" &&
+      !remembered_choice(t, data, n, threads, chunks, options.simd, scheme, choice)) {
+    const std::string ruled = engine.choose(chunks, choice);
+    scheme = measured_choice<Entry>(t, data, n, threads, chunks, options.simd, ruled,
+                                    engine.speculation_hopeless_, choice);
+  }
   if (options.profile && options.scheme == "auto")  // the predictions are a phase of their own
     engine.phases().push_back(
         PhaseTiming{"choose", false, omp_get_wtime() - began - engine.parallel_choose_seconds_, {}});

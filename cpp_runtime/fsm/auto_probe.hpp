@@ -10,6 +10,10 @@
 // kForkJoin. Timing T threads directly over a short sample measures the operating
 // system's scheduling more than the scheme, on a busy machine above all.
 //
+// Each scheme's time for the whole input is estimated as fixed + rate * bytes (see
+// probe_schemes), not scaled from the sample alone, which charged speculation's fixed
+// per-chunk predictions (from every state of a big machine) to every byte of a window.
+//
 // The sample: kProbeWindows windows spread evenly over the input, copied into one buffer
 // (so that every scheme meets the same bytes, already in memory), each input_bytes /
 // kProbeShare / kProbeWindows long within [kProbeMinWindow, kProbeMaxWindow]. Each scheme
@@ -17,6 +21,13 @@
 // then run kProbeRounds times over the whole sample, round-robin, keeping their fastest
 // run: one slow run on a busy machine does not decide, and slow schemes cost little.
 // The probes cost about (1 + 2 * the schemes kept) / kProbeShare of the input's work.
+//
+// Cheaper than before: a partial fused DFA continues as scalar enumeration, so `fused` is
+// probed only where its DFA is complete or the rules chose it; schemes over kScreenRatio
+// (2) times the fastest on the first window stop there, and when only one is left it
+// wins without the rounds. A choice is remembered per process for the same tables, start,
+// input size, threads, chunks and sample bytes (a hash of them): a repeated run over the
+// same input (--repeat, a library called in a loop) probes once, and says so.
 #pragma once
 
 #include <omp.h>
@@ -25,8 +36,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fsm/schemes.hpp"
@@ -37,10 +51,11 @@ inline namespace v1 {
 constexpr size_t kProbeMinInput = size_t(16) << 20;
 constexpr size_t kProbeShare = 512, kProbeWindows = 4, kProbeRounds = 2;
 constexpr size_t kProbeMinWindow = size_t(8) << 10, kProbeMaxWindow = size_t(1) << 20;
-constexpr double kKeepRuleMargin = 0.97;
-constexpr double kScreenRatio = 2.0;  // the rules' pick stays when this close to the best
+constexpr double kKeepRuleMargin = 0.97;  // the rules' pick stays when this close to the best
+constexpr double kScreenRatio = 2.0;  // slower than this on the first window: no rounds
 
 constexpr double kForkJoin = 20e-6;  // seconds per parallel phase
+constexpr double kMinVaryingShare = 0.1;  // of a probe's time: what scales with the input
 
 // The phases' time on `threads` threads (see above).
 inline double projected_seconds(const std::vector<PhaseTiming>& phases, int threads) {
@@ -64,6 +79,20 @@ inline size_t probe_min_input() {
   return text && *text ? size_t(std::strtoull(text, nullptr, 10)) : kProbeMinInput;
 }
 
+constexpr size_t kRememberedChoices = 256;
+
+// FNV-1a over the sample's 8-byte words (and its tail): which input a choice was made on.
+inline uint64_t sample_hash(const std::vector<uint8_t>& bytes) {
+  uint64_t hash = 0xcbf29ce484222325ull, word = 0;
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    std::memcpy(&word, bytes.data() + i, 8);
+    hash = (hash ^ word) * 0x100000001b3ull;
+  }
+  for (; i < bytes.size(); ++i) hash = (hash ^ bytes[i]) * 0x100000001b3ull;
+  return hash;
+}
+
 struct SchemeProbe {
   std::string scheme;
   double seconds = 0;  // the fastest run over the sample
@@ -81,25 +110,32 @@ inline std::vector<uint8_t> probe_sample(const uint8_t* data, size_t n) {
   return sample;
 }
 
-// Whether probing `scheme` costs about one pass: enumeration from every state of a big
+// Whether probing `scheme` is cheap and can win: enumeration from every state of a big
 // machine (and a partial fused DFA, which continues as enum) only where the rules found
-// that paths meet.
-inline bool cheap_to_probe(const Tables& t, const std::string& scheme, const std::string& ruled) {
-  const bool enumeration_cheap = t.states <= kSimdLanes || ruled == "enum";
-  if (scheme == "enum") return enumeration_cheap;
-  if (scheme == "fused") return t.fused_complete || enumeration_cheap || ruled == "fused";
+// that paths meet; speculation not where most guesses were wrong and none of the wrong
+// ones met the true path within 1 KiB (each chunk would run about twice).
+inline bool cheap_to_probe(const Tables& t, const std::string& scheme, const std::string& ruled,
+                           bool speculation_hopeless) {
+  if (scheme == "enum") return t.states <= kSimdLanes || ruled == "enum";
+  if (scheme == "fused") return t.fused_complete || ruled == "fused";
+  if (scheme == "spec" || scheme == "hspec") return !speculation_hopeless;
   return true;
 }
 
-// The schemes worth probing over the sample of data[0, n), fastest run of kProbeRounds.
+// The schemes worth probing over `sample` (probe_sample), each with its time for the
+// whole input of n bytes estimated as fixed + rate * n: the fixed part is speculation's
+// predictions (chunks x states x lookback lookups, at seq's measured cost), the rate
+// from the first window, then from the whole sample (fastest of kProbeRounds). A short
+// window alone would charge a big machine's per-chunk predictions to every byte.
 template <class Entry>
-std::vector<SchemeProbe> probe_schemes(const Tables& t, const uint8_t* data, size_t n, int threads,
-                                       size_t chunks, const std::string& simd,
-                                       const std::string& ruled) {
-  const std::vector<uint8_t> sample = probe_sample(data, n);
+std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_t>& sample,
+                                       size_t n, int threads, size_t chunks,
+                                       const std::string& simd, const std::string& ruled,
+                                       bool speculation_hopeless) {
   std::vector<SchemeProbe> probes;
   for (const char* scheme : {"seq", "enum", "fused", "spec", "hspec"})
-    if (cheap_to_probe(t, scheme, ruled)) probes.push_back(SchemeProbe{scheme, 1e300});
+    if (cheap_to_probe(t, scheme, ruled, speculation_hopeless))
+      probes.push_back(SchemeProbe{scheme, 1e300});
   const auto timed = [&](const std::string& scheme, size_t bytes) {
     Engine<Entry> engine(t, sample.data(), bytes, 1);
     engine.simd_ = simd;
@@ -107,20 +143,67 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const uint8_t* data, siz
     engine.run_scheme(scheme, chunks, false);
     return projected_seconds(engine.phases(), threads);
   };
-  // Screening over the first window: a scheme kScreenRatio times slower than the fastest
-  // there stops (its rate extrapolated), so that slow schemes cost the probes little.
   const size_t screen = std::max<size_t>(1, sample.size() / kProbeWindows);
+  // Speculation predicts each chunk but the first from every state over the lookback:
+  // a fixed cost, priced at seq's measured time per byte (seq is probed first).
+  const double predictions = double(chunks - 1) * t.states * t.lookback / double(threads);
+  double seq_per_byte = 0;
+  std::vector<double> fixed(probes.size(), 0.0);
+  const auto estimate = [&](size_t i, double seconds, size_t bytes) {
+    const double varying = std::max(seconds - fixed[i], kMinVaryingShare * seconds);
+    return std::min(fixed[i], seconds) + varying / double(bytes) * double(n);
+  };
+  // Screening over the first window: a scheme kScreenRatio times slower than the fastest
+  // there stops (its estimate from the first window stays), so slow schemes cost little.
   double fastest = 1e300;
-  for (SchemeProbe& probe : probes) fastest = std::min(fastest, probe.seconds = timed(probe.scheme, screen));
+  for (size_t i = 0; i < probes.size(); ++i) {
+    const double seconds = timed(probes[i].scheme, screen);
+    if (probes[i].scheme == "seq") seq_per_byte = seconds / double(screen);
+    if (probes[i].scheme == "spec" || probes[i].scheme == "hspec") fixed[i] = predictions * seq_per_byte;
+    probes[i].seconds = estimate(i, seconds, screen);
+    fastest = std::min(fastest, probes[i].seconds);
+  }
+  size_t kept = 0;
   for (SchemeProbe& probe : probes) {
     probe.screened_out = probe.seconds > kScreenRatio * fastest;
-    probe.seconds = probe.seconds * double(sample.size()) / double(screen);
+    kept += !probe.screened_out;
   }
-  for (size_t round = 0; round < kProbeRounds; ++round)
-    for (SchemeProbe& probe : probes)
-      if (!probe.screened_out)
-        probe.seconds = std::min(round ? probe.seconds : 1e300, timed(probe.scheme, sample.size()));
+  for (size_t round = 0; round < kProbeRounds && kept > 1; ++round)
+    for (size_t i = 0; i < probes.size(); ++i)
+      if (!probes[i].screened_out) {
+        const double seconds = estimate(i, timed(probes[i].scheme, sample.size()), sample.size());
+        probes[i].seconds = std::min(round ? probes[i].seconds : 1e300, seconds);
+      }
   return probes;
+}
+
+// Choices measured earlier in this process, by machine, input size, threads, chunks, SIMD
+// option and the sample's hash.
+using ChoiceKey = std::tuple<const void*, uint32_t, size_t, int, size_t, std::string, uint64_t>;
+struct RememberedChoices {
+  std::mutex guard;
+  std::map<ChoiceKey, std::pair<std::string, std::string>> choices;  // scheme, reason
+};
+inline RememberedChoices& remembered_choices() {
+  static RememberedChoices memory;
+  return memory;
+}
+
+// The scheme measured by an earlier run over the same sample, if any: then neither the
+// rules nor the probes run again.
+inline bool remembered_choice(const Tables& t, const uint8_t* data, size_t n, int threads,
+                              size_t chunks, const std::string& simd, std::string& scheme,
+                              std::string& reason) {
+  if (n < probe_min_input() || chunks < 2 || n < kProbeWindows) return false;
+  const ChoiceKey key{t.table, t.start, n, threads, chunks, simd, sample_hash(probe_sample(data, n))};
+  RememberedChoices& memory = remembered_choices();
+  const std::lock_guard<std::mutex> lock(memory.guard);
+  const auto found = memory.choices.find(key);
+  if (found == memory.choices.end()) return false;
+  scheme = found->second.first;
+  reason = "as measured by an earlier run in this process over the same sample of an input "
+           "of this size (" + found->second.second + ")";
+  return true;
 }
 
 // The scheme `auto` runs: the fastest probe, or the rules' pick where the input is too
@@ -129,14 +212,17 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const uint8_t* data, siz
 template <class Entry>
 std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, int threads,
                             size_t chunks, const std::string& simd, const std::string& ruled,
-                            std::string& reason) {
+                            bool speculation_hopeless, std::string& reason) {
   if (n < probe_min_input() || chunks < 2 || n < kProbeWindows) {
     reason = "by the analysis rules (the input is under " + std::to_string(probe_min_input()) +
              " bytes, too small to probe cheaply): " + reason;
     return ruled;
   }
-  const std::vector<SchemeProbe> probes = probe_schemes<Entry>(t, data, n, threads, chunks, simd, ruled);
-  const size_t sample = probe_sample(data, n).size();
+  const std::vector<uint8_t> bytes = probe_sample(data, n);
+  const ChoiceKey key{t.table, t.start, n, threads, chunks, simd, sample_hash(bytes)};
+  const std::vector<SchemeProbe> probes = probe_schemes<Entry>(t, bytes, n, threads, chunks, simd, ruled,
+                                                               speculation_hopeless);
+  const size_t sample = bytes.size();
   const SchemeProbe* best = &probes[0];
   const SchemeProbe* rule = nullptr;  // not probed: too costly to enumerate
   for (const SchemeProbe& probe : probes) {
@@ -150,14 +236,22 @@ std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, int 
   why.precision(2);
   why << "measured: every scheme ran over the same " << (sample >> 10) << " KiB sample ("
       << kProbeWindows << " windows spread over the input, " << chunks
-      << " chunks, one thread, projected to " << threads << ", fastest of " << kProbeRounds << "):";
+      << " chunks, one thread, projected to " << threads << " threads and to the whole input from "
+      << "a fixed cost and a rate, fastest of " << kProbeRounds << "):";
   for (const SchemeProbe& probe : probes)
-    why << " " << probe.scheme << " " << double(sample) / probe.seconds / 1e9 << " GB/s"
+    why << " " << probe.scheme << " " << double(n) / probe.seconds / 1e9 << " GB/s"
         << (probe.screened_out ? " (first window only)" : "") << (&probe == &probes.back() ? ";" : ",");
+  if (speculation_hopeless)
+    why << " (spec and hspec not probed: most lookback guesses were wrong and none met the true"
+        << " path within 1 KiB);";
   why << " picked " << pick->scheme
       << (pick == rule && pick != best ? " (the rules' pick, within 3% of the fastest)" : "")
       << "; the analysis rules would pick " << ruled << ": " << reason;
   reason = why.str();
+  RememberedChoices& memory = remembered_choices();
+  const std::lock_guard<std::mutex> lock(memory.guard);
+  if (memory.choices.size() >= kRememberedChoices) memory.choices.clear();
+  memory.choices[key] = {pick->scheme, reason};
   return pick->scheme;
 }
 

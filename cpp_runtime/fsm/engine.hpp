@@ -137,6 +137,8 @@ class Engine {
  public:
   bool profile_ = false;
   std::string simd_;  // RunOptions::simd
+  bool wants_matches_ = false;  // RunOptions::matches, for auto's rules
+  bool speculation_hopeless_ = false;  // auto: most guesses wrong, none met the truth soon
   double parallel_choose_seconds_ = 0;  // auto: the parallel parts of choosing
   std::vector<PhaseTiming>& phases() { return phases_; }
  private:

@@ -3,17 +3,21 @@
 // runs from all states at once in vector lanes (fsm/simd_kernels.hpp); one pass gives its
 // transfer function and, per start state, its report counts. Composing the transfer
 // functions gives each chunk's true start, and the counts of that start's lane are the
-// chunk's counts: no chunk is walked twice. Matches (or more than kSimdMaxGroups groups
-// of reporting states) need the positions: then the chunks are walked again from their
-// true starts, as the other schemes do.
+// chunk's counts: no chunk is walked twice. Matches (or more groups of reporting states
+// than plan.counts() takes) need the positions: then the chunks are walked again from
+// their true starts, as the other schemes do.
 #pragma once
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fsm/engine.hpp"
@@ -48,9 +52,37 @@ inline bool simd_paths_meet(const SimdPlan& plan, const uint8_t* data, size_t le
                      [&](uint8_t state) { return state == lane.state[0]; });
 }
 
+constexpr size_t kCachedPlans = 64;
+
+// Plans are built once per process for the same tables and SIMD option (256 rows of the
+// machine's steps, which short runs such as auto's probes would otherwise pay each time):
+// the copy returned shares the cached table, which is never freed.
 template <class Entry>
 SimdPlan Engine<Entry>::simd_plan() const {
-  return make_simd_plan(t_, simd_, [this](uint32_t offset, uint8_t byte) { return m_.step(offset, byte); });
+  const char* variable = std::getenv("PARAFUSE_FSM_SIMD");
+  const auto key = std::make_tuple(t_.table, t_.states, t_.report_floor, t_.tag_list,
+                                   simd_ + "|" + (variable ? variable : ""));
+  static std::mutex guard;
+  static std::map<decltype(key), SimdPlan> plans;
+  {
+    const std::lock_guard<std::mutex> lock(guard);
+    const auto found = plans.find(key);
+    if (found != plans.end()) {
+      SimdPlan copy = found->second;
+      copy.storage.clear();  // `next` stays in the cached plan's storage
+      copy.next = found->second.next;
+      return copy;
+    }
+  }
+  SimdPlan plan =
+      make_simd_plan(t_, simd_, [this](uint32_t offset, uint8_t byte) { return m_.step(offset, byte); });
+  const std::lock_guard<std::mutex> lock(guard);
+  if (plans.size() >= kCachedPlans) return plan;
+  const SimdPlan& kept = plans.emplace(key, std::move(plan)).first->second;
+  SimdPlan copy = kept;
+  copy.storage.clear();
+  copy.next = kept.next;
+  return copy;
 }
 
 template <class Entry>
@@ -114,7 +146,8 @@ std::string Engine<Entry>::run_simd_enum(const SimdPlan& plan) {
     reason << ", then composed and walked again from the true starts for the matches";
   else
     reason << ", then composed and recounted from the true starts (" << plan.groups
-           << " groups of reporting states: per-lane counts keep at most " << kSimdMaxGroups << ")";
+           << " groups of reporting states: per-lane counts keep at most " << kSimdMaxGroups
+           << ", or " << kSimdPairedMaxGroups << " for up to 16 states on AVX2)";
   return reason.str();
 }
 

@@ -4,8 +4,9 @@
 // at or above each group's first state, widened every 255 bytes.
 //
 //   ssse3       pshufb, 16 lanes (machines of up to 16 states)
-//   avx2        vpshufb on 32 lanes, composed from 16-entry blocks for up to 64 states:
-//               the block of a lane's state is picked with blends on its bits 4 and 5
+//   avx2        vpshufb on 32 lanes: two chunks per register for up to 16 states;
+//               composed from 16-entry blocks for up to 64 states: the block of a
+//               lane's state is picked with blends on its bits 4 and 5
 //   avx512vbmi  vpermb, 64 lanes (up to 64 states)
 //
 // Every kernel carries its instruction set as a target attribute, so the build needs no
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "fsm/simd_plan.hpp"
 
@@ -137,6 +139,59 @@ __attribute__((target("avx2"))) void simd_run_avx2(const SimdPlan& p, SimdLane* 
       _mm256_store_si256(reinterpret_cast<__m256i*>(lanes[k].state + 32 * r), v[k][r]);
 }
 
+// Machines of up to 16 states on AVX2: two chunks share a register (the first chunk's 16
+// lanes in the low half, the second's in the high half; vpshufb looks each half up in its
+// own 128 bits), so one shuffle and one compare per group advance and count two chunks.
+// lanes[2k], lanes[2k + 1] form pair k; K pairs in lockstep.
+template <int K, int G>
+__attribute__((target("avx2"))) void simd_run_avx2_pairs(const SimdPlan& p, SimdLane* lanes,
+                                                         size_t begin, size_t end) {
+  __m256i v[K], acc[K][G ? G : 1], floor[G ? G : 1];
+#pragma GCC unroll 4
+  for (int k = 0; k < K; ++k)
+    v[k] = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(lanes[2 * k].state))),
+        _mm_load_si128(reinterpret_cast<const __m128i*>(lanes[2 * k + 1].state)), 1);
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) floor[g] = _mm256_set1_epi8(char(int(p.lo[g]) - 1));
+  for (size_t b = begin; b < end; b += kSimdFlush) {
+    const size_t e = std::min(end, b + kSimdFlush);
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) acc[k][g] = _mm256_setzero_si256();
+    for (size_t i = b; i < e; ++i) {
+#pragma GCC unroll 4
+      for (int k = 0; k < K; ++k) {
+        const uint8_t* low = p.next + size_t(lanes[2 * k].data[i]) * kSimdLanes;
+        const uint8_t* high = p.next + size_t(lanes[2 * k + 1].data[i]) * kSimdLanes;
+        const __m256i rows = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(low))),
+            _mm_load_si128(reinterpret_cast<const __m128i*>(high)), 1);
+        v[k] = _mm256_shuffle_epi8(rows, v[k]);
+#pragma GCC unroll 4
+        for (int g = 0; g < G; ++g) acc[k][g] = _mm256_sub_epi8(acc[k][g], _mm256_cmpgt_epi8(v[k], floor[g]));
+      }
+    }
+    alignas(32) uint8_t counted[32];
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k)
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(counted), acc[k][g]);
+        add_counts(lanes[2 * k].ge + g * kSimdLanes, counted, 16);
+        add_counts(lanes[2 * k + 1].ge + g * kSimdLanes, counted + 16, 16);
+      }
+  }
+  alignas(32) uint8_t state[32];
+#pragma GCC unroll 4
+  for (int k = 0; k < K; ++k) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(state), v[k]);
+    std::copy(state, state + 16, lanes[2 * k].state);
+    std::copy(state + 16, state + 32, lanes[2 * k + 1].state);
+  }
+}
+
 template <int K, int G>
 __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void simd_run_vbmi(
     const SimdPlan& p, SimdLane* lanes, size_t begin, size_t end) {
@@ -208,18 +263,64 @@ void simd_run_lockstep(const SimdPlan& p, SimdLane* lanes, int groups, size_t be
   }
 }
 
+// K pairs of chunks (2K lanes) of a machine of up to 16 states on the AVX2 path.
+template <int K>
+void simd_run_pairs(const SimdPlan& p, SimdLane* lanes, int groups, size_t begin, size_t end) {
+#ifdef PF_SIMD_X86
+  switch (groups) {
+    case 0: simd_run_avx2_pairs<K, 0>(p, lanes, begin, end); break;
+    case 1: simd_run_avx2_pairs<K, 1>(p, lanes, begin, end); break;
+    case 2: simd_run_avx2_pairs<K, 2>(p, lanes, begin, end); break;
+    case 3: simd_run_avx2_pairs<K, 3>(p, lanes, begin, end); break;
+    case 4: simd_run_avx2_pairs<K, 4>(p, lanes, begin, end); break;
+    default:  // 5 to 8 groups: one pair at a time, so that the counters fit the registers
+      for (int k = 0; k < K; ++k) {
+        SimdLane* pair = lanes + 2 * k;
+        switch (groups) {
+          case 5: simd_run_avx2_pairs<1, 5>(p, pair, begin, end); break;
+          case 6: simd_run_avx2_pairs<1, 6>(p, pair, begin, end); break;
+          case 7: simd_run_avx2_pairs<1, 7>(p, pair, begin, end); break;
+          default: simd_run_avx2_pairs<1, 8>(p, pair, begin, end); break;
+        }
+      }
+  }
+#else
+  simd_run_lockstep<2 * K>(p, lanes, groups, begin, end);
+#endif
+}
+
+// One chunk alone; past kSimdMaxGroups groups (the paired kernel only), beside a copy of
+// itself whose counts go to scratch.
+inline void simd_run_alone(const SimdPlan& p, SimdLane& lane, int groups, size_t begin, size_t end) {
+  if (groups <= int(kSimdMaxGroups)) {
+    simd_run_lockstep<1>(p, &lane, groups, begin, end);
+    return;
+  }
+  std::vector<uint64_t> scratch(size_t(groups) * kSimdLanes, 0);
+  SimdLane pair[2] = {lane, lane};
+  pair[1].ge = scratch.data();
+  simd_run_pairs<1>(p, pair, groups, begin, end);
+  std::copy(pair[0].state, pair[0].state + kSimdLanes, lane.state);
+}
+
 // Summarise `count` chunks (up to 4): in lockstep over their common length, then each
 // alone. `groups` is the plan's group count, or 0 to follow the states only.
 inline void simd_summarize(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
   size_t common = lanes[0].length;
   for (int k = 1; k < count; ++k) common = std::min(common, lanes[k].length);
+  // Up to 16 states on AVX2: two chunks per register, two such pairs in lockstep.
+  const bool paired = p.path == SimdPath::avx2 && p.states <= 16;
+  if (paired && count == 4) simd_run_pairs<2>(p, lanes, groups, 0, common);
+  else if (paired && count >= 2) simd_run_pairs<1>(p, lanes, groups, 0, common);
   // Four chunks in lockstep while their registers fit (16 on AVX2), else pairs.
-  const bool four = count == 4 && (groups <= 1 || (groups == 2 && p.path == SimdPath::avx512vbmi));
+  const bool four = !paired && count == 4 &&
+                    (groups <= 1 || (groups == 2 && p.path == SimdPath::avx512vbmi));
   if (four) simd_run_lockstep<4>(p, lanes, groups, 0, common);
-  for (int k = four ? 4 : 0; k + 1 < count; k += 2) simd_run_lockstep<2>(p, lanes + k, groups, 0, common);
-  if (count % 2) simd_run_lockstep<1>(p, lanes + count - 1, groups, 0, common);
+  for (int k = paired ? count / 2 * 2 : four ? 4 : 0; k + 1 < count; k += 2)
+    simd_run_lockstep<2>(p, lanes + k, groups, 0, common);
+  if (count % 2) simd_run_alone(p, lanes[count - 1], groups, 0, common);
   for (int k = 0; k < count; ++k)
-    if (lanes[k].length > common) simd_run_lockstep<1>(p, lanes + k, groups, common, lanes[k].length);
+    if (lanes[k].length > common) simd_run_alone(p, lanes[k], groups, common, lanes[k].length);
 }
 
 }  // namespace v1

@@ -22,18 +22,23 @@ namespace parafuse::fsm {
 inline namespace v1 {
 
 constexpr uint32_t kSimdLanes = 64, kSimdMaxGroups = 4;
+// Two chunks per AVX2 register (machines of up to 16 states) leave registers for more.
+constexpr uint32_t kSimdPairedMaxGroups = 8;
 
 struct SimdPlan {
   SimdPath path = SimdPath::none;
   std::string why_not;  // when path is none: why the scalar enumeration runs instead
   uint32_t states = 0, groups = 0;
-  uint32_t lo[kSimdMaxGroups + 1] = {};  // group g is plan states [lo[g], lo[g + 1])
+  uint32_t lo[kSimdPairedMaxGroups + 1] = {};  // group g is plan states [lo[g], lo[g + 1])
   std::vector<uint32_t> group_state;     // an internal state of each group (same tags)
   std::vector<uint8_t> to_plan;          // [states] internal -> plan number
   std::vector<uint8_t> from_plan;        // [states] plan number -> internal
   std::vector<uint8_t> storage;          // next, 64-byte aligned inside
   const uint8_t* next = nullptr;         // [256][64]: the plan state after byte b from lane p
-  bool counts() const { return groups <= kSimdMaxGroups; }
+  bool paired() const { return path == SimdPath::avx2 && states <= 16; }
+  bool counts() const {
+    return groups <= kSimdMaxGroups || (paired() && groups <= kSimdPairedMaxGroups);
+  }
 };
 
 // One chunk's run: its bytes, the lanes' states (the identity at first, the end states
@@ -102,11 +107,11 @@ SimdPlan make_simd_plan(const Tables& t, const std::string& option, Step step) {
   uint32_t next_number = 0;
   for (uint32_t s = 0; s < t.report_floor; ++s) plan.from_plan[next_number++] = uint8_t(s);
   for (uint32_t g = 0; g < plan.groups; ++g) {
-    if (g <= kSimdMaxGroups) plan.lo[g] = next_number;
+    if (g <= kSimdPairedMaxGroups) plan.lo[g] = next_number;
     plan.group_state.push_back(by_tags[order[g]].front());
     for (uint32_t s : by_tags[order[g]]) plan.from_plan[next_number++] = uint8_t(s);
   }
-  if (plan.groups <= kSimdMaxGroups) plan.lo[plan.groups] = n;
+  if (plan.groups <= kSimdPairedMaxGroups) plan.lo[plan.groups] = n;
   for (uint32_t p = 0; p < n; ++p) plan.to_plan[plan.from_plan[p]] = uint8_t(p);
   plan.storage.assign(256 * kSimdLanes + 64, 0);
   uint8_t* next = plan.storage.data() + (64 - reinterpret_cast<uintptr_t>(plan.storage.data()) % 64);

@@ -63,6 +63,7 @@ def template_context(request: ProjectRequest, blob_bytes: int) -> dict[str, obje
         "tag_names": machine.tag_names, "default_scheme": machine.options.scheme,
         "python": request.python, "blob_bytes": blob_bytes,
         "config_dependencies": CONFIG_DEPENDENCIES, "check_components": True,
+        "mpi_flag": f"{cxx_name}_WITH_MPI",
     }
 
 
@@ -86,7 +87,6 @@ def project_files(request: ProjectRequest) -> dict[str, str | bytes]:
     blob = (engine_set_blob(request.machine, request.analysis) if several
             else machine_blob(request.machine, request.analysis))
     context = template_context(request, len(blob))
-    context["mpi_target"] = not several  # engine sets have no run_mpi yet (fsm-language.md §11)
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": render("fsm/CMakeLists.txt.j2", **context),
         f"cmake/{context['cxx_name']}Config.cmake.in":
@@ -99,9 +99,8 @@ def project_files(request: ProjectRequest) -> dict[str, str | bytes]:
         f"src/{name}_run.cpp": render("fsm/runner.cpp.j2", **context),
         f"src/{name}_python.cpp": render("fsm/python.cpp.j2", **context),
     }
-    if context["mpi_target"]:
-        files[f"include/{name}_mpi.hpp"] = render("fsm/machine_mpi.hpp.j2", **context)
-        files[f"src/{name}_mpi.cpp"] = render("fsm/machine_mpi.cpp.j2", **context)
+    files[f"include/{name}_mpi.hpp"] = render("fsm/machine_mpi.hpp.j2", **context)
+    files[f"src/{name}_mpi.cpp"] = render("fsm/machine_mpi.cpp.j2", **context)
     files.update(runtime_files(RUNTIME_HEADERS))
     return files
 

@@ -1,6 +1,7 @@
 """The runner under `mpirun -n R` (R = 1..4) prints the one-process JSON plus `ranks`: the
 permutation machine (speculation across ranks fails at every boundary, so every round
-re-runs ranks) over inputs that split matches between ranks, shorter than R, and empty;
+re-runs ranks; `enum` and `auto` combine the ranks' transfer functions instead, with and
+without matches) over inputs that split matches between ranks, shorter than R, and empty;
 a file one rank cannot read stops every rank with one line; `boostfsm analyze --input`
 reports the runner's own `auto` choice. One built project (the content cache)."""
 
@@ -63,17 +64,25 @@ def test_every_rank_count_equals_one_process(project, tmp_path) -> None:
     for label, data in inputs.items():
         path = tmp_path / "input.txt"
         path.write_bytes(data)
-        schemes = [["--scheme", "seq"], ["--scheme", "enum", "--threads", "2"]]
-        for options in schemes if label == "text" else schemes[:1]:
-            args = [str(path), "--json", "--matches", *options]
+        schemes = [["--scheme", "seq", "--matches"],
+                   ["--scheme", "enum", "--threads", "2", "--matches"],
+                   ["--scheme", "enum", "--threads", "2"], ["--scheme", "auto"]]
+        for options in schemes if label == "text" else schemes[:3]:
+            args = [str(path), "--json", *options]
             expected = without_timing(one_process(folder, args))
             for ranks in (1, 2, 3, 4):
                 done = run_ranks(folder, "perm12", ranks, args)
                 assert done.returncode == 0, done.stderr
                 got = json.loads(done.stdout)
                 assert got["ranks"] == ranks, (label, ranks)
-                assert without_timing(got) == expected, (label, options, ranks)
+                same = without_timing(got)
+                if options[1] == "auto":  # the ranks may run another scheme than one process
+                    same["scheme"] = expected["scheme"]
+                assert same == expected, (label, options, ranks)
                 assert f"{ranks} ranks, each over its own byte range" in got["reason"]
+                combined = "the ranks combined their transfer functions" in got["reason"]
+                scan = options[1] == "enum" or (options[1] == "auto" and ranks > 1)
+                assert combined == scan, (options, ranks, got["reason"])
 
 
 def test_a_rank_that_cannot_read_stops_every_rank_with_one_line(project, tmp_path) -> None:

@@ -113,8 +113,10 @@ def test_auto_choice_follows_the_measurements() -> None:
     reset_rows = [[0, 1, 2], [0, 1, 2], [0, 1, 2]]
     assert analyse(machine_of(reset_rows), RANDOM_BYTES, "r").scheme == "spec"
     assert analyse(machine_of(rotation(5)), RANDOM_BYTES, "r").scheme == "fused"
-    stuck = machine_of(rotation(5), max_fused_states=2)
-    assert analyse(stuck, RANDOM_BYTES, "r").scheme == "seq"
+    stuck = machine_of(rotation(5), max_fused_states=2)  # 5 states: SIMD enumeration fits
+    assert analyse(stuck, RANDOM_BYTES, "r").scheme == "enum"
+    big = machine_of(rotation(20), max_fused_states=2)  # over 16 states: nothing pays
+    assert analyse(big, RANDOM_BYTES, "r").scheme == "seq"
 
 
 def _reset_rotation(components: int, size: int, classes: int) -> list[list[int]]:
