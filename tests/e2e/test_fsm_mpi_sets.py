@@ -39,7 +39,8 @@ def built(folder: Path, name: str, source: str, python: bool) -> Path:
 
 
 def straddling_input(size: int = 12_000) -> bytes:
-    """Filler with matches of 3 to 11 bytes of every pattern across the rank boundaries of R = 2, 3, 4."""
+    """Filler with matches of every pattern, 3 to 11 bytes long, across the rank
+    boundaries of R = 2, 3, 4."""
     data = bytearray(b"zz zz z\n" * (size // 8))
     for boundary in (size // 2, size // 4, 3 * size // 4):
         data[boundary - 5:boundary + 7] = b"Tom---river "
