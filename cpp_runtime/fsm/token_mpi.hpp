@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "fsm/mpi_range.hpp"
 #include "fsm/mpi_run.hpp"
 #include "fsm/token_schemes.hpp"
 
@@ -57,7 +58,7 @@ inline size_t agreed_size(MPI_Comm comm, const std::string& path, int& fd) {
   else if (!S_ISREG(info.st_mode)) error = "not a regular file";
   if (!error.empty()) error = "cannot read input '" + path + "': " + error;
   if (!error.empty() && fd >= 0) ::close(fd), fd = -1;
-  detail::agree_or_throw(comm, error);
+  agree_or_throw(comm, error);
   uint64_t size = uint64_t(info.st_size), low = 0, high = 0;
   MPI_Allreduce(&size, &low, 1, MPI_UINT64_T, MPI_MIN, comm);
   MPI_Allreduce(&size, &high, 1, MPI_UINT64_T, MPI_MAX, comm);
@@ -123,7 +124,7 @@ TokenMpiOutcome run_token_ranks(MPI_Comm comm, const std::string& path, const To
     error = "cannot map input '" + path + "': " + failure.what();
   }
   ::close(fd);
-  detail::agree_or_throw(comm, error);
+  agree_or_throw(comm, error);
   // Positions below are relative to `low` (the mapping's first byte) until the gather.
   const uint8_t* data = mapped->data();
   const size_t local_n = n - low;
