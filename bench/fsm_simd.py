@@ -153,7 +153,7 @@ def mpi_rates(folder: Path, program: str, data: Path, repeat: int) -> dict:
 
 def bench_case(label: str, machine, data: Path, args, driver: Path) -> dict:
     analysis = analyse_for_project(machine, data.read_bytes()[:1 << 20])
-    folder = cached_project(ProjectRequest(machine, f"{label}.fsm", analysis))
+    folder = cached_project(ProjectRequest(machine, f"{label}.fsm", analysis), mpi=True)
     runner = folder / "build" / f"{machine.name}_run"
     row = {"label": label, "states": machine.state_count, "runs": {}, "simd": {},
            "projection": {}, "auto_fresh": {}}

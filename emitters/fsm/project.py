@@ -4,7 +4,8 @@
                                src/M_tables.cpp + src/M.tables.bin, src/M_run.cpp,
                                include/M_mpi.hpp + src/M_mpi.cpp (target M::M_mpi),
                                src/M_python.cpp, cmake/CConfig.cmake.in, runtime/fsm/*.hpp
-    cached_project(...)     -> a build in the content-keyed cache (boostfsm run)
+    cached_project(...)     -> a build in the content-keyed cache (boostfsm run; without
+                               M::M_mpi unless asked, since one process runs it)
 
 M is the machine's name as the user wrote it (file names, the runner `M_run`, the
 Python module `M`, the runner's JSON); C is `names.cpp_name(M)`, the name of every
@@ -115,9 +116,10 @@ def has_mpi() -> bool:
     return True
 
 
-def cmake_arguments(python: bool, sanitize: str = "") -> list[str]:
-    """CMake's arguments for a project build (pybind11 and this Python with `python`)."""
-    args = Toolchain.current().cmake_args(mpi=has_mpi())
+def cmake_arguments(python: bool, sanitize: str = "", mpi: bool = True) -> list[str]:
+    """CMake's arguments for a project build (pybind11 and this Python with `python`; the
+    wheel's Open MPI with `mpi`, where it is installed)."""
+    args = Toolchain.current().cmake_args(mpi=mpi and has_mpi())
     if python:
         import pybind11
 
@@ -128,15 +130,18 @@ def cmake_arguments(python: bool, sanitize: str = "") -> list[str]:
     return args
 
 
-def sanitize_argument(name: str, sanitize: str) -> list[str]:
-    """The cache variable that builds machine `name`'s project with sanitizers."""
-    return [f"-D{cpp_name(name)}_SANITIZE={sanitize}"] if sanitize else []
+def option_arguments(name: str, sanitize: str = "", mpi: bool = True) -> list[str]:
+    """The cache variables of machine `name`'s project: its sanitizers, and `C_MPI=OFF`
+    where the build needs no M::M_mpi (which compiles the runtime a second time)."""
+    options = [f"-D{cpp_name(name)}_SANITIZE={sanitize}"] if sanitize else []
+    return options + ([] if mpi else [f"-D{cpp_name(name)}_MPI=OFF"])
 
 
-def cached_project(request: ProjectRequest, sanitize: str = "") -> Path:
-    """The built project of `request` from the content-keyed cache (built when new)."""
+def cached_project(request: ProjectRequest, sanitize: str = "", mpi: bool = False) -> Path:
+    """The built project of `request` from the content-keyed cache (built when new); with
+    M::M_mpi and an mpirun-capable runner only where `mpi` asks for them."""
     name = request.machine.name
-    args = cmake_arguments(request.python, sanitize) + sanitize_argument(name, sanitize)
+    args = cmake_arguments(request.python, sanitize, mpi) + option_arguments(name, sanitize, mpi)
     return cached_build(f"fsm-{name}", project_files(request), args)
 
 

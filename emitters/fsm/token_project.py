@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from parafuse.emitters.fsm.project import RUNTIME_HEADERS, cmake_arguments, sanitize_argument
+from parafuse.emitters.fsm.project import RUNTIME_HEADERS, cmake_arguments, option_arguments
 from parafuse.emitters.fsm.token_blob import TokenHints, token_blob
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.names import CXX_KEYWORDS, cpp_name
@@ -72,9 +72,10 @@ def token_project_files(
 
 
 def cached_token_project(token_set: CompiledTokenSet, source_name: str, hints: TokenHints,
-                         python: bool = False, sanitize: str = "") -> Path:
-    """The built project from the content-keyed cache (built when new)."""
-    args = cmake_arguments(python, sanitize) + sanitize_argument(token_set.name, sanitize)
+                         python: bool = False, sanitize: str = "", mpi: bool = False) -> Path:
+    """The built project from the content-keyed cache (built when new; with M::M_mpi only
+    where `mpi` asks for it, as project.cached_project)."""
+    args = cmake_arguments(python, sanitize, mpi) + option_arguments(token_set.name, sanitize, mpi)
     files = token_project_files(token_set, source_name, hints, python)
     return cached_build(f"fsm-{token_set.name}", files, args)
 

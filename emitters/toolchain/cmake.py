@@ -8,6 +8,7 @@ on a lock file instead of building the same thing twice.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,17 +103,18 @@ def build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | None
           label: str | None = None) -> None:
     """Configure and build `source` into `build_dir` (Release unless told otherwise).
 
-    One build runs at a time on this machine (a lock in the cache folder): each
-    already uses every core through Ninja. BUILD_NOTICE, where set, hears of it as
-    "compiling LABEL (C++ with CMake and Ninja) ... done in T s".
+    At most PARAFUSE_BUILD_SLOTS builds (default 2) run at once on this machine, each
+    holding one of the slot locks in the cache folder: each build uses PARAFUSE_BUILD_JOBS
+    cores through Ninja, and a second slot keeps the cores busy while a build compiles
+    its one large unit. BUILD_NOTICE, where set, hears of it as "compiling LABEL (C++
+    with CMake and Ninja) ... done in T s".
     """
     notice = BUILD_NOTICE.get()
     if notice:
         notice(f"compiling {label or Path(source).name} (C++ with CMake and Ninja) ...", False)
     start = time.monotonic()
     try:
-        with open(cache_root() / ".build-slot.lock", "w") as slot:
-            fcntl.flock(slot, fcntl.LOCK_EX)
+        with build_slot():
             _build(source, build_dir, cmake_args, jobs)
     except BaseException:
         if notice:
@@ -120,6 +122,26 @@ def build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | None
         raise
     if notice:
         notice(f" done in {time.monotonic() - start:.1f} s", True)
+
+
+@contextlib.contextmanager
+def build_slot() -> Iterator[None]:
+    """Hold one of the machine's PARAFUSE_BUILD_SLOTS build slots (waiting for a free one)."""
+    slots = max(1, int(os.environ.get("PARAFUSE_BUILD_SLOTS", "2")))
+    files = [open(cache_root() / f".build-slot-{k}.lock", "w") for k in range(slots)]
+    try:
+        while True:
+            for slot in files:
+                try:
+                    fcntl.flock(slot, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue
+                yield
+                return
+            time.sleep(0.2)
+    finally:
+        for slot in files:
+            slot.close()  # closing releases the lock held
 
 
 def _build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | None) -> None:

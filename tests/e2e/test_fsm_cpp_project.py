@@ -44,6 +44,14 @@ def csv_project() -> Path:
     return cached_project(project_request(sample_machine("csv"), "samples/csv.fsm", python=True))
 
 
+def test_cached_project_without_mpi_skips_the_mpi_library(csv_project) -> None:
+    """`boostfsm run`'s cached builds pass -DC_MPI=OFF: no M::M_mpi, a runner without MPI."""
+    assert (csv_project / "build" / "libcsv.a").exists()
+    assert not list((csv_project / "build").glob("*csv_mpi*"))
+    cache = (csv_project / "build" / "CMakeCache.txt").read_text()
+    assert "csv_MPI:BOOL=OFF" in cache and "MPI_CXX_COMPILER" not in cache
+
+
 @pytest.fixture(scope="module")
 def csv_input(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("fsm") / "csv.txt"

@@ -56,7 +56,8 @@ def test_engine_set_project_runs_like_the_reference(files) -> None:
     done = boostfsm("run", str(source), str(data), "--matches", "--json")  # builds, cached
     assert json.loads(done.stdout)["final_state"] == reference["final_state"], done.stderr
     machine = compile_file(SourceFile(str(source), source.read_text())).machines[0]
-    project = cached_project(project_request(machine, str(source), python=True))
+    # the build of test_fsm_mpi_sets (same name, M::M_mpi included): one build for both
+    project = cached_project(project_request(machine, source.name, python=True), mpi=True)
     runner = project / "build" / "words_run"
     for scheme in ("seq", "enum", "fused", "spec", "hspec", "auto"):
         done = subprocess.run([str(runner), str(data), "--scheme", scheme, "--threads", "2",

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from parafuse.cli.fsm_runtime_choice import runner_for
-from parafuse.emitters.fsm.project import has_mpi
+from parafuse.emitters.fsm.project import cached_project, has_mpi
 from parafuse.emitters.toolchain.cmake import Toolchain
 from parafuse.emitters.toolchain.mpirun import (
     LAUNCHER_BLOCK,
@@ -27,6 +26,7 @@ from parafuse.emitters.toolchain.mpirun import (
 )
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.grammar.diagnostics import SourceFile
+from tests.property.fsm_cpp_driver import project_request
 from tests.property.test_fsm_simd_enum import permutation12_source
 from tests.required_tools import require_cxx, require_tool
 
@@ -41,8 +41,7 @@ def project(tmp_path_factory) -> tuple[Path, Path]:
     source = tmp_path_factory.mktemp("perm12") / "perm12.fsm"
     source.write_text(permutation12_source())
     machine = compile_file(SourceFile("perm12.fsm", source.read_text())).machines[0]
-    # named as `boostfsm analyze` (run in its folder) names it below: one cached build
-    return runner_for(machine, source.name).parent.parent, source
+    return cached_project(project_request(machine, source.name), mpi=True), source
 
 
 def one_process(project: Path, args: list[str]) -> dict:

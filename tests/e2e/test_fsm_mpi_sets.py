@@ -35,7 +35,9 @@ def built(folder: Path, name: str, source: str, python: bool) -> Path:
     path = folder / f"{name}.fsm"
     path.write_text(source)
     machine = compile_file(SourceFile(str(path), source)).machines[0]
-    return cached_project(project_request(machine, str(path), python=python))
+    # named without its folder, so that every test here and test_fsm_engine_set_project
+    # share one cached build (with M::M_mpi)
+    return cached_project(project_request(machine, path.name, python=python), mpi=True)
 
 
 def straddling_input(size: int = 12_000) -> bytes:

@@ -43,7 +43,7 @@ def c_lexer():
     require_cxx()
     require_tool(has_mpi(), "needs Open MPI (mpicxx, mpirun)")
     token_set = compile_file(SourceFile(str(SOURCE), SOURCE.read_text())).machines[0]
-    return token_set, cached_token_project(token_set, "clexer_tokens.fsm", TokenHints())
+    return token_set, cached_token_project(token_set, "clexer_tokens.fsm", TokenHints(), mpi=True)
 
 
 def one_process(project: Path, args: list[str]) -> dict:
