@@ -75,22 +75,25 @@ inline TokenLayout lay_out_token_states(uint32_t states, uint32_t shift, uint32_
   std::vector<int> group(states);
   for (uint32_t s = 0; s < states; ++s) {
     mode[s] = find_token_loop(s << shift, dead, next, byte_class, exits[s]);
-    const bool accepting = accept[s] != -1, looping = mode[s] != kLoopNone;
+    const bool accepting = accept[s] != -1, looping = mode[s] != kLoopNone;  // -1: kNoKind
     group[s] = (s << shift) == dead ? 0 : !accepting ? 1 + looping : 4 - looping;
   }
   std::vector<uint32_t> order(states), renumber(states);
   for (uint32_t s = 0; s < states; ++s) order[s] = s;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return group[a] < group[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return group[a] < group[b]; });
   for (uint32_t k = 0; k < states; ++k) renumber[order[k]] = k;
   TokenLayout out;
   out.next.resize(size_t(states) << shift);
-  out.accept.resize(states), out.loop.resize(states), out.mode.resize(states), out.exits.resize(states);
+  out.accept.resize(states), out.loop.resize(states);
+  out.mode.resize(states), out.exits.resize(states);
   const auto row = [&](uint32_t old_row) { return renumber[old_row >> shift] << shift; };
   for (uint32_t k = 0; k < states; ++k) {
     const uint32_t s = order[k];
     for (uint32_t c = 0; c < (1u << shift); ++c)
       out.next[(size_t(k) << shift) + c] = row(next[(size_t(s) << shift) + c]);
-    out.accept[k] = accept[s], out.loop[k] = loop[s], out.mode[k] = mode[s], out.exits[k] = exits[s];
+    out.accept[k] = accept[s], out.loop[k] = loop[s];
+    out.mode[k] = mode[s], out.exits[k] = exits[s];
   }
   const auto first_of = [&](int g) {  // row of the first state in group g or after it
     uint32_t k = 0;
@@ -104,7 +107,8 @@ inline TokenLayout lay_out_token_states(uint32_t states, uint32_t shift, uint32_
 }
 
 // The first position from i where one of `exits` occurs (n when none).
-inline size_t find_exit(const uint8_t* data, size_t i, size_t n, const std::array<uint8_t, 4>& exits) {
+inline size_t find_exit(const uint8_t* data, size_t i, size_t n,
+                        const std::array<uint8_t, 4>& exits) {
 #if defined(__SSE2__)
   const __m128i a = _mm_set1_epi8(char(exits[0])), b = _mm_set1_epi8(char(exits[1]));
   const __m128i c = _mm_set1_epi8(char(exits[2]));

@@ -175,7 +175,8 @@ size_t tokenize_into(Tokenizer& tokenizer, size_t from, size_t end, size_t stop,
     p = tokenizer.next_token(p, token);
     if (token.kind == kSkipToken) continue;
     ++counts[token.kind];
-    if (out.size() == out.capacity()) grow_token_list(out, out.size() - first, p - from, stop - from);
+    if (out.size() == out.capacity())
+      grow_token_list(out, out.size() - first, p - from, stop - from);
     out.push_back(OutToken{token.start, token.end, token.kind});
   }
   return p;

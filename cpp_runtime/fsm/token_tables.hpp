@@ -92,8 +92,8 @@ inline TokenTables parse_token_tables(const uint8_t* blob, size_t size) {
     if (next[cell] >= (t.states << t.shift) || next[cell] % (1u << t.shift) != 0)
       throw std::runtime_error("token tables: a transition to no state");
   auto layout = std::make_shared<const TokenLayout>(lay_out_token_states(
-      t.states, t.shift, uint32_t(start << t.shift), dead == ~0ull ? ~0u : uint32_t(dead << t.shift),
-      next, accept, loop, t.byte_class));
+      t.states, t.shift, uint32_t(start << t.shift),
+      dead == ~0ull ? ~0u : uint32_t(dead << t.shift), next, accept, loop, t.byte_class));
   t.start = layout->start, t.dead = layout->dead, t.accept_floor = layout->accept_floor;
   t.loop_low = layout->loop_low, t.loop_high = layout->loop_high;
   t.next = layout->next.data(), t.accept = layout->accept.data(), t.loop = layout->loop.data();

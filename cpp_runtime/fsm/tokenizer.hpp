@@ -113,7 +113,8 @@ class Tokenizer {
     while (i < n_) {
       state = next[state + byte_class[data[i]]];
       ++i;
-      if (!kMemo && state - loop_low < loop_span) {  // (the memo is checked at positions a skip would pass)
+      // (with a memo, no skip: failed positions are checked at every 32nd byte)
+      if (!kMemo && state - loop_low < loop_span) {
         const uint8_t loop = t_.self_loop[state >> t_.shift];
         if (loop == kLoopScan) {
           while (i < n_ && next[state + byte_class[data[i]]] == state) ++i;
