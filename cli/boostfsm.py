@@ -26,6 +26,7 @@ from parafuse.cli.fsm_token_commands import (
     compile_token_project,
     run_cpp_tokens,
     run_reference_tokens,
+    token_runtime_choice,
 )
 from parafuse.cli.fsm_token_report import (
     analyse_token_set,
@@ -126,10 +127,13 @@ def analyze(file, machine, sample_path, as_json, max_states, max_fused_states, l
         sample, sample_name = random_sample(), "random bytes (no --input)"
     else:
         sample, sample_name = _read_input(sample_path), sample_path
-    analyses = [analyse_token_set(m, sample, sample_name) if isinstance(m, CompiledTokenSet)
-                else analyse_any(m, sample, sample_name) for m in compiled.machines]
+    analyses = [analyse_token_set(m, sample, sample_name,
+                                  token_runtime_choice(m, file, sample_path) if sample_path
+                                  else None)
+                if isinstance(m, CompiledTokenSet) else analyse_any(m, sample, sample_name)
+                for m in compiled.machines]
     # With --input, `auto picks` is the runner's own choice on that input (probes included)
-    # for a single DFA; token sets and engine sets say what their auto picks themselves.
+    # for a single DFA and a token set; engine sets say what their auto picks themselves.
     measured = [runtime_choice(m, file, sample_path)
                 if sample_path and isinstance(m, CompiledMachine) else None
                 for m in compiled.machines]

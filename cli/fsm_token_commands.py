@@ -72,6 +72,21 @@ def run_cpp_tokens(token_set: CompiledTokenSet, file: str, input_path: str,
     return subprocess.run([str(runner), input_path, *args]).returncode
 
 
+def token_runtime_choice(token_set: CompiledTokenSet, file: str,
+                         input_path: str) -> tuple[str, str]:
+    """(scheme, reason) of the runner's `auto` over the file `input_path`, with the default
+    thread count: `boostfsm analyze --input` replays the runtime itself (its probe of an
+    input of 1 MiB or more, cpp_runtime/fsm/token_auto.hpp), so that what it prints is
+    what `boostfsm run` runs."""
+    project = cached_token_project(token_set, file, TokenHints())
+    done = subprocess.run([str(project / "build" / f"{token_set.name}_run"), input_path,
+                           "--scheme", "auto", "--json"], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise UsageError(done.stderr.strip() or f"the runner of '{token_set.name}' failed")
+    payload = json.loads(done.stdout)
+    return payload["scheme"], payload["reason"]
+
+
 def compile_token_project(token_set: CompiledTokenSet, file: str, folder: Path,
                           python: bool, sample: bytes | None, no_build: bool) -> None:
     files = token_project_files(token_set, file, token_hints(token_set, sample), python)

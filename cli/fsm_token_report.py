@@ -1,5 +1,8 @@
 """`boostfsm analyze` of a token set: the tokenizer DFA, where it may re-read, how fast a
-wrong start falls in step on the sample, and what `auto` would pick (text and JSON)."""
+wrong start falls in step on the sample, and what `auto` picks (text and JSON): with
+--input, the runner's own choice on that input (`runner`: the same probe, the same
+threads); without, the rule a project trained on the sample applies to inputs under 1 MiB
+(`trained`), which is also reported with --input."""
 
 from __future__ import annotations
 
@@ -23,16 +26,25 @@ class TokenSetAnalysis:
     fall: FallInStep
     sample: str
     sample_bytes: int
-    scheme: str
-    reason: str
+    trained_scheme: str  # the training rule's pick (a project compiled with --train)
+    trained_reason: str
+    runner: tuple[str, str] | None = None  # the runner's (scheme, reason) on --input
+
+    @property
+    def scheme(self) -> str:
+        return self.runner[0] if self.runner else self.trained_scheme
+
+    @property
+    def reason(self) -> str:
+        return self.runner[1] if self.runner else self.trained_reason
 
 
-def analyse_token_set(token_set: CompiledTokenSet, sample: bytes,
-                      sample_name: str) -> TokenSetAnalysis:
+def analyse_token_set(token_set: CompiledTokenSet, sample: bytes, sample_name: str,
+                      runner: tuple[str, str] | None = None) -> TokenSetAnalysis:
     fall = fall_in_step(token_set, sample)
     scheme, reason = token_auto_choice(fall)
     return TokenSetAnalysis(token_set, int(loop_states(token_set).sum()), fall, sample_name,
-                            len(sample), scheme, reason)
+                            len(sample), scheme, reason, runner)
 
 
 def token_analysis_json(analysis: TokenSetAnalysis) -> dict:
@@ -48,6 +60,8 @@ def token_analysis_json(analysis: TokenSetAnalysis) -> dict:
                          "positions": fall.positions},
         "sample": analysis.sample, "sample_bytes": analysis.sample_bytes,
         "auto_scheme": analysis.scheme, "auto_reason": analysis.reason,
+        "auto_from": "runner" if analysis.runner else "trained",
+        "trained_scheme": analysis.trained_scheme, "trained_reason": analysis.trained_reason,
     }
 
 
@@ -68,7 +82,11 @@ def print_token_analysis(analysis: TokenSetAnalysis) -> None:
                    f"never {fall.never}/{fall.positions} (bytes from a wrong start)")
     else:
         click.echo("  fall in step:  n/a (no wrong start in the sample)")
-    click.echo(f"  auto picks:    {analysis.scheme}: {analysis.reason}")
+    if analysis.runner:
+        click.echo(f"  auto picks:    {analysis.scheme} (the runner on this input): "
+                   f"{analysis.reason}")
+    click.echo(f"  trained auto:  {analysis.trained_scheme} (a project trained on this "
+               f"sample, on inputs under 1 MiB): {analysis.trained_reason}")
 
 
 def print_token_run(payload: dict) -> None:

@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "fsm/tokenizer.hpp"
+#include "fsm/token_list.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
@@ -23,6 +23,13 @@ struct TokenChunk {
   size_t entry = 0, exit = 0;  // where its tokenization starts and ends
   std::vector<Token> tokens;
   uint64_t rerun_bytes = 0;    // bytes tokenized again after a wrong entry
+  // In a room of the result instead (fsm/token_arena.hpp, spec and hspec): `in_room`
+  // tokens from `place` of `arena` (room for `room`), counted per kind in `counts`, while
+  // leave_room is set (it moves them to `tokens`).
+  void* arena = nullptr;
+  size_t place = 0, room = 0, in_room = 0;
+  std::vector<uint64_t> counts;
+  void (*leave_room)(TokenChunk&) = nullptr;
 };
 
 // Index of the token starting at `position`, or tokens.size() when none does.
@@ -38,6 +45,7 @@ inline size_t token_starting_at(const std::vector<Token>& tokens, size_t positio
 // Returns whether the chunk changed.
 inline bool rerun_chunk(Tokenizer& tokenizer, TokenChunk& chunk, size_t x, size_t n) {
   if (x == chunk.entry) return false;
+  if (chunk.leave_room) chunk.leave_room(chunk);
   if (x >= chunk.end) {
     chunk.tokens.clear();
     chunk.entry = chunk.exit = x;

@@ -12,10 +12,10 @@
 //          (until they meet); a true entry among them is spliced, else re-run as spec
 //   fused  a token set has no fused DFA (maximal munch is not finite-state): runs enum
 //          and says so
-//   (asked for the token list, the first spec or hspec chunk, 1/threads of the input,
-//   writes straight into the result and the others keep their tokens, copied after it
-//   in parallel at the end; asked for counts only, chunks keep a bitmap of token starts
-//   and counts instead (fsm/token_counting.hpp))
+//   (asked for the token list, spec and hspec chunks write their tokens into rooms of
+//   the result, moved together at the end (fsm/token_arena.hpp); enum chunks keep lists
+//   of their own, copied in parallel; asked for counts only, chunks count and keep no
+//   tokens (fsm/token_counting.hpp))
 //   auto   seq on one thread or a small input; else seq, enum or hspec from measurements
 //          of the input (fsm/token_auto.hpp); the reason quotes them
 #pragma once
@@ -28,6 +28,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "fsm/token_arena.hpp"
 #include "fsm/token_auto.hpp"
 #include "fsm/token_chunks.hpp"
 #include "fsm/token_counting.hpp"
@@ -132,22 +133,19 @@ inline void enumerate_and_run(const TokenTables& t, const uint8_t* data, size_t 
   }
 }
 
-// Kind counts and, into `out` when given, the tokens of all chunks in order
-// (OutToken: any struct {start, end, kind}, such as a library's public Token). `prefix`:
-// tokens already at the front of `out` (the first chunk's, written there directly), with
-// their counts; the chunks' own lists follow them.
+// Kind counts and, into `out` when given, the tokens of all chunks in order (enum's
+// chunks keep lists of their own: their branches are spliced as lists). OutToken: any
+// struct {start, end, kind}, such as a library's public Token.
 template <class OutToken>
 void gather_tokens(const std::vector<TokenChunk>& chunks, uint32_t kind_count,
-                   std::vector<OutToken>* out_tokens, TokenRunResult& result, int threads,
-                   const std::vector<uint64_t>* prefix_counts = nullptr) {
+                   std::vector<OutToken>* out_tokens, TokenRunResult& result, int threads) {
   const size_t count = chunks.size();
   std::vector<std::vector<uint64_t>> counts(count, std::vector<uint64_t>(kind_count, 0));
-  if (prefix_counts) counts[0] = *prefix_counts;
-  std::vector<size_t> offset(count + 1, prefix_counts && out_tokens ? out_tokens->size() : 0);
+  std::vector<size_t> offset(count + 1, 0);
   for (size_t k = 0; k < count; ++k) offset[k + 1] = offset[k] + chunks[k].tokens.size();
   if (out_tokens) {
-    out_tokens->reserve(offset[count]);
-    advise_huge_pages(*out_tokens);
+    out_tokens->clear();
+    reserve_on_huge_pages(*out_tokens, offset[count]);
     out_tokens->resize(offset[count]);  // written below, by the threads (first touch)
   }
 #pragma omp parallel for schedule(static) num_threads(threads)
@@ -164,23 +162,21 @@ void gather_tokens(const std::vector<TokenChunk>& chunks, uint32_t kind_count,
     for (uint32_t kind = 0; kind < kind_count; ++kind) result.counts[kind] += counts[k][kind];
 }
 
-// Tokens from `from` while they start before `end`, straight into `out` (reserved, at the
-// density seen after kDensityProbe bytes, for all of [from, stop)); counts per kind.
+// Tokens from `from` while they start before `end`, straight into `out` (grown at the
+// density seen so far, for all of [from, stop): fsm/token_list.hpp); counts per kind.
 // Returns where the last token ends.
 template <class OutToken>
 size_t tokenize_into(Tokenizer& tokenizer, size_t from, size_t end, size_t stop,
                      std::vector<OutToken>& out, std::vector<uint64_t>& counts) {
   Token token;
-  bool reserved = false;
   size_t p = from;
+  const size_t first = out.size();
   while (p < end) {
     p = tokenizer.next_token(p, token);
-    if (!reserved && p - from >= kDensityProbe) {
-      reserve_at_density(out, out.size(), p - from, stop - from);
-      reserved = true;
-    }
     if (token.kind == kSkipToken) continue;
     ++counts[token.kind];
+    if (out.size() == out.capacity())
+      grow_token_list(out, out.size() - first, p - from, stop - from);
     out.push_back(OutToken{token.start, token.end, token.kind});
   }
   return p;
@@ -194,6 +190,7 @@ void tokenize_sequentially(const TokenTables& t, const uint8_t* data, size_t n, 
   result.counts.assign(t.kind_count, 0);
   result.threads = 1;
   if (tokens) {
+    reserve_on_huge_pages(*tokens, tokens->size() + expected_tokens(t, data, n, from, stop));
     result.exit = tokenize_into(tokenizer, from, stop, stop, *tokens, result.counts);
     return;
   }
@@ -219,40 +216,39 @@ std::string chunk_report(const std::vector<Chunk>& chunks, const std::string& sc
          (in_order ? ", then in order (wrong starts did not fall in step)" : "");
 }
 
-// Asked for the token list, the first chunk writes its tokens straight into the result
-// (it is always right: it starts at `from`), and is made 1/threads of the input, the other
-// chunks sharing the rest: only their lists are copied at the end.
-template <class OutToken>
-struct FirstChunkOutput {
-  std::vector<OutToken>* tokens = nullptr;
-  std::vector<uint64_t> counts;
-};
-
 // Each chunk from its speculated entry (chunk 0 from `from`), in parallel: the lookback
-// guess, then its tokens (TokenChunk) or its counts and token starts (CountChunk).
+// guess, then its counts (CountChunk) or its tokens (TokenChunk): into its room of
+// `out_tokens` when given (fsm/token_arena.hpp), else into its own list. With rooms, the
+// first chunk is made 1/threads of the input (it starts at the true start, so it is never
+// re-run, and its tokens are where they belong: the others are moved down behind it).
 template <class Chunk, class OutToken = Token>
 std::vector<Chunk> speculated_chunks(const TokenTables& t, const uint8_t* data, size_t n,
                                      size_t from, size_t stop, size_t count, int threads,
-                                     FirstChunkOutput<OutToken>* first = nullptr) {
+                                     std::vector<OutToken>* out_tokens = nullptr) {
   std::vector<Chunk> chunks = plan_token_chunks<Chunk>(from, stop, count);
-  if (first && count > 1 && threads > 1) {
-    std::vector<Chunk> rest =
-        plan_token_chunks<Chunk>(from + (stop - from) / size_t(threads), stop, count - 1);
-    chunks[0].end = rest[0].begin;
-    std::copy(rest.begin(), rest.end(), chunks.begin() + 1);
+  if constexpr (std::is_same_v<Chunk, TokenChunk>) {
+    if (out_tokens && count > 1 && threads > 1) {
+      std::vector<Chunk> rest =
+          plan_token_chunks<Chunk>(from + (stop - from) / size_t(threads), stop, count - 1);
+      chunks[0].end = rest[0].begin;
+      std::copy(rest.begin(), rest.end(), chunks.begin() + 1);
+    }
+    if (out_tokens)
+      make_rooms(chunks, expected_tokens(t, data, n, from, stop), std::max<size_t>(stop - from, 1),
+                 *out_tokens);
   }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (long k = 0; k < long(count); ++k) {
     Tokenizer tokenizer(t, data, n);
     Chunk& chunk = chunks[size_t(k)];
-    if (k == 0 && first) {
-      chunk.entry = from;
-      chunk.exit = tokenize_into(tokenizer, from, chunk.end, stop, *first->tokens, first->counts);
-      continue;
-    }
     const size_t entry = k == 0 ? from : lookback_entry(tokenizer, chunk.begin, t.lookback, n);
-    if constexpr (std::is_same_v<Chunk, CountChunk>) run_chunk(tokenizer, chunk, entry, n, t.kind_count);
-    else run_chunk(tokenizer, chunk, entry, n);
+    if constexpr (std::is_same_v<Chunk, CountChunk>) {
+      run_chunk(tokenizer, chunk, entry, n, t.kind_count);
+    } else if (out_tokens) {
+      run_chunk_in_room<OutToken>(tokenizer, chunk, entry, n, t.kind_count);
+    } else {
+      run_chunk(tokenizer, chunk, entry, n);
+    }
   }
   return chunks;
 }
@@ -262,9 +258,9 @@ template <class Chunk, class OutToken = Token>
 std::vector<Chunk> validated_chunks(const TokenTables& t, const uint8_t* data, size_t n,
                                     size_t from, size_t stop, size_t count,
                                     const std::string& scheme, int threads, std::string& reason,
-                                    FirstChunkOutput<OutToken>* first = nullptr) {
+                                    std::vector<OutToken>* out_tokens = nullptr) {
   std::vector<Chunk> chunks =
-      speculated_chunks<Chunk>(t, data, n, from, stop, count, threads, first);
+      speculated_chunks<Chunk>(t, data, n, from, stop, count, threads, out_tokens);
   int rounds = 0;
   bool in_order = false;
   if (scheme == "hspec") rounds = validate_in_rounds(t, data, n, chunks, threads, in_order);
@@ -274,10 +270,9 @@ std::vector<Chunk> validated_chunks(const TokenTables& t, const uint8_t* data, s
   return chunks;
 }
 
-// spec and hspec. With `tokens`: one tokenizing pass, the first chunk straight into the
-// result, every other chunk into its own list, copied after it in parallel at the end (a
-// copy costs a fraction of tokenizing again). Without: chunks count and mark token
-// starts, and keep no tokens at all.
+// spec and hspec. With `tokens`: one tokenizing pass, each chunk into its room of the
+// result, moved behind the previous one at the end (fsm/token_arena.hpp). Without: chunks
+// count their tokens and keep none.
 template <class OutToken>
 TokenRunResult tokenize_in_chunks(const TokenTables& t, const uint8_t* data, size_t n,
                                   size_t from, size_t stop, size_t count,
@@ -285,13 +280,10 @@ TokenRunResult tokenize_in_chunks(const TokenTables& t, const uint8_t* data, siz
                                   std::vector<OutToken>* tokens) {
   TokenRunResult result;
   if (tokens) {
-    FirstChunkOutput<OutToken> first;
-    first.tokens = tokens;
-    first.counts.assign(t.kind_count, 0);
-    tokens->clear();
-    const std::vector<TokenChunk> chunks = validated_chunks<TokenChunk>(
-        t, data, n, from, stop, count, scheme, threads, reason, &first);
-    gather_tokens(chunks, t.kind_count, tokens, result, threads, &first.counts);
+    std::vector<TokenChunk> chunks = validated_chunks<TokenChunk>(
+        t, data, n, from, stop, count, scheme, threads, reason, tokens);
+    result.counts.assign(t.kind_count, 0);
+    settle_rooms(chunks, *tokens, result.counts);
     result.exit = chunks.back().exit;
   } else {
     const std::vector<CountChunk> chunks =

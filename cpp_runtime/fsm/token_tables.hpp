@@ -1,5 +1,7 @@
 // parafuse boostfsm runtime: the tables of one token set (a tokenizer DFA), read from the
-// blob that emitters/fsm/token_blob.py writes. Views only: the blob stays where it is.
+// blob that emitters/fsm/token_blob.py writes: the byte classes are a view of the blob;
+// the states are renumbered for the runtime when the blob is parsed, with their
+// self-loops (fsm/token_accel.hpp), into tables the TokenTables own.
 //
 // Layout (little-endian): 16 u64 header slots (TokenSlot), then byte_class[256] u8,
 // next[states << shift] u32 (rows of 1 << shift entries, each the next state's row offset
@@ -12,7 +14,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
+
+#include "fsm/token_accel.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
@@ -41,6 +46,10 @@ struct TokenTables {
   const uint32_t* next = nullptr;       // [states * classes]
   const int32_t* accept = nullptr;      // [states]
   const uint8_t* loop = nullptr;        // [states]
+  uint32_t loop_low = 0, loop_high = 0;  // row offsets of the states with a self-loop
+  const uint8_t* self_loop = nullptr;   // [states] a TokenLoop
+  const std::array<uint8_t, 4>* self_loop_exits = nullptr;  // [states]
+  std::shared_ptr<const TokenLayout> layout;  // owns next, accept, loop and the two above
 
   uint16_t error_kind() const { return uint16_t(kind_count - 1); }
 };
@@ -75,13 +84,21 @@ inline TokenTables parse_token_tables(const uint8_t* blob, size_t size) {
       (dead != ~0ull && dead >= t.states) || t.kind_count == 0 || t.kind_count > 0xFFFF ||
       size != header + 256 + 4 * cells + 4 * size_t(t.states) + t.states)
     throw std::runtime_error("token tables: inconsistent header");
-  t.start = uint32_t(start << t.shift);
-  t.dead = dead == ~0ull ? ~0u : uint32_t(dead << t.shift);
-  t.accept_floor = uint32_t(floor << t.shift);
   t.byte_class = blob + header;
-  t.next = reinterpret_cast<const uint32_t*>(blob + header + 256);
-  t.accept = reinterpret_cast<const int32_t*>(blob + header + 256 + 4 * cells);
-  t.loop = blob + header + 256 + 4 * cells + 4 * size_t(t.states);
+  const auto* next = reinterpret_cast<const uint32_t*>(blob + header + 256);
+  const auto* accept = reinterpret_cast<const int32_t*>(blob + header + 256 + 4 * cells);
+  const uint8_t* loop = blob + header + 256 + 4 * cells + 4 * size_t(t.states);
+  for (size_t cell = 0; cell < cells; ++cell)
+    if (next[cell] >= (t.states << t.shift) || next[cell] % (1u << t.shift) != 0)
+      throw std::runtime_error("token tables: a transition to no state");
+  auto layout = std::make_shared<const TokenLayout>(lay_out_token_states(
+      t.states, t.shift, uint32_t(start << t.shift),
+      dead == ~0ull ? ~0u : uint32_t(dead << t.shift), next, accept, loop, t.byte_class));
+  t.start = layout->start, t.dead = layout->dead, t.accept_floor = layout->accept_floor;
+  t.loop_low = layout->loop_low, t.loop_high = layout->loop_high;
+  t.next = layout->next.data(), t.accept = layout->accept.data(), t.loop = layout->loop.data();
+  t.self_loop = layout->mode.data(), t.self_loop_exits = layout->exits.data();
+  t.layout = std::move(layout);
   return t;
 }
 

@@ -17,13 +17,10 @@
 // highest failed position, so inputs that never back up far pay nothing for it.
 #pragma once
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <unordered_set>
-#include <vector>
 
 #include "fsm/token_tables.hpp"
 
@@ -31,11 +28,14 @@ namespace parafuse::fsm {
 inline namespace v1 {
 
 // One token: bytes [start, end) of kind `kind` (an index of kind_name). 24 bytes, the
-// layout of the Python module's numpy records (start u64, end u64, kind u16).
+// layout of the Python module's numpy records (start u64, end u64, kind u16). The empty
+// constructor leaves it uninitialised, so that sizing a list writes no zeros first.
 struct Token {
   uint64_t start;
   uint64_t end;
   uint16_t kind;
+  Token() {}  // NOLINT: deliberately uninitialised
+  Token(uint64_t start_, uint64_t end_, uint16_t kind_) : start(start_), end(end_), kind(kind_) {}
 };
 
 constexpr uint16_t kSkipToken = 0xFFFF;  // kind of a skip rule's token inside the runtime
@@ -98,6 +98,7 @@ class Tokenizer {
 
   // Run the DFA from p until it dies, the input ends or (kMemo) a failed pair is met;
   // `best`/`best_state`: the last accepting position and state. Returns where it stopped.
+  // Without a memo, a state's self-loop is passed over at once (fsm/token_accel.hpp).
   template <bool kMemo>
   size_t scan(size_t p, size_t& best_out, uint32_t& best_state_out) const {
     size_t best = best_out;
@@ -106,11 +107,23 @@ class Tokenizer {
     const uint32_t* const next = t_.next;
     const uint8_t* const byte_class = t_.byte_class;
     const uint32_t floor = t_.accept_floor, dead = t_.dead;
+    const uint32_t loop_low = t_.loop_low, loop_span = t_.loop_high - t_.loop_low;
     uint32_t state = t_.start;
     size_t i = p;
     while (i < n_) {
       state = next[state + byte_class[data[i]]];
       ++i;
+      // (with a memo, no skip: failed positions are checked at every 32nd byte)
+      if (!kMemo && state - loop_low < loop_span) {
+        const uint8_t loop = t_.self_loop[state >> t_.shift];
+        if (loop == kLoopScan) {
+          while (i < n_ && next[state + byte_class[data[i]]] == state) ++i;
+        } else if (loop == kLoopFind) {
+          i = find_exit(data, i, n_, t_.self_loop_exits[state >> t_.shift]);
+        } else if (loop == kLoopEnd) {
+          i = n_;
+        }
+      }
       if (state >= floor) {
         best = i;
         best_state = state;
@@ -149,53 +162,6 @@ class Tokenizer {
   size_t cached_at_ = ~size_t(0), cached_end_ = 0;
   int32_t cached_kind_ = kNoKind;
 };
-
-constexpr size_t kDensityProbe = 1 << 16;  // bytes tokenized before reserving for the rest
-constexpr size_t kHugePage = size_t(2) << 20;
-
-// Ask for transparent huge pages over the untouched part of a large token list: a token
-// list is written once, front to back, and with 4 KiB pages the kernel's page faults cost
-// as much as tokenizing (one fault per 170 tokens). Only advice: without THP nothing
-// changes.
-template <class Vector>
-void advise_huge_pages(Vector& out) {
-  const size_t bytes = out.capacity() * sizeof(out[0]);
-  if (bytes < 4 * kHugePage) return;
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(out.data() + out.size());
-  const uintptr_t first = (begin + kHugePage - 1) / kHugePage * kHugePage;
-  const uintptr_t last = (reinterpret_cast<uintptr_t>(out.data()) + bytes) / kHugePage * kHugePage;
-  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-}
-
-// Once `done` of `total` bytes hold `count` tokens, reserve for the rest at that density
-// (an eighth more): growing a vector of millions of tokens by doubling costs more than
-// tokenizing them.
-template <class Vector>
-void reserve_at_density(Vector& out, size_t count, size_t done, size_t total) {
-  if (done == 0 || total <= done) return;
-  const double estimate = double(count) * double(total) / double(done) * 1.125 + 64;
-  out.reserve(out.size() + size_t(estimate) - count);
-  advise_huge_pages(out);
-}
-
-// Tokens from `from` while they start before `stop`, skip tokens left out; returns where
-// the last one ends (>= stop, or `from` when from >= stop).
-inline size_t tokenize_span(Tokenizer& tokenizer, size_t from, size_t stop, size_t n,
-                            std::vector<Token>& out) {
-  size_t p = from;
-  const size_t first = out.size();
-  bool reserved = false;
-  Token token;
-  while (p < stop && p < n) {
-    p = tokenizer.next_token(p, token);
-    if (token.kind != kSkipToken) out.push_back(token);
-    if (!reserved && p - from >= kDensityProbe) {
-      reserve_at_density(out, out.size() - first, p - from, std::min(stop, n) - from);
-      reserved = true;
-    }
-  }
-  return p;
-}
 
 }  // namespace v1
 }  // namespace parafuse::fsm

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 
@@ -105,7 +106,32 @@ def test_analyze_reports_fall_in_step(json_input) -> None:
     fall = report["fall_in_step"]
     assert report["kind"] == "tokens" and fall["positions"] > 0
     assert 0 <= fall["median"] <= fall["p90"] and fall["never"] == 0
-    assert report["auto_scheme"] == "hspec" and "median" in report["auto_reason"]
+    assert report["trained_scheme"] == "hspec" and "median" in report["trained_reason"]
+
+
+def test_analyze_says_what_the_runner_picks(json_project, tmp_path) -> None:
+    """`analyze --input` prints the runner's own `auto` on that input: its probe on an
+    input of 1 MiB or more, the untrained rule below (the same scheme and reason), at
+    the default thread count (2 here; the tests' default of 1 would always say seq)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "2"}
+    big = tmp_path / "big.json"
+    big.write_bytes(token_inputs.json_tokens(3 << 19))
+    small = tmp_path / "small.json"
+    small.write_bytes(token_inputs.json_tokens(1 << 14))
+    for path, said in ((big, "measured at 16 positions"), (small, "no training measurement")):
+        report = json.loads(subprocess.run(
+            [BOOSTFSM, "analyze", str(JSON_SAMPLE), "--input", str(path), "--json"],
+            capture_output=True, text=True, check=True, env=env).stdout)[0]
+        runner = json.loads(subprocess.run(
+            [str(json_project / "build" / "json_tokens_run"), str(path), "--scheme", "auto",
+             "--json"], capture_output=True, text=True, check=True, env=env).stdout)
+        assert report["auto_from"] == "runner"
+        assert (report["auto_scheme"], report["auto_reason"]) == (runner["scheme"],
+                                                                  runner["reason"])
+        assert said in report["auto_reason"]
+    text = subprocess.run([BOOSTFSM, "analyze", str(JSON_SAMPLE), "--input", str(big)],
+                          capture_output=True, text=True, check=True, env=env).stdout
+    assert "(the runner on this input)" in text and "trained auto:" in text
 
 
 def test_python_module_returns_structured_array_without_copy(json_project, json_input) -> None:

@@ -36,6 +36,16 @@ tokens backs_up {
     ab     /a*b/
     quote  /"[^"]*"/
 }
+tokens loops {
+    skip ws /[ \t\n]+/
+    comment /\/\*([^*]|\*+[^*\/])*\*+\//
+    line    /#[^\n]*/
+    pair    /'[^'\n]*'/
+    string  /"([^"\\\n]|\\.)*"/
+    rest    /@.*/s
+    angle   /<[^>\n\\\t]*>/
+    ident   /[A-Za-z_][A-Za-z0-9_]*/
+}
 """
 
 
@@ -54,6 +64,29 @@ def _hard_inputs() -> list[tuple[str, bytes]]:
         ("backs_up", b"a" * 1500),  # every token reads to the end and backs up
         ("backs_up", b"a" * 3000 + b"b" + b"\"x" * 200),
     ]
+
+
+def _self_loop_inputs() -> list[tuple[str, bytes]]:
+    """Every kind of self-loop the tokenizer passes over without its table walk
+    (fsm/token_accel.hpp): a comment's body (one exit byte), a line (one), a quoted pair
+    (two), a string (three), identifiers and whitespace (scanned, as is an angle's body,
+    which 4 bytes leave), a rule that lasts to the end; each exit at every offset of a
+    16-byte block, next to the input's end, and loops left unclosed there."""
+    body = b"".join(b"/*" + b"c" * k + b"*/ x" + b"y" * k + b" #" + b"l" * k + b"\n '" +
+                    b"p" * k + b"' \"" + b"s" * k + b"\\\"" + b"t" * (k % 5) + b"\" <" +
+                    b"a" * k + b"\\b> <" + b"c" * k + b"> "
+                    for k in range(40))
+    ends = [b"/* no end" + b"x" * k for k in (0, 15, 16, 17, 40)]
+    ends += [b"'" + b"p" * k for k in (14, 16, 33)] + [b"\"" + b"s" * 31]
+    return ([("loops", body), ("loops", body + b"@" + body), ("loops", b"@")] +
+            [("loops", body[: 97 * k] + end) for k, end in enumerate(ends)])
+
+
+def test_self_loops_every_scheme_equals_reference(tmp_path) -> None:
+    require_cxx()
+    token_sets = _token_sets()
+    assert_tokens_equal_reference([(token_sets[name], data) for name, data in
+                                   _self_loop_inputs()], tmp_path)
 
 
 def test_hard_inputs_every_scheme_equals_reference(tmp_path) -> None:
