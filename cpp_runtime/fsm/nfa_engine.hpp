@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -45,6 +46,10 @@ struct NfaTables {
   // The accept entries of position p: accept_entry[accept_first[p], accept_first[p + 1])
   // (a report visits the accepting positions of its state, not every entry).
   std::vector<uint32_t> accept_first, accept_entry;
+  // Byte classes: bytes of the same category and positions step alike (the lazy DFA's
+  // columns, fsm/lazy_nfa.hpp); byte_column[byte] < columns.
+  std::vector<uint16_t> byte_column;
+  size_t columns = 0;
   bool bounded() const { return max_length != ~0ull; }
 };
 
@@ -98,6 +103,15 @@ inline NfaTables parse_nfa(const uint8_t* blob, size_t size) {
   t.accept_entry.resize(t.accepts);
   std::vector<uint32_t> filled(t.accept_first.begin(), t.accept_first.end() - 1);
   for (uint64_t a = 0; a < t.accepts; ++a) t.accept_entry[filled[t.accept[3 * a]]++] = uint32_t(a);
+  std::map<std::string, uint16_t> columns;
+  t.byte_column.resize(256);
+  for (unsigned byte = 0; byte < 256; ++byte) {
+    std::string key(1, char(t.categories[byte]));
+    key.append(reinterpret_cast<const char*>(t.byte_positions + size_t(byte) * t.words),
+               8 * t.words);
+    t.byte_column[byte] = columns.emplace(std::move(key), uint16_t(columns.size())).first->second;
+  }
+  t.columns = columns.size();
   for (uint64_t c = 0; c < t.conditional_follows; ++c)
     t.conditional_mask[t.conditional_follow[3 * c] >> 6] |= uint64_t(1)
                                                              << (t.conditional_follow[3 * c] & 63);

@@ -20,8 +20,9 @@
 namespace parafuse::fsm {
 inline namespace v1 {
 
-constexpr int kLiteralLanes = 8;  // chunks a thread walks in lockstep (more than kLanes:
-                                  // the literal DFA's table outgrows the L2 cache)
+// Chunks a thread walks in lockstep (8 ran slower on Nosey Parker: more instructions,
+// registers spilled).
+constexpr int kLiteralLanes = kLanes;
 
 // Whether the literal DFA `t` may run in chunks from a lookback: no delayed report and
 // no report at the end of the input (neither exists without assertions).

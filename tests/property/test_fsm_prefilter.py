@@ -101,3 +101,18 @@ def test_prefiltered_sets_equal_hyperscan_and_every_scheme(patterns, data, fille
     assert "prefilter" in kinds, kinds
     _, _, matches = assert_engine_set_equal_reference(machine, data, tmp_path)
     assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)
+
+
+def test_confirmation_keeps_the_category_of_every_byte(tmp_path) -> None:
+    """'a' and ' ' both match `[a-c ]` (the same NFA positions) but decide `\\b`
+    differently: a confirmation that steps over either (a start range of several bytes)
+    must keep its category. Also `\\B` after, and matches at the chunk edges of every
+    configuration."""
+    require_module("hyperscan")
+    require_cxx()
+    patterns = [("[a-c ]{0,3}\\bXQZ", ""), ("XQZ[a-c ]{0,3}\\B", ""), (FILLERS[0], "")]
+    data = b"aXQZ a XQZ  aXQZ bXQZ ca XQZa XQZ c XQZ aaXQZ XQZ  XQZb \n" * 3
+    machine = compile_set(patterns, 64)
+    assert "prefilter" in [engine_kind(engine) for engine in machine.engines]
+    _, _, matches = assert_engine_set_equal_reference(machine, data, tmp_path)
+    assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)
