@@ -33,6 +33,10 @@ class LazyNfa {
   explicit LazyNfa(const NfaTables& t)
       : t_(t), words_(t.words), scratch_(2 * t.words, 0), column_(t.byte_column.data()) {
     while (half_ < t.columns) half_ *= 2, ++shift_;
+    // Room for a full cache from the start: growing would copy every row made so far
+    // (untouched room costs no memory).
+    next_.reserve(size_t(kLazyStates) * 2 * half_);
+    sets_.reserve(size_t(kLazyStates) * words_);
   }
 
   // States are handles: a state's number times its row of next_ (2 x half_ entries, a
