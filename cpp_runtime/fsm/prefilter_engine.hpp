@@ -85,8 +85,8 @@ inline PrefilterTables parse_prefilter(const uint8_t* blob, size_t size) {
   return p;
 }
 
-using StartRange = std::pair<uint64_t, uint64_t>;
-constexpr size_t kPrefetchAhead = 4;  // ranges (or factor ends) ahead whose bytes are fetched  // inclusive [first, last] match starts
+using StartRange = std::pair<uint64_t, uint64_t>;  // inclusive [first, last] match starts
+constexpr size_t kPrefetchAhead = 4;  // ranges (or factor ends) ahead whose bytes are fetched
 
 // The matches of one NFA that start in ranges[0, count) (sorted, disjoint), stepped by
 // the lazy DFA of fsm/lazy_nfa.hpp. Cached transitions (to live states, or to any state
@@ -145,7 +145,8 @@ inline void confirm_sweep(const NfaTables& t, const uint8_t* data, size_t n,
 inline void start_ranges(const ConfirmTables& c, const uint8_t* data, const uint64_t* end,
                          const uint64_t* last_end, std::vector<StartRange>& list) {
   for (; end != last_end; ++end) {
-    if (last_end - end > ptrdiff_t(kPrefetchAhead)) __builtin_prefetch(data + end[kPrefetchAhead] - 1);
+    if (last_end - end > ptrdiff_t(kPrefetchAhead))
+      __builtin_prefetch(data + end[kPrefetchAhead] - 1);  // a factor end is at least 1
     const uint64_t q = *end;
     uint64_t lower = q > c.reach ? q - c.reach : 0;
     if (!list.empty()) lower = std::max(lower, list.back().second + 1);

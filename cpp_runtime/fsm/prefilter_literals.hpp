@@ -78,10 +78,13 @@ inline std::vector<std::vector<Match>> literal_hits(const Tables& t, const uint8
                                                     int threads, std::vector<double>& units) {
   std::vector<std::vector<Match>> out;
   groups = std::max<size_t>(1, groups);
+  const auto walk = [&](auto entry) {
+    literal_chunks_typed<decltype(entry)>(t, data, n, lookback, groups, threads, out, units);
+  };
   switch (t.entry_bytes) {
-    case 1: literal_chunks_typed<uint8_t>(t, data, n, lookback, groups, threads, out, units); break;
-    case 2: literal_chunks_typed<uint16_t>(t, data, n, lookback, groups, threads, out, units); break;
-    default: literal_chunks_typed<uint32_t>(t, data, n, lookback, groups, threads, out, units); break;
+    case 1: walk(uint8_t()); break;
+    case 2: walk(uint16_t()); break;
+    default: walk(uint32_t()); break;
   }
   return out;
 }
