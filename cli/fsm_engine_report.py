@@ -22,8 +22,10 @@ def _nfa_note(engine: NfaEngine) -> str:
 def _prefilter_note(engine: PrefilterEngine) -> str:
     bounded = [confirm.reach for confirm in engine.confirms if confirm.reach is not None]
     unbounded = len(engine.confirms) - len(bounded)
+    lookback = max(confirm.factors.longest for confirm in engine.confirms) - 1
     return (f"a literal DFA of {engine.literals.state_count} states finds the "
-            f"{engine.factor_count} required factors (`auto` picks its scheme); each "
+            f"{engine.factor_count} required factors (under `auto` in chunks exact from "
+            f"{lookback} bytes of lookback, its longest factor less one); each "
             f"pattern's NFA confirms the matches that start near a factor: "
             f"{len(bounded)} patterns at most {max(bounded, default=0)} bytes before it, "
             f"{unbounded} back to a byte their matches cannot hold there")

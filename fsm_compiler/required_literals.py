@@ -96,6 +96,10 @@ class Factors:
     def shortest(self) -> int:
         return min(len(factor) for factor in self.factors)
 
+    @property
+    def longest(self) -> int:
+        return max(len(factor) for factor in self.factors)
+
 
 @dataclass(frozen=True)
 class _Info:

@@ -5,7 +5,8 @@
 // States and transitions are made when first needed and cached; a transition is then one
 // table load instead of a bit-parallel step over every word of the set. The cache is
 // bounded: past kLazyStates states it is emptied and refilled from the current state.
-// Transitions are keyed by (state, inject, byte); a step whose byte is a final '\n'
+// Transitions are keyed by (state, inject, byte class: bytes of the same category and
+// positions); a step whose byte is a final '\n'
 // (its next category is FINAL_NEWLINE, not NEWLINE) is computed without the cache.
 #pragma once
 
@@ -25,35 +26,63 @@ inline namespace v1 {
 
 constexpr uint32_t kLazyStates = 2048;
 constexpr int32_t kLazyUnknown = -1;
+static_assert(kLazyStates * 512 * 4 <= (uint64_t(1) << 31), "a packed transition fits int32_t");
 
 class LazyNfa {
  public:
-  explicit LazyNfa(const NfaTables& t) : t_(t), words_(t.words), scratch_(2 * t.words, 0) {}
+  explicit LazyNfa(const NfaTables& t)
+      : t_(t), words_(t.words), scratch_(2 * t.words, 0), column_(t.byte_column.data()) {
+    while (half_ < t.columns) half_ *= 2, ++shift_;
+    // Room for a full cache from the start: growing would copy every row made so far
+    // (untouched room costs no memory).
+    next_.reserve(size_t(kLazyStates) * 2 * half_);
+    sets_.reserve(size_t(kLazyStates) * words_);
+  }
 
+  // States are handles: a state's number times its row of next_ (2 x half_ entries, a
+  // power of two), so a cached step is a load, a shift and an add.
   // The empty set after a byte of category `prev` (kPrevStart: at the start).
-  uint32_t empty(unsigned prev) { return intern(nullptr, prev); }
-  bool alive(uint32_t state) const { return alive_[state]; }
-  bool may_accept(uint32_t state) const { return may_accept_[state]; }
-  const uint64_t* set(uint32_t state) const { return sets_.data() + size_t(state) * words_; }
+  // Kept per category until the cache is emptied: a sweep starts from it at every range.
+  uint32_t empty(unsigned prev) {
+    if (prev >= kCategories) return intern(nullptr, prev) << shift_;
+    if (empty_[prev] == kLazyUnknown) empty_[prev] = int32_t(intern(nullptr, prev) << shift_);
+    return uint32_t(empty_[prev]);
+  }
+  static constexpr uint8_t kAlive = 1, kMayAccept = 2;
+  bool alive(uint32_t state) const { return flags_[state >> shift_] & kAlive; }
+  bool may_accept(uint32_t state) const { return flags_[state >> shift_] & kMayAccept; }
+  // Whether `state` reports a tag at a boundary of condition `where` (nfa_where).
+  bool accepts(uint32_t state, uint64_t where) const {
+    return accepts_where_[state >> shift_] & where;
+  }
+  const uint64_t* set(uint32_t state) const {
+    return sets_.data() + size_t(state >> shift_) * words_;
+  }
+
+  // The cached transition on `byte` (not a final '\n'): the next state << 2 | its flags
+  // (kAlive, kMayAccept), or kLazyUnknown when not made yet.
+  int32_t cached(uint32_t state, bool inject, uint8_t byte) const {
+    return next_[state + (inject ? half_ : 0) + column_[byte]];
+  }
 
   // The state after data[at] (at < n); new threads start there only when `inject`. May
   // empty the cache: every state number from before is then void except the result.
   uint32_t step(uint32_t state, const uint8_t* data, size_t n, size_t at, bool inject) {
     const uint8_t byte = data[at];
     const bool final_newline = byte == '\n' && at + 1 == n;
-    const size_t slot = (size_t(state) * 2 + inject) * 256 + byte;
-    if (!final_newline && next_[slot] != kLazyUnknown) return uint32_t(next_[slot]);
+    const size_t slot = state + (inject ? half_ : 0) + column_[byte];
+    if (!final_newline && next_[slot] != kLazyUnknown) return uint32_t(next_[slot]) >> 2;
     const uint64_t where = nfa_where(t_, data, n, at);
     uint64_t* out = scratch_.data();
     uint64_t* cand = scratch_.data() + words_;
     std::memcpy(out, set(state), 8 * words_);
-    nfa_step<0>(t_, out, cand, t_.byte_positions + size_t(byte) * words_, where, alive_[state],
+    nfa_step<0>(t_, out, cand, t_.byte_positions + size_t(byte) * words_, where, alive(state),
                 inject);
     const size_t before = prev_.size();
-    uint32_t result = intern(out, t_.categories[byte]);
-    if (prev_.size() < before) return result;  // the cache was emptied: no slot to fill
-    if (!final_newline) next_[slot] = int32_t(result);
-    return result;
+    const uint32_t id = intern(out, t_.categories[byte]);
+    if (prev_.size() < before) return id << shift_;  // the cache was emptied: no slot to fill
+    if (!final_newline) next_[slot] = int32_t((id << shift_) << 2 | flags_[id]);
+    return id << shift_;
   }
 
  private:
@@ -73,9 +102,10 @@ class LazyNfa {
     if (positions) std::memcpy(sets_.data() + offset, positions, 8 * words_);
     bool any = false;
     for (size_t w = 0; w < words_; ++w) any |= sets_[offset + w] != 0;
-    alive_.push_back(any);
-    may_accept_.push_back(any && intersects(sets_.data() + offset, t_.accepting_mask));
-    next_.resize(next_.size() + 512, kLazyUnknown);
+    const uint64_t conditions = any ? accept_conditions(t_, sets_.data() + offset) : 0;
+    accepts_where_.push_back(conditions);
+    flags_.push_back(uint8_t((any ? kAlive : 0) | (conditions ? kMayAccept : 0)));
+    next_.resize(next_.size() + 2 * half_, kLazyUnknown);
     return id;
   }
 
@@ -83,8 +113,9 @@ class LazyNfa {
     ids_.clear();
     prev_.clear();
     sets_.clear();
-    alive_.clear();
-    may_accept_.clear();
+    flags_.clear();
+    accepts_where_.clear();
+    std::fill(std::begin(empty_), std::end(empty_), kLazyUnknown);
     next_.clear();
   }
 
@@ -94,8 +125,14 @@ class LazyNfa {
   std::unordered_map<std::string, uint32_t> ids_;
   std::vector<unsigned> prev_;
   std::vector<uint64_t> sets_;
-  std::vector<bool> alive_, may_accept_;
-  std::vector<int32_t> next_;  // [state][inject][byte]
+  static constexpr unsigned kCategories = 8;
+  std::vector<uint8_t> flags_;
+  std::vector<uint64_t> accepts_where_;  // accept_conditions() of each state
+  int32_t empty_[kCategories] = {kLazyUnknown, kLazyUnknown, kLazyUnknown, kLazyUnknown,
+                                 kLazyUnknown, kLazyUnknown, kLazyUnknown, kLazyUnknown};
+  const uint16_t* column_;  // [256]: the byte's column (NfaTables::byte_column)
+  uint32_t half_ = 1, shift_ = 1;  // columns padded to a power of two; log2(2 * half_)
+  std::vector<int32_t> next_;  // [state][inject][column_[byte]]: cached(), packed
 };
 
 // The plain bit-parallel step behind LazyNfa's interface (one state, numbered 0): for

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -42,6 +43,13 @@ struct NfaTables {
   const uint64_t* empty_accept = nullptr;        // (tag, condition)
   std::vector<uint64_t> accepting_mask;    // [words]: positions with an accept entry
   std::vector<uint64_t> conditional_mask;  // [words]: positions with a conditional follow edge
+  // The accept entries of position p: accept_entry[accept_first[p], accept_first[p + 1])
+  // (a report visits the accepting positions of its state, not every entry).
+  std::vector<uint32_t> accept_first, accept_entry;
+  // Byte classes: bytes of the same category and positions step alike (the lazy DFA's
+  // columns, fsm/lazy_nfa.hpp); byte_column[byte] < columns.
+  std::vector<uint16_t> byte_column;
+  size_t columns = 0;
   bool bounded() const { return max_length != ~0ull; }
 };
 
@@ -86,6 +94,24 @@ inline NfaTables parse_nfa(const uint8_t* blob, size_t size) {
   t.conditional_mask.assign(t.words, 0);
   for (uint64_t a = 0; a < t.accepts; ++a)
     t.accepting_mask[t.accept[3 * a] >> 6] |= uint64_t(1) << (t.accept[3 * a] & 63);
+  t.accept_first.assign(64 * t.words + 1, 0);
+  for (uint64_t a = 0; a < t.accepts; ++a) {
+    if (t.accept[3 * a] >= 64 * t.words) throw std::runtime_error("NFA blob: accept past the set");
+    ++t.accept_first[t.accept[3 * a] + 1];
+  }
+  for (size_t p = 0; p < 64 * t.words; ++p) t.accept_first[p + 1] += t.accept_first[p];
+  t.accept_entry.resize(t.accepts);
+  std::vector<uint32_t> filled(t.accept_first.begin(), t.accept_first.end() - 1);
+  for (uint64_t a = 0; a < t.accepts; ++a) t.accept_entry[filled[t.accept[3 * a]]++] = uint32_t(a);
+  std::map<std::string, uint16_t> columns;
+  t.byte_column.resize(256);
+  for (unsigned byte = 0; byte < 256; ++byte) {
+    std::string key(1, char(t.categories[byte]));
+    key.append(reinterpret_cast<const char*>(t.byte_positions + size_t(byte) * t.words),
+               8 * t.words);
+    t.byte_column[byte] = columns.emplace(std::move(key), uint16_t(columns.size())).first->second;
+  }
+  t.columns = columns.size();
   for (uint64_t c = 0; c < t.conditional_follows; ++c)
     t.conditional_mask[t.conditional_follow[3 * c] >> 6] |= uint64_t(1)
                                                              << (t.conditional_follow[3 * c] & 63);
@@ -110,17 +136,32 @@ inline uint64_t nfa_where(const NfaTables& t, const uint8_t* data, size_t n, siz
   return uint64_t(1) << (prev * 5 + next);
 }
 
+// The conditions (boundary bits, as nfa_where's) under which `state` reports a tag: the
+// union of its accepting positions' (0: it reports nowhere).
+inline uint64_t accept_conditions(const NfaTables& t, const uint64_t* state) {
+  uint64_t conditions = 0;
+  for (size_t w = 0; w < t.words; ++w)
+    for (uint64_t bits = state[w] & t.accepting_mask[w]; bits; bits &= bits - 1) {
+      const size_t position = 64 * w + unsigned(__builtin_ctzll(bits));
+      for (uint32_t e = t.accept_first[position]; e < t.accept_first[position + 1]; ++e)
+        conditions |= t.accept[3 * t.accept_entry[e] + 2];
+    }
+  return conditions;
+}
+
 // Reports at the boundary `at` (state: the positions that matched the last byte).
 inline void nfa_report(const NfaTables& t, const uint64_t* state, uint64_t where, uint64_t at,
                        bool with_matches, std::vector<uint32_t>& tags, NfaChunk& out) {
   tags.clear();
-  if (!t.empty_accepts && !intersects(state, t.accepting_mask)) return;
-  for (uint64_t a = 0; a < t.accepts; ++a) {
-    const uint64_t* accept = t.accept + 3 * a;
-    if ((accept[2] & where) && has_bit(state, accept[0]) &&
-        (tags.empty() || tags.back() != accept[1]))
-      tags.push_back(uint32_t(accept[1]));
-  }
+  for (size_t w = 0; w < t.words; ++w)
+    for (uint64_t bits = state[w] & t.accepting_mask[w]; bits; bits &= bits - 1) {
+      const size_t position = 64 * w + unsigned(__builtin_ctzll(bits));
+      for (uint32_t e = t.accept_first[position]; e < t.accept_first[position + 1]; ++e) {
+        const uint64_t* accept = t.accept + 3 * t.accept_entry[e];
+        if ((accept[2] & where) && (tags.empty() || tags.back() != accept[1]))
+          tags.push_back(uint32_t(accept[1]));
+      }
+    }
   for (uint64_t a = 0; a < t.empty_accepts; ++a)
     if (t.empty_accept[2 * a + 1] & where) tags.push_back(uint32_t(t.empty_accept[2 * a]));
   std::sort(tags.begin(), tags.end());

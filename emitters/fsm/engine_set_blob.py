@@ -4,10 +4,10 @@ cpp_runtime/fsm/engine_set.hpp.
 Layout: u64 magic "PFSMSET1", engine count, then per engine (kind: 0 DFA / 1 NFA /
 2 prefiltered, byte offset, byte size); every engine's own blob starts 64-byte aligned.
 A DFA engine's blob is the one machine blob of blob.py. A prefiltered engine's blob
-(fsm_compiler/prefilter_engine.py) is u64 slots: magic "PFSMPRE1", pattern count P,
+(fsm_compiler/prefilter_engine.py) is u64 slots: magic "PFSMPRE2", pattern count P,
 the literal DFA's offset and size, then P x (tag, reach (all ones: unbounded),
 shortest factor, NFA offset, NFA size, `before` as 4 words: the bytes a match may hold
-up to its factor's end), offsets from the engine blob's start; the literal DFA (a
+up to its factor's end, longest factor), offsets from the engine blob's start; the literal DFA (a
 machine blob) and each pattern's NFA blob follow, 64-byte aligned. An NFA engine's blob
 (fsm_compiler/nfa_engine.py) is u64 slots: magic "PFSMNFA1", words, blocks, max_length
 (all ones: unbounded), then the counts of conditional follow edges, conditional first
@@ -37,9 +37,9 @@ from parafuse.fsm_compiler.project_analysis import ProjectAnalysis
 
 SET_MAGIC = int.from_bytes(b"PFSMSET1", "little")
 NFA_MAGIC = int.from_bytes(b"PFSMNFA1", "little")
-PREFILTER_MAGIC = int.from_bytes(b"PFSMPRE1", "little")
+PREFILTER_MAGIC = int.from_bytes(b"PFSMPRE2", "little")
 UNBOUNDED = (1 << 64) - 1
-CONFIRM_SLOTS = 9  # u64 slots per pattern of a prefiltered engine
+CONFIRM_SLOTS = 10  # u64 slots per pattern of a prefiltered engine
 
 
 def nfa_words(positions: int) -> int:
@@ -103,7 +103,8 @@ def prefilter_blob(engine: PrefilterEngine, analysis: ProjectAnalysis) -> bytes:
         before = confirm.factors.before
         slots += [confirm.tag, UNBOUNDED if confirm.reach is None else confirm.reach,
                   confirm.factors.shortest, *place,
-                  *((before >> (64 * word)) & UNBOUNDED for word in range(4))]
+                  *((before >> (64 * word)) & UNBOUNDED for word in range(4)),
+                  confirm.factors.longest]
     head = np.array(slots, dtype=np.uint64).tobytes()
     return _padded(head) + b"".join(_padded(part) for part in parts)
 

@@ -101,3 +101,25 @@ def test_prefiltered_sets_equal_hyperscan_and_every_scheme(patterns, data, fille
     assert "prefilter" in kinds, kinds
     _, _, matches = assert_engine_set_equal_reference(machine, data, tmp_path)
     assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)
+
+
+def test_confirmation_keeps_categories_and_counts_split_patterns_once(tmp_path) -> None:
+    """'a' and ' ' both match `[a-c ]` (the same NFA positions) but decide `\\b`
+    differently: a confirmation that steps over either (a start range of several bytes)
+    must keep its category (also `\\B` after). `ZQX\\w*` has matches from two factor
+    hits that end at the same offset, in two start ranges (`a` is no byte a match holds
+    before its factor): when the ranges fall in different jobs (few patterns, many
+    chunks) both report it, and a run that only counts must still count it once.
+    `QXZ(?:[A-Za-z]|[0-9]){0,9}Y` (factor `QXZ`) over `QXZab1QXZabcdY`: a thread from
+    the first hit still lives where the second hit's range starts, and only a thread
+    started there matches (`QXZab1Qk` before caches that step without a start)."""
+    require_module("hyperscan")
+    require_cxx()
+    patterns = [("[a-c ]{0,3}\\bXQZ", ""), ("XQZ[a-c ]{0,3}\\B", ""), ("(?:XQZ){2,3}", ""),
+                ("ZQX\\w*", ""), ("QXZ(?:[A-Za-z]|[0-9]){0,9}Y", ""), (FILLERS[0], "")]
+    data = (b"aXQZ a XQZ  aXQZ bXQZ ca XQZa XQZ c XQZ aaXQZ XQZ  XQZb \n"
+            b"XQZXQZXQZ XQZXQZ_XQZXQZXQZ ZQXaZQXbb ZQXcZQX_ZQX QXZab1Qk QXZab1QXZabcdY\n") * 3
+    machine = compile_set(patterns, 64)
+    assert "prefilter" in [engine_kind(engine) for engine in machine.engines]
+    _, _, matches = assert_engine_set_equal_reference(machine, data, tmp_path)
+    assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)
