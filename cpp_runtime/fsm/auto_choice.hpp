@@ -32,11 +32,10 @@ inline namespace v1 {
 constexpr size_t kSmallInput = size_t(64) << 10;
 constexpr size_t kAccuracyPrefix = size_t(64) << 10;  // walked sequentially: keep it short
 constexpr size_t kAccuracyPositions = 64;  // fewer for big machines: see sampled_accuracy
-constexpr size_t kAccuracyLookups = size_t(1) << 22;
+constexpr size_t kAccuracyLookups = size_t(1) << 21;
 constexpr size_t kFusedWindows = 16, kFusedWindowBytes = 4096;
 constexpr size_t kMeetBytes = 1024;  // hspec: a wrong guess that meets the true path by then
 constexpr size_t kEnumMeetBytes = size_t(16) << 10, kMeetPositions = 16;  // enum: all paths
-constexpr size_t kParallelChooseLookups = size_t(1) << 20;  // less work: one thread
 
 // Lookback accuracy at evenly spaced positions of the input's prefix (truth: one
 // sequential run over the prefix; the predictions run in parallel); negative when the
@@ -62,8 +61,10 @@ double Engine<Entry>::sampled_accuracy(size_t& slow_misses) {
   size_t right = 0, slow = 0;
   std::vector<double> units(profile_ ? positions : 0);
   const double began = omp_get_wtime();
-  // A short parallel region costs a whole time slice where a core is busy elsewhere.
-  const int team = positions * t_.states * t_.lookback > kParallelChooseLookups ? threads_ : 1;
+  // One thread: a parallel region costs a whole time slice (measured: 20 ms against runs
+  // of 5-10 ms) where a core is busy elsewhere, and the predictions are bounded by
+  // kAccuracyLookups (before: 2^22, on the run's threads past 2^20 lookups).
+  const int team = 1;
 #pragma omp parallel num_threads(team) reduction(+ : right, slow)
   {
     Enumerator paths;
@@ -100,8 +101,7 @@ bool Engine<Entry>::paths_meet_on_sample() {
   const SimdPlan simd = simd_plan();  // all states at once where it runs (fsm/simd_enum.hpp)
   const double began = omp_get_wtime();
   std::atomic<bool> any_missed{false};
-  const int team = kMeetPositions * horizon * (simd.path != SimdPath::none ? 1 : t_.states) >
-                           kParallelChooseLookups * 4 ? threads_ : 1;
+  const int team = 1;  // as in sampled_accuracy: no parallel region while choosing
 #pragma omp parallel num_threads(team) reduction(+ : missed)
   {
     Enumerator paths;
