@@ -15,9 +15,11 @@ the first run does) keeps every case but measures projections for `enum` only.
 GB/s are medians: each fixed scheme is the runner's median of --repeat runs in one
 process; `auto` is also run as K fresh processes of one run each (median), so that its
 probes are paid every time (within one process a repeated run over the same sample
-reuses its measured choice). The machine may be shared and loaded: results/ says its
-load average; compare ratios, not absolute rates. Writes bench/results/fsm_simd.md and
-fsm_simd.json (fsm_simd_quick.* with --quick).
+reuses its measured choice), and so is the best fixed scheme at each thread count, so
+that `fresh auto / fresh best` compares two runs that both pay a fresh process's first
+touches (the input's pages, the thread pool). The machine may be shared and loaded:
+results/ says its load average; compare ratios, not absolute rates. Writes
+bench/results/fsm_simd.md and fsm_simd.json (fsm_simd_quick.* with --quick).
 """
 
 from __future__ import annotations
@@ -133,9 +135,10 @@ def run(runner: Path, data: Path, scheme: str, threads: int, repeat: int, simd: 
     return json.loads(done.stdout) if done.returncode == 0 else {"error": done.stderr.strip()}
 
 
-def fresh_auto(runner: Path, data: Path, threads: int, repeat: int) -> float:
-    """Median GB/s of `repeat` processes that each run `auto` once (probes included)."""
-    rates = [run(runner, data, "auto", threads, 1).get("gbps") or 0 for _ in range(repeat)]
+def fresh_rate(runner: Path, data: Path, scheme: str, threads: int, repeat: int) -> float:
+    """Median GB/s of `repeat` processes that each run `scheme` once (auto: probes
+    included)."""
+    rates = [run(runner, data, scheme, threads, 1).get("gbps") or 0 for _ in range(repeat)]
     return statistics.median(rates)
 
 
@@ -162,8 +165,14 @@ def bench_case(label: str, machine, data: Path, args, driver: Path) -> dict:
             result = row["runs"][f"{scheme}/{threads}"] = run(runner, data, scheme, threads,
                                                               args.repeat)
             print(label, scheme, threads, result.get("gbps"), flush=True)
-    for threads in (1, 2):
-        row["auto_fresh"][str(threads)] = fresh_auto(runner, data, threads, args.repeat)
+    row["best_fresh"] = {}
+    for threads in (1, 2):  # alternately, so that both meet the same load
+        best = max(FIXED, key=lambda s: gbps(row["runs"][f"{s}/{threads}"]))
+        pairs = [(fresh_rate(runner, data, "auto", threads, 1),
+                  fresh_rate(runner, data, best, threads, 1)) for _ in range(args.repeat)]
+        row["auto_fresh"][str(threads)] = statistics.median(a for a, _ in pairs)
+        row["best_fresh"][str(threads)] = {"scheme": best,
+                                           "gbps": statistics.median(b for _, b in pairs)}
     if machine.state_count <= 64:
         for path in PATHS:
             row["simd"][path] = run(runner, data, "enum", 1, args.repeat, path)
@@ -187,8 +196,9 @@ def gbps(result: dict) -> float:
 
 def table(rows: list[dict]) -> str:
     lines = ["| case | states | " + " | ".join(f"{s} 1t / 2t" for s in SCHEMES) +
-             " | auto / best fixed 1t | 2t | fresh auto / best 1t | 2t |",
-             "|" + "---|" * (len(SCHEMES) + 6)]
+             " | auto / best fixed 1t | 2t | fresh auto / best 1t | 2t |"
+             " fresh auto / fresh best 1t | 2t |",
+             "|" + "---|" * (len(SCHEMES) + 8)]
     for row in rows:
         cells = [" / ".join(f"{gbps(row['runs'][f'{s}/{t}']):.2f}" for t in (1, 2))
                  for s in SCHEMES]
@@ -199,6 +209,10 @@ def table(rows: list[dict]) -> str:
                 auto = gbps(row["runs"][f"auto/{t}"]) if key == "runs" else row[key][str(t)]
                 ratios.append(f"{auto / best:.2f}" + (
                     f" ({row['runs'][f'auto/{t}'].get('scheme')})" if key == "runs" else ""))
+        for t in (1, 2):
+            fresh = row.get("best_fresh", {}).get(str(t), {})
+            ratios.append(f"{row['auto_fresh'][str(t)] / (fresh.get('gbps') or 1.0):.2f}"
+                          f" ({fresh.get('scheme', '-')})")
         lines.append(f"| {row['label']} | {row['states']} | " + " | ".join(cells + ratios) + " |")
     lines += ["", "`enum` at one thread under each SIMD path (GB/s; `none`: the merging scalar "
               "enumeration):", "", "| case | " + " | ".join(PATHS) + " |",

@@ -35,6 +35,7 @@ from .pattern_sets import build_subset_dfa, minimal_machine
 from .prefilter_engine import PrefilterEngine
 from .project_analysis import FUSED_BLOB_BUDGET, ProjectAnalysis, project_analysis
 from .scheme_choice import choose_scheme
+from .simd_fit import cpu_simd_paths
 from .token_sets import CompiledTokenSet, compile_token_set
 
 RANDOM_SAMPLE_BYTES = 1 << 16
@@ -121,8 +122,10 @@ def random_sample() -> bytes:
     return np.random.default_rng(0).integers(0, 256, RANDOM_SAMPLE_BYTES, dtype=np.uint8).tobytes()
 
 
-def analyse(machine: CompiledMachine, sample: bytes, sample_name: str) -> MachineAnalysis:
-    """Stage 4: fused states, convergence, lookback accuracy and the `auto` choice."""
+def analyse(machine: CompiledMachine, sample: bytes, sample_name: str,
+            simd_paths: frozenset[str] | None = None) -> MachineAnalysis:
+    """Stage 4: fused states, convergence, lookback accuracy and the `auto` choice;
+    `simd_paths`: the vector paths of the CPU the choice is for (None: this one's)."""
     sample = sample[:SAMPLE_LIMIT]
     classes = np.frombuffer(bytes(sample), dtype=np.uint8)
     classes = machine.byte_class[classes].astype(np.int64)
@@ -131,8 +134,9 @@ def analyse(machine: CompiledMachine, sample: bytes, sample_name: str) -> Machin
     lookback = machine.options.lookback
     accuracy, tried, slow_misses = lookback_accuracy(machine, classes, None, lookback)
     groups = len({machine.reports(state) for state in range(machine.state_count)} - {()})
+    paths = cpu_simd_paths() if simd_paths is None else simd_paths
     scheme, reason = choose_scheme(fused, steps, accuracy, slow_misses, lookback,
-                                   (machine.state_count, groups))
+                                   (machine.state_count, groups, paths))
     return MachineAnalysis(machine, fused, steps, accuracy, tried, sample_name, len(sample),
                            scheme, reason)
 

@@ -3,34 +3,37 @@
 The rules of the runtime's `auto` (cpp_runtime/fsm/auto_choice.hpp), first match
 wins, on the analysis sample instead of the input (docs/fsm.md explains the
 thresholds):
+0. the machine fits SIMD enumeration counted in one pass on this CPU (its path takes
+   the states, and counts the groups of reporting states per lane)  -> enum, where the
+   runtime finds it at least as fast per core as table walks (it times both on a
+   small window of the input, auto_rates.hpp); else on to rule 1
 1. lookback speculation is right almost always (>=99%)            -> spec
 2. from every state, paths meet within the convergence horizon    -> enum
 3. speculation is right at least half the time and every wrong
    guess meets the true path within 1 KiB                        -> hspec
 4. the fused DFA fits its bound                                   -> fused
-5. the machine fits SIMD enumeration: at most 16 states and at
-   most 4 groups of reporting states (states with the same tags)  -> enum
-6. the vector shrinks to <=2 states quickly (p90 <= 256 bytes)    -> enum
-7. speculation is right at least half the time                    -> hspec
-8. the vector shrinks to <=4 states eventually (median known)     -> enum
-9. otherwise                                                      -> seq
+5. the vector shrinks to <=2 states quickly (p90 <= 256 bytes)    -> enum
+6. speculation is right at least half the time                    -> hspec
+7. the vector shrinks to <=4 states eventually (median known)     -> enum
+8. otherwise                                                      -> seq
 The runtime also keeps `fused` for a fused DFA past its bound when walks over
 samples of the input stay inside its stored states (between rules 4 and 5); the
 analysis does not walk a partial fused DFA, so it cannot say so. The runtime skips
-rule 5 where the CPU has no SSSE3 and for runs that report matches (which SIMD
-enumeration walks again). Before rule 5 existed, `auto` never chose SIMD enumeration
-without probing a large input.
+rule 0 for runs that report matches (which SIMD enumeration walks again). The analysis
+cannot time the two kernels, so where rule 0 applies it names enum and says what the
+rules would pick were the walks faster. (Before: the SIMD rule came after rules 1-4
+and took only machines of up to 16 states with at most 4 groups, so `spec` and `hspec`
+were picked where SIMD enumeration ran 2.5x faster.)
 """
 
 from __future__ import annotations
 
 from .analysis import RECOVERY_HORIZON, Convergence, FusedStates
+from .simd_fit import counts_in_one_pass
 
 SPEC_ACCURACY = 0.99
 HSPEC_ACCURACY = 0.5
 QUICK_CONVERGENCE_BYTES = 256
-SIMD_FIT_STATES = 16  # cpp_runtime/fsm/auto_choice.hpp kSimdFitStates
-SIMD_MAX_GROUPS = 4  # cpp_runtime/fsm/simd_plan.hpp kSimdMaxGroups
 
 
 def _percent(fraction: float) -> str:
@@ -43,9 +46,22 @@ def _by_threshold(convergence: list[Convergence], threshold: int) -> Convergence
 
 def choose_scheme(fused: FusedStates, convergence: list[Convergence], accuracy: float | None,
                   slow_misses: int, lookback: int,
-                  simd_groups: tuple[int, int] | None = None) -> tuple[str, str]:
-    """(scheme, one-sentence reason) that `auto` would pick; `simd_groups` is (states,
-    groups of reporting states) of the machine, or None where unknown."""
+                  simd: tuple[int, int, frozenset[str]] | None = None) -> tuple[str, str]:
+    """(scheme, one-sentence reason) that `auto` would pick; `simd` is (states, groups of
+    reporting states, the CPU's vector paths) of the machine, or None where unknown."""
+    rest = _after_simd_rule(fused, convergence, accuracy, slow_misses, lookback)
+    if simd is None or counts_in_one_pass(*simd) is None:
+        return rest
+    return "enum", (f"the machine fits SIMD enumeration counted in one pass on this CPU "
+                    f"({simd[0]} states, {simd[1]} groups of reporting states), whose speed does "
+                    "not depend on the input: at run time (without matches) auto times it "
+                    "against table walks on the input and takes it where it is at least as "
+                    f"fast per core; where walks are faster: {rest[0]}, as {rest[1]}")
+
+
+def _after_simd_rule(fused: FusedStates, convergence: list[Convergence], accuracy: float | None,
+                     slow_misses: int, lookback: int) -> tuple[str, str]:
+    """Rules 1-8 (the module's docstring)."""
     if accuracy is not None and accuracy >= SPEC_ACCURACY:
         return "spec", (f"speculation from {lookback} bytes of lookback predicts the state at "
                         f"{_percent(accuracy)} of positions, so chunks walk the small table "
@@ -62,14 +78,6 @@ def choose_scheme(fused: FusedStates, convergence: list[Convergence], accuracy: 
     if not fused.exceeded:
         return "fused", (f"the fused DFA has {fused.count} states (bound {fused.bound}), so each "
                          "chunk costs one table lookup per byte")
-    if simd_groups is not None and simd_groups[0] <= SIMD_FIT_STATES \
-            and simd_groups[1] <= SIMD_MAX_GROUPS:
-        shown = "unmeasured" if accuracy is None else _percent(accuracy)
-        return "enum", (f"the paths do not meet and speculation is right at {shown} of "
-                        f"positions, but the machine fits SIMD enumeration ({simd_groups[0]} "
-                        f"states, {simd_groups[1]} groups of reporting states): one shuffle per "
-                        "byte advances every state's path and one pass counts from every start "
-                        "state")
     two = _by_threshold(convergence, 2)
     if two is not None and two.p90 is not None and two.p90 <= QUICK_CONVERGENCE_BYTES:
         return "enum", (f"the fused DFA exceeds its bound but at 90% of positions at most 2 paths "

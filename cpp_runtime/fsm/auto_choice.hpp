@@ -2,10 +2,14 @@
 // input), and run_machine, the entry point every generated library calls.
 // The rules mirror fsm_compiler/scheme_choice.py, with lookback accuracy measured
 // on this input (its first 64 KiB) instead of the training sample, and a partial
-// fused DFA accepted when walks over samples of this input stay inside it. Before this
-// version the rules never chose SIMD enumeration; now machines of up to 16 states whose
-// paths do not meet take it (without --matches), and the rules' short measurements run
-// on one thread unless they are large (a busy core made them wait a time slice).
+// fused DFA accepted when walks over samples of this input stay inside it.
+// The first rule (fsm/auto_rates.hpp) times SIMD enumeration against table walks on a
+// small window of the input where SIMD enumeration counts the run in one pass; where it
+// is at least as fast per core it is the fastest scheme, and auto takes it without
+// measuring anything else (no rules, no probes). Before this version, a machine of up to
+// 16 states counting at most 4 groups took SIMD enumeration only after the lookback,
+// convergence and fused rules (so `spec` or `hspec` on inputs where enumeration ran
+// 2.5x faster), and larger machines never without probing.
 #pragma once
 
 #include <omp.h>
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "fsm/auto_probe.hpp"
+#include "fsm/auto_rates.hpp"
 #include "fsm/schemes.hpp"
 
 namespace parafuse::fsm {
@@ -27,12 +32,10 @@ inline namespace v1 {
 constexpr size_t kSmallInput = size_t(64) << 10;
 constexpr size_t kAccuracyPrefix = size_t(64) << 10;  // walked sequentially: keep it short
 constexpr size_t kAccuracyPositions = 64;  // fewer for big machines: see sampled_accuracy
-constexpr size_t kAccuracyLookups = size_t(1) << 22;
+constexpr size_t kAccuracyLookups = size_t(1) << 21;
 constexpr size_t kFusedWindows = 16, kFusedWindowBytes = 4096;
 constexpr size_t kMeetBytes = 1024;  // hspec: a wrong guess that meets the true path by then
 constexpr size_t kEnumMeetBytes = size_t(16) << 10, kMeetPositions = 16;  // enum: all paths
-constexpr uint32_t kSimdFitStates = 16;  // the rules' SIMD enumeration: one 16-lane shuffle
-constexpr size_t kParallelChooseLookups = size_t(1) << 20;  // less work: one thread
 
 // Lookback accuracy at evenly spaced positions of the input's prefix (truth: one
 // sequential run over the prefix; the predictions run in parallel); negative when the
@@ -58,8 +61,10 @@ double Engine<Entry>::sampled_accuracy(size_t& slow_misses) {
   size_t right = 0, slow = 0;
   std::vector<double> units(profile_ ? positions : 0);
   const double began = omp_get_wtime();
-  // A short parallel region costs a whole time slice where a core is busy elsewhere.
-  const int team = positions * t_.states * t_.lookback > kParallelChooseLookups ? threads_ : 1;
+  // One thread: a parallel region costs a whole time slice (measured: 20 ms against runs
+  // of 5-10 ms) where a core is busy elsewhere, and the predictions are bounded by
+  // kAccuracyLookups (before: 2^22, on the run's threads past 2^20 lookups).
+  const int team = 1;
 #pragma omp parallel num_threads(team) reduction(+ : right, slow)
   {
     Enumerator paths;
@@ -96,8 +101,7 @@ bool Engine<Entry>::paths_meet_on_sample() {
   const SimdPlan simd = simd_plan();  // all states at once where it runs (fsm/simd_enum.hpp)
   const double began = omp_get_wtime();
   std::atomic<bool> any_missed{false};
-  const int team = kMeetPositions * horizon * (simd.path != SimdPath::none ? 1 : t_.states) >
-                           kParallelChooseLookups * 4 ? threads_ : 1;
+  const int team = 1;  // as in sampled_accuracy: no parallel region while choosing
 #pragma omp parallel num_threads(team) reduction(+ : missed)
   {
     Enumerator paths;
@@ -154,12 +158,39 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     reason = why.str();
     return "seq";
   }
+  {  // the first rule; where it measured but did not decide, its rates open the reason
+    const SimdPlan simd = simd_plan();
+    if (simd_counts_in_one_pass(simd, chunks)) {
+      rates_ = kernel_rates(simd);
+      const double simd_rate = rates_.simd, walk_rate = rates_.walks;
+      std::ostringstream rates;
+      rates.setf(std::ios::fixed);
+      rates.precision(2);
+      rates << "SIMD enumeration (" << simd_path_words(simd) << ", " << t_.states << " states, "
+            << simd.groups << " counted groups) ran " << simd_rate / 1e9 << " GB/s per core and "
+            << kLanes << " interleaved table walks " << walk_rate / 1e9
+            << " GB/s over the same bytes of this input";
+      if (simd_rate >= walk_rate) {
+        why << rates.str() << ": every other scheme walks a table at least once per byte, and "
+            << "enumeration's speed does not depend on the input, so it is the fastest at any "
+            << "thread count (one pass counts each chunk from every start state)";
+        reason = why.str();
+        decided_by_rates_ = true;
+        return "enum";
+      }
+      why << rates.str() << ", so not taken on that ground; ";
+    }
+  }
   size_t slow_misses = 0;
   const double accuracy = sampled_accuracy(slow_misses);
   const std::string measured = accuracy < 0 ? std::string("unmeasured") : percent(accuracy);
   if (accuracy >= 0.99) {
     why << "speculation from " << t_.lookback << " bytes of lookback was right at " << measured
         << " of sampled positions, so chunks walk the small table and validation is nearly free";
+    // spec then costs about the timed interleaved walks per byte, which outran SIMD
+    // enumeration (the first rule), so nothing is left to probe (fsm/auto_rates.hpp)
+    decided_by_rates_ = rates_.simd > 0;
+    if (decided_by_rates_) why << " (at about the timed walks' rate, above enumeration's)";
     reason = why.str();
     return "spec";
   }
@@ -187,20 +218,6 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     reason = why.str();
     return "fused";
   }
-  // Measured (bench/results/fsm_simd.md): SIMD enumeration of up to 16 states counting
-  // at most kSimdMaxGroups groups runs 1.5-4 GB/s per core whatever the machine, above
-  // fused and seq (one lookup per byte); matches need a second walk, so not then.
-  if (!wants_matches_ && t_.states <= kSimdFitStates) {
-    const SimdPlan simd = simd_plan();
-    if (simd.path != SimdPath::none && simd.groups <= kSimdMaxGroups) {  // as analyze says
-      why << "the paths do not meet and speculation was right at " << measured << " of sampled "
-          << "positions, but the machine fits SIMD enumeration (" << t_.states << " states, "
-          << simd.groups << " groups of reporting states): one shuffle per byte advances every "
-          << "state's path and one pass counts from every start state";
-      reason = why.str();
-      return "enum";
-    }
-  }
   if (fused_stays_on_sample()) {
     why << "the fused DFA exceeds its bound, but walks over " << kFusedWindows
         << " samples of this input stayed inside its " << t_.fused_count << " stored states";
@@ -227,6 +244,18 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
   }
   why << "the fused DFA exceeds its bound, paths do not converge and speculation was right at "
       << "only " << measured << " of sampled positions";
+  if (rates_.simd > 0) rates_.single = single_walk_rate();  // fsm/auto_rates.hpp
+  if (rates_.simd > 0 && rates_.simd * threads_ >= rates_.single) {
+    std::ostringstream rates;
+    rates.setf(std::ios::fixed);
+    rates.precision(2);
+    rates << ", so only seq and SIMD enumeration are left: enumeration on " << threads_
+          << " thread(s) at " << rates_.simd / 1e9 << " GB/s per core beats one walk at "
+          << rates_.single / 1e9 << " GB/s";
+    reason = why.str() + rates.str();
+    decided_by_rates_ = true;
+    return "enum";
+  }
   reason = why.str();
   return "seq";
 }
@@ -245,11 +274,14 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
   const double began = omp_get_wtime();
   // The rules explain, probes decide (fsm/auto_probe.hpp); a choice measured earlier in
   // this process over the same sample skips both.
-  if (scheme == "auto" &&
-      !remembered_choice(t, data, n, threads, chunks, options.simd, scheme, choice)) {
-    const std::string ruled = engine.choose(chunks, choice);
-    scheme = measured_choice<Entry>(t, data, n, threads, chunks, options.simd, ruled,
-                                    engine.speculation_hopeless_, choice);
+  const ProbeRun probing{threads, chunks, options.simd, options.matches};
+  if (scheme == "auto" && !remembered_choice(t, data, n, probing, scheme, choice)) {
+    scheme = engine.choose(chunks, choice);
+    if (engine.decided_by_rates_)  // decisive without probes (fsm/auto_rates.hpp)
+      choice = "measured rates: " + choice;
+    else
+      scheme = measured_choice<Entry>(t, data, n, probing, scheme, engine.speculation_hopeless_,
+                                      engine.rates_.simd, choice);
   }
   if (options.profile && options.scheme == "auto")  // the predictions are a phase of their own
     engine.phases().push_back(

@@ -26,8 +26,11 @@
 // probed only where its DFA is complete or the rules chose it; schemes over kScreenRatio
 // (2) times the fastest on the first window stop there, and when only one is left it
 // wins without the rounds. A choice is remembered per process for the same tables, start,
-// input size, threads, chunks and sample bytes (a hash of them): a repeated run over the
-// same input (--repeat, a library called in a loop) probes once, and says so.
+// input size, threads, chunks, SIMD option, matches or not, and sample bytes (a hash of
+// them): a repeated run over the same input (--repeat, a library called in a loop)
+// probes once, and says so. (Before: the key left out --matches, so a run listing
+// matches reused a choice measured without them, whose second walk it never paid.) The
+// probes run with the run's matches too.
 #pragma once
 
 #include <omp.h>
@@ -93,10 +96,19 @@ inline uint64_t sample_hash(const std::vector<uint8_t>& bytes) {
   return hash;
 }
 
+// What a run asks of its probes: the same threads, chunks, SIMD option and matches.
+struct ProbeRun {
+  int threads = 1;
+  size_t chunks = 1;
+  std::string simd;
+  bool matches = false;
+};
+
 struct SchemeProbe {
   std::string scheme;
   double seconds = 0;  // the fastest run over the sample
   bool screened_out = false;  // slow over the first window: not run over the whole sample
+  bool from_rate = false;     // enum's time from its timed rate, not probed
 };
 
 inline std::vector<uint8_t> probe_sample(const uint8_t* data, size_t n) {
@@ -127,20 +139,27 @@ inline bool cheap_to_probe(const Tables& t, const std::string& scheme, const std
 // predictions (chunks x states x lookback lookups, at seq's measured cost), the rate
 // from the first window, then from the whole sample (fastest of kProbeRounds). A short
 // window alone would charge a big machine's per-chunk predictions to every byte.
+// `simd_rate`: SIMD enumeration's rate per core where auto timed it (fsm/auto_rates.hpp):
+// then enum is not probed, its time being n / (threads x rate) plus one fork-join.
 template <class Entry>
 std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_t>& sample,
-                                       size_t n, int threads, size_t chunks,
-                                       const std::string& simd, const std::string& ruled,
-                                       bool speculation_hopeless) {
+                                       size_t n, const ProbeRun& run, const std::string& ruled,
+                                       bool speculation_hopeless, double simd_rate) {
+  const int threads = run.threads;
+  const size_t chunks = run.chunks;
   std::vector<SchemeProbe> probes;
   for (const char* scheme : {"seq", "enum", "fused", "spec", "hspec"})
     if (cheap_to_probe(t, scheme, ruled, speculation_hopeless))
       probes.push_back(SchemeProbe{scheme, 1e300});
+  const bool enum_from_rate = simd_rate > 0;
+  for (SchemeProbe& probe : probes)
+    if (probe.scheme == "enum" && enum_from_rate)
+      probe.seconds = double(n) / (simd_rate * threads) + kForkJoin, probe.from_rate = true;
   const auto timed = [&](const std::string& scheme, size_t bytes) {
     Engine<Entry> engine(t, sample.data(), bytes, 1);
-    engine.simd_ = simd;
+    engine.simd_ = run.simd;
     engine.profile_ = true;
-    engine.run_scheme(scheme, chunks, false);
+    engine.run_scheme(scheme, chunks, run.matches);
     return projected_seconds(engine.phases(), threads);
   };
   const size_t screen = std::max<size_t>(1, sample.size() / kProbeWindows);
@@ -157,6 +176,10 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_
   // there stops (its estimate from the first window stays), so slow schemes cost little.
   double fastest = 1e300;
   for (size_t i = 0; i < probes.size(); ++i) {
+    if (probes[i].from_rate) {
+      fastest = std::min(fastest, probes[i].seconds);
+      continue;
+    }
     const double seconds = timed(probes[i].scheme, screen);
     if (probes[i].scheme == "seq") seq_per_byte = seconds / double(screen);
     if (probes[i].scheme == "spec" || probes[i].scheme == "hspec") fixed[i] = predictions * seq_per_byte;
@@ -170,7 +193,7 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_
   }
   for (size_t round = 0; round < kProbeRounds && kept > 1; ++round)
     for (size_t i = 0; i < probes.size(); ++i)
-      if (!probes[i].screened_out) {
+      if (!probes[i].screened_out && !probes[i].from_rate) {
         const double seconds = estimate(i, timed(probes[i].scheme, sample.size()), sample.size());
         probes[i].seconds = std::min(round ? probes[i].seconds : 1e300, seconds);
       }
@@ -178,8 +201,13 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_
 }
 
 // Choices measured earlier in this process, by machine, input size, threads, chunks, SIMD
-// option and the sample's hash.
-using ChoiceKey = std::tuple<const void*, uint32_t, size_t, int, size_t, std::string, uint64_t>;
+// option, matches and the sample's hash.
+using ChoiceKey =
+    std::tuple<const void*, uint32_t, size_t, int, size_t, std::string, bool, uint64_t>;
+
+inline ChoiceKey choice_key(const Tables& t, size_t n, const ProbeRun& run, uint64_t hash) {
+  return ChoiceKey{t.table, t.start, n, run.threads, run.chunks, run.simd, run.matches, hash};
+}
 struct RememberedChoices {
   std::mutex guard;
   std::map<ChoiceKey, std::pair<std::string, std::string>> choices;  // scheme, reason
@@ -191,11 +219,10 @@ inline RememberedChoices& remembered_choices() {
 
 // The scheme measured by an earlier run over the same sample, if any: then neither the
 // rules nor the probes run again.
-inline bool remembered_choice(const Tables& t, const uint8_t* data, size_t n, int threads,
-                              size_t chunks, const std::string& simd, std::string& scheme,
-                              std::string& reason) {
-  if (n < probe_min_input() || chunks < 2 || n < kProbeWindows) return false;
-  const ChoiceKey key{t.table, t.start, n, threads, chunks, simd, sample_hash(probe_sample(data, n))};
+inline bool remembered_choice(const Tables& t, const uint8_t* data, size_t n, const ProbeRun& run,
+                              std::string& scheme, std::string& reason) {
+  if (n < probe_min_input() || run.chunks < 2 || n < kProbeWindows) return false;
+  const ChoiceKey key = choice_key(t, n, run, sample_hash(probe_sample(data, n)));
   RememberedChoices& memory = remembered_choices();
   const std::lock_guard<std::mutex> lock(memory.guard);
   const auto found = memory.choices.find(key);
@@ -210,18 +237,20 @@ inline bool remembered_choice(const Tables& t, const uint8_t* data, size_t n, in
 // small to probe or the pick is within kKeepRuleMargin of the fastest. `reason` holds
 // the rules' reason on entry and the whole explanation on return.
 template <class Entry>
-std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, int threads,
-                            size_t chunks, const std::string& simd, const std::string& ruled,
-                            bool speculation_hopeless, std::string& reason) {
+std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, const ProbeRun& run,
+                            const std::string& ruled, bool speculation_hopeless,
+                            double simd_rate, std::string& reason) {
+  const int threads = run.threads;
+  const size_t chunks = run.chunks;
   if (n < probe_min_input() || chunks < 2 || n < kProbeWindows) {
     reason = "by the analysis rules (the input is under " + std::to_string(probe_min_input()) +
              " bytes, too small to probe cheaply): " + reason;
     return ruled;
   }
   const std::vector<uint8_t> bytes = probe_sample(data, n);
-  const ChoiceKey key{t.table, t.start, n, threads, chunks, simd, sample_hash(bytes)};
-  const std::vector<SchemeProbe> probes = probe_schemes<Entry>(t, bytes, n, threads, chunks, simd, ruled,
-                                                               speculation_hopeless);
+  const ChoiceKey key = choice_key(t, n, run, sample_hash(bytes));
+  const std::vector<SchemeProbe> probes =
+      probe_schemes<Entry>(t, bytes, n, run, ruled, speculation_hopeless, simd_rate);
   const size_t sample = bytes.size();
   const SchemeProbe* best = &probes[0];
   const SchemeProbe* rule = nullptr;  // not probed: too costly to enumerate
@@ -240,7 +269,8 @@ std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, int 
       << "a fixed cost and a rate, fastest of " << kProbeRounds << "):";
   for (const SchemeProbe& probe : probes)
     why << " " << probe.scheme << " " << double(n) / probe.seconds / 1e9 << " GB/s"
-        << (probe.screened_out ? " (first window only)" : "") << (&probe == &probes.back() ? ";" : ",");
+        << (probe.from_rate ? " (from its timed rate, not probed)"
+            : probe.screened_out ? " (first window only)" : "") << (&probe == &probes.back() ? ";" : ",");
   if (speculation_hopeless)
     why << " (spec and hspec not probed: most lookback guesses were wrong and none met the true"
         << " path within 1 KiB);";

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fsm/count.hpp"
@@ -48,6 +49,14 @@ struct RunResult {
   size_t chunks = 1;
   uint32_t counting_modes = 0;  // bit `Counting` mode: a block was counted that way (count.hpp)
   int entry_bytes = 0;          // bytes of a transition table entry
+};
+
+// auto's timed kernels over one window of the input (fsm/auto_rates.hpp): bytes per
+// second of one core; 0 where not measured.
+struct KernelRates {
+  double simd = 0;    // SIMD enumeration counting the plan's groups, kLanes chunks in lockstep
+  double walks = 0;   // kLanes interleaved counting walks of the machine's table
+  double single = 0;  // one counting walk (seq's kernel)
 };
 
 constexpr size_t kMaxChunks = size_t(1) << 20;
@@ -139,6 +148,8 @@ class Engine {
   std::string simd_;  // RunOptions::simd
   bool wants_matches_ = false;  // RunOptions::matches, for auto's rules
   bool speculation_hopeless_ = false;  // auto: most guesses wrong, none met the truth soon
+  bool decided_by_rates_ = false;  // auto: decided by the timed kernels alone (auto_rates.hpp)
+  KernelRates rates_;               // auto: the timed kernels, where they ran
   double parallel_choose_seconds_ = 0;  // auto: the parallel parts of choosing
   std::vector<PhaseTiming>& phases() { return phases_; }
  private:
@@ -158,6 +169,10 @@ class Engine {
   double sampled_accuracy(size_t& slow_misses);
   bool fused_stays_on_sample();
   bool paths_meet_on_sample();
+  bool simd_counts_in_one_pass(const SimdPlan& plan, size_t chunks) const;  // fsm/auto_rates.hpp
+  KernelRates kernel_rates(const SimdPlan& plan);                           // fsm/auto_rates.hpp
+  double single_walk_rate();                                                // fsm/auto_rates.hpp
+  size_t rate_window() const;                                               // fsm/auto_rates.hpp
   uint32_t compose_known_starts();
 };
 

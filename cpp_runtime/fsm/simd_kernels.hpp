@@ -4,7 +4,8 @@
 // at or above each group's first state, widened every 255 bytes.
 //
 //   ssse3       pshufb, 16 lanes (machines of up to 16 states)
-//   avx2        vpshufb on 32 lanes: two chunks per register for up to 16 states;
+//   avx2        vpshufb on 32 lanes: two chunks per register for up to 16 states
+//               (fsm/simd_kernels_paired.hpp);
 //               composed from 16-entry blocks for up to 64 states: the block of a
 //               lane's state is picked with blends on its bits 4 and 5
 //   avx512vbmi  vpermb, 64 lanes (up to 64 states)
@@ -18,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "fsm/simd_kernels_paired.hpp"
 #include "fsm/simd_plan.hpp"
 
 #if defined(__x86_64__)
@@ -27,12 +29,6 @@
 
 namespace parafuse::fsm {
 inline namespace v1 {
-
-constexpr size_t kSimdFlush = 255;  // bytes between widenings of the 8-bit counts
-
-inline void add_counts(uint64_t* ge, const uint8_t* counted, uint32_t lanes) {
-  for (uint32_t p = 0; p < lanes; ++p) ge[p] += counted[p];
-}
 
 #ifdef PF_SIMD_X86
 
@@ -139,59 +135,6 @@ __attribute__((target("avx2"))) void simd_run_avx2(const SimdPlan& p, SimdLane* 
       _mm256_store_si256(reinterpret_cast<__m256i*>(lanes[k].state + 32 * r), v[k][r]);
 }
 
-// Machines of up to 16 states on AVX2: two chunks share a register (the first chunk's 16
-// lanes in the low half, the second's in the high half; vpshufb looks each half up in its
-// own 128 bits), so one shuffle and one compare per group advance and count two chunks.
-// lanes[2k], lanes[2k + 1] form pair k; K pairs in lockstep.
-template <int K, int G>
-__attribute__((target("avx2"))) void simd_run_avx2_pairs(const SimdPlan& p, SimdLane* lanes,
-                                                         size_t begin, size_t end) {
-  __m256i v[K], acc[K][G ? G : 1], floor[G ? G : 1];
-#pragma GCC unroll 4
-  for (int k = 0; k < K; ++k)
-    v[k] = _mm256_inserti128_si256(
-        _mm256_castsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(lanes[2 * k].state))),
-        _mm_load_si128(reinterpret_cast<const __m128i*>(lanes[2 * k + 1].state)), 1);
-#pragma GCC unroll 4
-  for (int g = 0; g < G; ++g) floor[g] = _mm256_set1_epi8(char(int(p.lo[g]) - 1));
-  for (size_t b = begin; b < end; b += kSimdFlush) {
-    const size_t e = std::min(end, b + kSimdFlush);
-#pragma GCC unroll 4
-    for (int k = 0; k < K; ++k)
-#pragma GCC unroll 4
-      for (int g = 0; g < G; ++g) acc[k][g] = _mm256_setzero_si256();
-    for (size_t i = b; i < e; ++i) {
-#pragma GCC unroll 4
-      for (int k = 0; k < K; ++k) {
-        const uint8_t* low = p.next + size_t(lanes[2 * k].data[i]) * kSimdLanes;
-        const uint8_t* high = p.next + size_t(lanes[2 * k + 1].data[i]) * kSimdLanes;
-        const __m256i rows = _mm256_inserti128_si256(
-            _mm256_castsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(low))),
-            _mm_load_si128(reinterpret_cast<const __m128i*>(high)), 1);
-        v[k] = _mm256_shuffle_epi8(rows, v[k]);
-#pragma GCC unroll 4
-        for (int g = 0; g < G; ++g) acc[k][g] = _mm256_sub_epi8(acc[k][g], _mm256_cmpgt_epi8(v[k], floor[g]));
-      }
-    }
-    alignas(32) uint8_t counted[32];
-#pragma GCC unroll 4
-    for (int k = 0; k < K; ++k)
-#pragma GCC unroll 4
-      for (int g = 0; g < G; ++g) {
-        _mm256_store_si256(reinterpret_cast<__m256i*>(counted), acc[k][g]);
-        add_counts(lanes[2 * k].ge + g * kSimdLanes, counted, 16);
-        add_counts(lanes[2 * k + 1].ge + g * kSimdLanes, counted + 16, 16);
-      }
-  }
-  alignas(32) uint8_t state[32];
-#pragma GCC unroll 4
-  for (int k = 0; k < K; ++k) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(state), v[k]);
-    std::copy(state, state + 16, lanes[2 * k].state);
-    std::copy(state + 16, state + 32, lanes[2 * k + 1].state);
-  }
-}
-
 template <int K, int G>
 __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void simd_run_vbmi(
     const SimdPlan& p, SimdLane* lanes, size_t begin, size_t end) {
@@ -263,25 +206,24 @@ void simd_run_lockstep(const SimdPlan& p, SimdLane* lanes, int groups, size_t be
   }
 }
 
-// K pairs of chunks (2K lanes) of a machine of up to 16 states on the AVX2 path.
+// K pairs of chunks (2K lanes) of a machine of up to 16 states on the AVX2 path: 2 to 8
+// groups counted two per 8-bit counter (fsm/simd_kernels_paired.hpp), two pairs in
+// lockstep while their counters fit the registers (up to 6 groups).
 template <int K>
 void simd_run_pairs(const SimdPlan& p, SimdLane* lanes, int groups, size_t begin, size_t end) {
 #ifdef PF_SIMD_X86
   switch (groups) {
     case 0: simd_run_avx2_pairs<K, 0>(p, lanes, begin, end); break;
     case 1: simd_run_avx2_pairs<K, 1>(p, lanes, begin, end); break;
-    case 2: simd_run_avx2_pairs<K, 2>(p, lanes, begin, end); break;
-    case 3: simd_run_avx2_pairs<K, 3>(p, lanes, begin, end); break;
-    case 4: simd_run_avx2_pairs<K, 4>(p, lanes, begin, end); break;
-    default:  // 5 to 8 groups: one pair at a time, so that the counters fit the registers
+    case 2: simd_run_avx2_pairs_nibbles<K, 2>(p, lanes, begin, end); break;
+    case 3: simd_run_avx2_pairs_nibbles<K, 3>(p, lanes, begin, end); break;
+    case 4: simd_run_avx2_pairs_nibbles<K, 4>(p, lanes, begin, end); break;
+    case 5: simd_run_avx2_pairs_nibbles<K, 5>(p, lanes, begin, end); break;
+    case 6: simd_run_avx2_pairs_nibbles<K, 6>(p, lanes, begin, end); break;
+    default:  // 7 or 8 groups: one pair at a time, so that the counters fit the registers
       for (int k = 0; k < K; ++k) {
-        SimdLane* pair = lanes + 2 * k;
-        switch (groups) {
-          case 5: simd_run_avx2_pairs<1, 5>(p, pair, begin, end); break;
-          case 6: simd_run_avx2_pairs<1, 6>(p, pair, begin, end); break;
-          case 7: simd_run_avx2_pairs<1, 7>(p, pair, begin, end); break;
-          default: simd_run_avx2_pairs<1, 8>(p, pair, begin, end); break;
-        }
+        if (groups == 7) simd_run_avx2_pairs_nibbles<1, 7>(p, lanes + 2 * k, begin, end);
+        else simd_run_avx2_pairs_nibbles<1, 8>(p, lanes + 2 * k, begin, end);
       }
   }
 #else

@@ -41,6 +41,12 @@ struct SimdPlan {
   }
 };
 
+constexpr size_t kSimdFlush = 255;  // bytes between widenings of the kernels' 8-bit counts
+
+inline void add_counts(uint64_t* ge, const uint8_t* counted, uint32_t lanes) {
+  for (uint32_t p = 0; p < lanes; ++p) ge[p] += counted[p];
+}
+
 // One chunk's run: its bytes, the lanes' states (the identity at first, the end states
 // after) and its counts ge[g * 64 + p].
 struct SimdLane {

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -110,5 +111,7 @@ def test_analyze_reports_the_runners_choice(project, tmp_path) -> None:
     runner = one_process(folder, [str(path), "--json"])
     assert analysis["auto_measured_by_runtime"] is True
     assert analysis["auto_scheme"] == runner["scheme"]
-    assert analysis["auto_reason"] == runner["reason"]
+    def timings_masked(reason: str) -> str:  # auto's timed kernels differ from run to run
+        return re.sub(r"[0-9.]+ GB/s", "R GB/s", reason)
+    assert timings_masked(analysis["auto_reason"]) == timings_masked(runner["reason"])
     assert analysis["rules_scheme"] in ("seq", "enum", "fused", "spec", "hspec")

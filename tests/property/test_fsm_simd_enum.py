@@ -153,3 +153,32 @@ def test_measured_auto_equals_reference_and_explains(tmp_path) -> None:
             assert result["reason"].startswith("measured: every scheme ran"), result["reason"]
             assert "the analysis rules would pick" in result["reason"]
             assert f"picked {result['scheme']}" in result["reason"]
+
+
+def exact_groups(machine, groups: int):
+    """The machine with exactly `groups` groups of reporting states (distinct tag lists
+    over 4 tags), two states each where the states allow, the rest not reporting."""
+    lists = [tuple(t for t in range(4) if (mask >> t) & 1) for mask in range(1, 16)][:groups]
+    reporting = min(machine.state_count, 2 * groups)
+    tags = tuple(lists[s % groups] if s < reporting else () for s in range(machine.state_count))
+    return dataclasses.replace(machine, tag_names=("t0", "t1", "t2", "t3"), state_tags=tags)
+
+
+@pytest.mark.parametrize("states", [9, 16])
+def test_paired_kernel_counts_two_to_eight_groups(states: int, tmp_path) -> None:
+    """Up to 16 states on AVX2, two chunks share a register and 2 to 8 groups are counted
+    two per 8-bit counter (cpp_runtime/fsm/simd_kernels_paired.hpp; an odd last group by
+    compare): chunks long enough for many nibble rounds (15 bytes) and widenings (255),
+    with lengths that are multiples of neither."""
+    rng = np.random.default_rng(40 + states)
+    paths = [path for path in SUPPORTED if path in ("avx2", "ssse3", "scalar")]
+    for groups in range(2, 9):
+        kind = "permutation" if groups % 2 else "converging"
+        machine = exact_groups(random_machine(rng, states, 4, kind), groups)
+        data = rng.integers(0, 256, 4099, dtype=np.uint8).tobytes()
+        configs = [f"enum/{path}:{threads}:{chunks}" for path in paths
+                   for threads, chunks in ((1, 1), (1, 4), (2, 8), (3, 13), (2, 999))]
+        results = assert_all_equal_reference(machine, data, tmp_path, configs, matches=False)
+        assert_reason_names_path(configs, results)
+        counted = [r for c, r in zip(configs, results, strict=True) if "avx2" in c]
+        assert all("counting reports per start state" in r["reason"] for r in counted)

@@ -109,14 +109,43 @@ def test_lookback_on_rotation_breaks_ties_towards_state_zero() -> None:
     assert slow == round((1 - accuracy) * tried)
 
 
+NO_SIMD = frozenset()  # a CPU without vector paths: rules 1-8 of scheme_choice decide
+
+
 def test_auto_choice_follows_the_measurements() -> None:
     reset_rows = [[0, 1, 2], [0, 1, 2], [0, 1, 2]]
-    assert analyse(machine_of(reset_rows), RANDOM_BYTES, "r").scheme == "spec"
-    assert analyse(machine_of(rotation(5)), RANDOM_BYTES, "r").scheme == "fused"
-    stuck = machine_of(rotation(5), max_fused_states=2)  # 5 states: SIMD enumeration fits
-    assert analyse(stuck, RANDOM_BYTES, "r").scheme == "enum"
-    big = machine_of(rotation(20), max_fused_states=2)  # over 16 states: nothing pays
-    assert analyse(big, RANDOM_BYTES, "r").scheme == "seq"
+    assert analyse(machine_of(reset_rows), RANDOM_BYTES, "r", NO_SIMD).scheme == "spec"
+    assert analyse(machine_of(rotation(5)), RANDOM_BYTES, "r", NO_SIMD).scheme == "fused"
+    stuck = machine_of(rotation(20), max_fused_states=2)
+    assert analyse(stuck, RANDOM_BYTES, "r", NO_SIMD).scheme == "seq"
+
+
+@pytest.mark.parametrize(("states", "paths", "fits"), [
+    (3, {"ssse3"}, "ssse3"), (16, {"avx2", "avx512vbmi"}, "avx2"), (17, {"ssse3"}, None),
+    (20, {"avx2"}, "avx2"), (33, {"avx2"}, None), (40, {"avx512vbmi", "avx2"}, "avx512vbmi"),
+    (65, {"avx512vbmi"}, None)])
+def test_simd_rule_comes_first_where_the_path_takes_the_machine(states, paths, fits) -> None:
+    """Rule 0 (the runtime's auto_rates.hpp): enum wherever this CPU's path takes the
+    machine, before speculation that is always right; the reason says what the other
+    rules would pick were table walks faster."""
+    machine = machine_of([[0, 1, 2]] * states)  # every byte resets: spec is always right
+    result = analyse(machine, RANDOM_BYTES, "r", frozenset(paths))
+    if fits is None:
+        assert result.scheme == "spec"
+    else:
+        assert result.scheme == "enum" and f"this CPU ({states} states" in result.reason
+        assert "where walks are faster: spec" in result.reason
+
+
+def test_simd_rule_needs_the_groups_counted_in_one_pass() -> None:
+    """More than 4 groups are counted in one pass only by the paired AVX2 kernel (up to 16
+    states, up to 8 groups)."""
+    from parafuse.fsm_compiler.simd_fit import counts_in_one_pass
+    assert counts_in_one_pass(12, 5, frozenset({"avx2"})) == "avx2"
+    assert counts_in_one_pass(12, 9, frozenset({"avx2"})) is None
+    assert counts_in_one_pass(12, 5, frozenset({"ssse3"})) is None
+    assert counts_in_one_pass(40, 5, frozenset({"avx512vbmi"})) is None
+    assert counts_in_one_pass(40, 4, frozenset({"avx512vbmi"})) == "avx512vbmi"
 
 
 def _reset_rotation(components: int, size: int, classes: int) -> list[list[int]]:
@@ -134,7 +163,7 @@ def test_auto_choice_enumerates_where_every_path_meets() -> None:
     # One rotation reset by 1 byte in 64: lookback 8 rarely sees a reset, but from every
     # state the paths meet long before the 4096-byte horizon.
     machine = machine_of(_reset_rotation(1, 5, 64), lookback=8)
-    result = analyse(machine, RANDOM_BYTES, "r")
+    result = analyse(machine, RANDOM_BYTES, "r", NO_SIMD)
     assert result.lookback_accuracy < 0.5
     assert result.scheme == "enum" and "paths met" in result.reason
 
@@ -143,6 +172,6 @@ def test_auto_choice_speculates_in_rounds_where_wrong_guesses_recover() -> None:
     # Two rotations never merge (paths from every state do not meet), but within the true
     # one a reset (1 byte in 8) brings a wrong guess back within a few bytes.
     machine = machine_of(_reset_rotation(2, 3, 8), lookback=8)
-    result = analyse(machine, RANDOM_BYTES, "r")
+    result = analyse(machine, RANDOM_BYTES, "r", NO_SIMD)
     assert 0.5 <= result.lookback_accuracy < 0.99
     assert result.scheme == "hspec" and "within 1024 bytes" in result.reason

@@ -1,0 +1,52 @@
+"""Whether a machine fits SIMD enumeration counted in one pass on a CPU: the path the
+runtime takes for it (cpp_runtime/fsm/simd_plan.hpp make_simd_plan) and whether that path
+counts its groups of reporting states per lane (SimdPlan::counts). `auto`'s first rule
+(cpp_runtime/fsm/auto_rates.hpp) applies only to such machines; the analysis mirrors it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+LANES = 64  # simd_plan.hpp kSimdLanes
+MAX_GROUPS = 4  # simd_plan.hpp kSimdMaxGroups
+PAIRED_MAX_GROUPS = 8  # simd_plan.hpp kSimdPairedMaxGroups: two chunks per AVX2 register
+PSHUFB_STATES = 16
+COMPOSED_AVX2_STATES = 32  # composed vpshufb pays up to this many states
+PATH_FLAGS = {"avx512vbmi": {"avx512f", "avx512bw", "avx512vbmi"}, "avx2": {"avx2"},
+              "ssse3": {"ssse3"}}
+
+
+def cpu_simd_paths(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
+    """The vector paths this CPU runs (none where /proc/cpuinfo is missing)."""
+    try:
+        text = cpuinfo.read_text()
+    except OSError:
+        return frozenset()
+    flags: set[str] = set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            break
+    return frozenset(path for path, needs in PATH_FLAGS.items() if needs <= flags)
+
+
+def simd_path(states: int, paths: frozenset[str]) -> str | None:
+    """The path the runtime's plan takes for `states` states on a CPU with `paths`."""
+    best = next((p for p in ("avx512vbmi", "avx2", "ssse3") if p in paths), None)
+    if best is None or states > LANES:
+        return None
+    if states <= PSHUFB_STATES:
+        return "avx2" if best == "avx512vbmi" else best
+    if best == "avx512vbmi" or (best == "avx2" and states <= COMPOSED_AVX2_STATES):
+        return best
+    return None
+
+
+def counts_in_one_pass(states: int, groups: int, paths: frozenset[str]) -> str | None:
+    """The path, where it counts `groups` groups per lane in one pass; else None."""
+    path = simd_path(states, paths)
+    if path is None:
+        return None
+    paired = path == "avx2" and states <= PSHUFB_STATES
+    return path if groups <= MAX_GROUPS or (paired and groups <= PAIRED_MAX_GROUPS) else None
