@@ -13,7 +13,7 @@ strings) over real C headers (/usr/include, read at bench time); `weblog` (a pat
 the first run does) keeps every case but measures projections for `enum` only.
 
 GB/s are medians: each fixed scheme is the runner's median of --repeat runs in one
-process; `auto` is also run as K fresh processes of one run each (median), so that its
+process; `auto` is also run as fresh processes of one run each (at least 15, median), so that its
 probes are paid every time (within one process a repeated run over the same sample
 reuses its measured choice), and so is the best fixed scheme at each thread count, so
 that `fresh auto / fresh best` compares two runs that both pay a fresh process's first
@@ -135,6 +135,11 @@ def run(runner: Path, data: Path, scheme: str, threads: int, repeat: int, simd: 
     return json.loads(done.stdout) if done.returncode == 0 else {"error": done.stderr.strip()}
 
 
+# A fresh process's run varies up to 2x from one process to the next (page faults of the
+# input, the CPU's frequency): 5 pairs left the ratio to chance, so at least 15.
+FRESH_PAIRS = 15
+
+
 def fresh_rate(runner: Path, data: Path, scheme: str, threads: int, repeat: int) -> float:
     """Median GB/s of `repeat` processes that each run `scheme` once (auto: probes
     included)."""
@@ -169,7 +174,8 @@ def bench_case(label: str, machine, data: Path, args, driver: Path) -> dict:
     for threads in (1, 2):  # alternately, so that both meet the same load
         best = max(FIXED, key=lambda s: gbps(row["runs"][f"{s}/{threads}"]))
         pairs = [(fresh_rate(runner, data, "auto", threads, 1),
-                  fresh_rate(runner, data, best, threads, 1)) for _ in range(args.repeat)]
+                  fresh_rate(runner, data, best, threads, 1))
+                 for _ in range(max(args.repeat, FRESH_PAIRS))]
         row["auto_fresh"][str(threads)] = statistics.median(a for a, _ in pairs)
         row["best_fresh"][str(threads)] = {"scheme": best,
                                            "gbps": statistics.median(b for _, b in pairs)}
