@@ -30,7 +30,7 @@ from tests.property.ccn_random_programs import ranks_for
 
 DRAWN = 300
 PROGRAMS = 16
-EMULATED = 14  # its builds cost about twice the CPU backend's
+EMULATED = 12  # its builds cost about twice the CPU backend's
 RUNS = [(1, 13), (2, 3), (3, 13), (4, 3), (2, 1), (3, 7), (4, 13), (1, 1)]  # (ranks, N)
 
 
