@@ -297,18 +297,40 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
   return result;
 }
 
-// Run the machine of `t` over data[0, n) as `options` ask. Throws std::invalid_argument
-// for an unknown scheme or a bad chunk count.
-inline RunResult run_machine(const Tables& t, const uint8_t* data, size_t n,
-                             const RunOptions& options) {
+// The run's threads and chunks from `options`; throws std::invalid_argument for an
+// unknown scheme or a bad thread or chunk count.
+inline void checked_run_shape(const RunOptions& options, int& threads, size_t& chunks) {
   if (!is_scheme(options.scheme))
     throw std::invalid_argument("unknown scheme '" + options.scheme +
                                 "' (schemes are auto, seq, enum, fused, spec, hspec)");
   if (options.threads < 0) throw std::invalid_argument("threads must be 0 or more");
-  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
-  const size_t chunks = options.chunks ? options.chunks : size_t(threads) * kLanes;
+  threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  chunks = options.chunks ? options.chunks : size_t(threads) * kLanes;
   if (chunks > kMaxChunks)
     throw std::invalid_argument("at most " + std::to_string(kMaxChunks) + " chunks");
+}
+
+// run_machine for tables of `Entry` entries only: a machine's library, whose blob fixes
+// the width, instantiates the schemes once instead of for all three widths.
+template <class Entry>
+RunResult run_machine_with(const Tables& t, const uint8_t* data, size_t n,
+                           const RunOptions& options) {
+  int threads = 1;
+  size_t chunks = 1;
+  checked_run_shape(options, threads, chunks);
+  if (t.entry_bytes != sizeof(Entry))
+    throw std::logic_error("tables of " + std::to_string(t.entry_bytes) +
+                           "-byte entries run by a library built for " +
+                           std::to_string(sizeof(Entry)) + "-byte entries");
+  return run_typed<Entry>(t, data, n, options, threads, chunks);
+}
+
+// Run the machine of `t` over data[0, n) as `options` ask (checked_run_shape's errors).
+inline RunResult run_machine(const Tables& t, const uint8_t* data, size_t n,
+                             const RunOptions& options) {
+  int threads = 1;
+  size_t chunks = 1;
+  checked_run_shape(options, threads, chunks);
   switch (t.entry_bytes) {
     case 1: return run_typed<uint8_t>(t, data, n, options, threads, chunks);
     case 2: return run_typed<uint16_t>(t, data, n, options, threads, chunks);

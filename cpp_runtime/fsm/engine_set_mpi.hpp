@@ -11,6 +11,7 @@
 // An NFA engine with unbounded matches cannot start inside the file: with more than one
 // rank, every rank refuses alike (one line from rank 0). Counts are summed and matches
 // gathered on rank 0, sorted by offset, then tag. Before: every rank ran the whole input.
+// The engines run through a RankKernels table (fsm/rank_kernels.hpp), as in mpi_run.hpp.
 #pragma once
 
 #include <fcntl.h>
@@ -40,7 +41,7 @@ namespace detail {
 
 // NFA reports at the boundaries [in.begin, in.end) (and at n on the last rank).
 inline RankPart nfa_rank_part(const RankInput& in, const NfaTables& t, uint32_t tag_count,
-                              int threads, bool with_matches) {
+                              int threads, bool with_matches, const RankKernels& kernels) {
   RankPart part;
   part.counts.assign(tag_count, 0);
   if (in.length() == 0 && !in.last()) return part;
@@ -55,7 +56,7 @@ inline RankPart nfa_rank_part(const RankInput& in, const NfaTables& t, uint32_t 
     const size_t scan = begin > t.max_length ? begin - t.max_length : 0;
     parts[c].counts.assign(tag_count, 0);
     if (begin == end && end != in.n) continue;
-    nfa_scan(t, file, in.n, scan, begin, end, with_matches, parts[c]);
+    kernels.nfa_scan(t, file, in.n, scan, begin, end, with_matches, parts[c]);
   }
   for (const NfaChunk& chunk : parts) {
     for (uint32_t tag = 0; tag < tag_count; ++tag) part.counts[tag] += chunk.counts[tag];
@@ -69,7 +70,8 @@ inline RankPart nfa_rank_part(const RankInput& in, const NfaTables& t, uint32_t 
 inline RankPart prefilter_on_rank0(const RankInput& in, const std::string& path,
                                    const PrefilterTables& tables, uint32_t tag_count,
                                    const RunOptions& options, int threads,
-                                   std::string& scheme, std::string& reason) {
+                                   const RankKernels& kernels, std::string& scheme,
+                                   std::string& reason) {
   RankPart part;
   part.counts.assign(tag_count, 0);
   std::string error;
@@ -87,8 +89,8 @@ inline RankPart prefilter_on_rank0(const RankInput& in, const std::string& path,
   agree_or_throw(in.comm, error);
   if (in.rank != 0) return part;
   const size_t chunks = options.chunks ? options.chunks : size_t(threads) * kLanes;
-  PrefilterResult raw = run_prefilter(tables, whole->data(), in.n, tag_count, options, threads,
-                                      chunks);
+  PrefilterResult raw = kernels.run_prefilter(tables, whole->data(), in.n, tag_count, options,
+                                              threads, chunks);
   part.counts = std::move(raw.counts);
   if (options.matches) part.matches = std::move(raw.matches);
   scheme = raw.scheme;
@@ -102,7 +104,8 @@ inline RankPart prefilter_on_rank0(const RankInput& in, const std::string& path,
 // Runs every engine of the set over `path` across the ranks of `comm` (a collective call).
 inline EngineSetMpiResult run_engine_set_mpi(MPI_Comm comm, const std::string& path,
                                              const std::vector<SetEngine>& engines,
-                                             uint32_t tag_count, const RunOptions& options) {
+                                             uint32_t tag_count, const RunOptions& options,
+                                             const RankKernels& kernels) {
   int ranks = 1;
   MPI_Comm_size(comm, &ranks);
   size_t lookback = kMpiLookback;
@@ -117,7 +120,7 @@ inline EngineSetMpiResult run_engine_set_mpi(MPI_Comm comm, const std::string& p
   }
   RunOptions checked = options;  // bad options throw alike on every rank
   if (!is_scheme(options.scheme) || options.threads < 0 || options.chunks > kMaxChunks)
-    run_machine(Tables(), nullptr, 0, checked);
+    kernels.run_machine(Tables(), nullptr, 0, checked);
   const RankInput in = open_rank_input(comm, path, lookback);
   const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
   EngineSetMpiResult out;
@@ -131,16 +134,17 @@ inline EngineSetMpiResult run_engine_set_mpi(MPI_Comm comm, const std::string& p
     std::string scheme, reason;
     if (engines[i].kind == EngineKind::prefilter) {
       part = detail::prefilter_on_rank0(in, path, engines[i].prefilter, tag_count, options,
-                                        threads, scheme, reason);
+                                        threads, kernels, scheme, reason);
       out.set.final_states.push_back(-1);
     } else if (engines[i].is_dfa()) {
-      MachinePart machine = run_machine_part(in, engines[i].tables, options);
+      MachinePart machine = run_machine_part(in, engines[i].tables, options, kernels);
       part = std::move(machine.part);
       out.set.final_states.push_back(machine.final_state);
       scheme = machine.scheme;
       reason = machine.reason;
     } else {
-      part = detail::nfa_rank_part(in, engines[i].nfa, tag_count, threads, options.matches);
+      part = detail::nfa_rank_part(in, engines[i].nfa, tag_count, threads, options.matches,
+                                   kernels);
       out.set.final_states.push_back(-1);
       scheme = "nfa";
       reason = "bit-parallel NFA; matches are at most " + std::to_string(engines[i].nfa.max_length) +

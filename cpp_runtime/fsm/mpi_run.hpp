@@ -20,15 +20,17 @@
 // guess is then certainly right and each rank runs the fastest scheme once), and scans
 // otherwise. Before: every machine speculated. Ranges run without the machine's
 // end-of-input reports; the last rank adds those of the file's final state.
+//
+// The runtime's schemes are called through a RankKernels table (fsm/rank_kernels.hpp),
+// compiled in the machine's own library, so that this code compiles without them.
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
-#include "fsm/auto_choice.hpp"
 #include "fsm/mpi_range.hpp"
-#include "fsm/simd_range_summary.hpp"
+#include "fsm/rank_kernels.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
@@ -48,37 +50,32 @@ namespace detail {
 // Runs of the machine over this rank's range (internal state numbers, no end reports).
 class RangeRunner {
  public:
-  RangeRunner(const RankInput& in, const Tables& t, const RunOptions& options)
-      : in_(in), quiet_(t), options_(options), no_end_(t.states + 1, 0), internal_(t.states) {
+  RangeRunner(const RankInput& in, const Tables& t, const RunOptions& options,
+              const RankKernels& kernels)
+      : in_(in), quiet_(t), options_(options), kernels_(kernels), no_end_(t.states + 1, 0),
+        internal_(t.states) {
     quiet_.end_begin = no_end_.data();  // ranges end inside the file, not at its end
     for (uint32_t s = 0; s < t.states; ++s) internal_[t.external[s]] = s;
   }
   RunResult run(uint32_t start) {
     quiet_.start = start;
-    RunResult done = run_machine(quiet_, in_.bytes(), in_.length(), options_);
+    RunResult done = kernels_.run_machine(quiet_, in_.bytes(), in_.length(), options_);
     done.final_state = internal_[done.final_state];
     for (Match& match : done.matches) match.offset += in_.begin;
     return done;
   }
   // The end state of the window before the range from every state (internal numbers).
   std::vector<uint32_t> window_ends(const SimdPlan& plan) {
+    if (plan.path != SimdPath::none)
+      return kernels_.summarize_range(quiet_, plan, in_.before(), in_.window, 1, false).after;
     std::vector<uint32_t> ends(quiet_.states);
-    if (plan.path != SimdPath::none) {
-      SimdLane lane;
-      lane.data = in_.before();
-      lane.length = in_.window;
-      lane.start_everywhere(plan.states);
-      simd_summarize(plan, &lane, 1, 0);
-      for (uint32_t s = 0; s < quiet_.states; ++s) ends[s] = plan.from_plan[lane.state[plan.to_plan[s]]];
-      return ends;
-    }
     RunOptions walk;
     walk.scheme = "seq", walk.threads = 1;
     const uint32_t tried = quiet_.states > kMpiPredictRuns ? 1 : quiet_.states;
     ends.resize(tried);
     for (uint32_t s = 0; s < tried; ++s) {
       quiet_.start = tried == 1 ? quiet_.start : s;
-      ends[s] = internal_[run_machine(quiet_, in_.before(), in_.window, walk).final_state];
+      ends[s] = internal_[kernels_.run_machine(quiet_, in_.before(), in_.window, walk).final_state];
     }
     return ends;
   }
@@ -87,6 +84,7 @@ class RangeRunner {
   const RankInput& in_;
   Tables quiet_;
   RunOptions options_;
+  const RankKernels& kernels_;
   std::vector<uint32_t> no_end_, internal_;
 };
 
@@ -126,12 +124,13 @@ inline RunResult speculate(const RankInput& in, const Tables& t, RangeRunner& ru
 
 // Runs machine `t` from t.start over the file of `in` (a collective call); every rank
 // gets its own share, with the file's final state.
-inline MachinePart run_machine_part(const RankInput& in, const Tables& t, const RunOptions& options) {
+inline MachinePart run_machine_part(const RankInput& in, const Tables& t, const RunOptions& options,
+                                    const RankKernels& kernels) {
   MachinePart out;
   out.threads = options.threads > 0 ? options.threads : omp_get_max_threads();
-  detail::RangeRunner runner(in, t, options);
+  detail::RangeRunner runner(in, t, options, kernels);
   const SimdPlan plan = options.scheme == "enum" || options.scheme == "auto"
-                            ? plan_for_tables(t, options.simd) : SimdPlan();
+                            ? kernels.plan_for_tables(t, options.simd) : SimdPlan();
   const bool can_scan = plan.path != SimdPath::none;
   std::vector<uint32_t> window_ends;
   if (in.rank > 0 && in.window > 0) window_ends = runner.window_ends(plan);
@@ -146,7 +145,7 @@ inline MachinePart run_machine_part(const RankInput& in, const Tables& t, const 
   uint32_t start = t.start;
   if (scan) {
     const RangeSummary summary =
-        summarize_range(t, plan, in.bytes(), in.length(), out.threads, !options.matches);
+        kernels.summarize_range(t, plan, in.bytes(), in.length(), out.threads, !options.matches);
     std::vector<uint32_t> every(size_t(t.states) * size_t(in.ranks));
     MPI_Allgather(summary.after.data(), int(t.states), MPI_UINT32_T, every.data(), int(t.states),
                   MPI_UINT32_T, in.comm);

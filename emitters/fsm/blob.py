@@ -62,6 +62,11 @@ def entry_layout(states: int, row_shift: int) -> tuple[np.dtype, int]:
     raise ValueError("table offsets exceed 32 bits")
 
 
+def entry_bytes(machine: CompiledMachine) -> int:
+    """Bytes per entry of the machine's transition table in its blob (Tables::entry_bytes)."""
+    return entry_layout(machine.state_count, table_shift(machine.class_count))[0].itemsize
+
+
 def internal_fused(machine: CompiledMachine, order: InternalOrder, bound: int) -> FusedDfa:
     """The fused DFA over internal state numbers, explored up to `bound` fused states."""
     internal_transitions = order.internal[machine.transitions[order.external]]

@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from parafuse.emitters.fsm.blob import machine_blob
+from parafuse.emitters.fsm.blob import entry_bytes, machine_blob
 from parafuse.emitters.fsm.engine_set_blob import engine_set_blob
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.names import CXX_KEYWORDS, cpp_name
@@ -71,7 +71,8 @@ def template_context(request: ProjectRequest, blob_bytes: int) -> dict[str, obje
 def _state_context(machine: CompiledMachine | EngineSet) -> dict[str, object]:
     if isinstance(machine, CompiledMachine):
         return {"state_count": machine.state_count, "start_state": machine.start,
-                "state_names": machine.state_names, "engine_count": 0}
+                "state_names": machine.state_names, "engine_count": 0,
+                "entry_type": f"uint{8 * entry_bytes(machine)}_t"}
     kinds = [engine_kind(engine) for engine in machine.engines]
     summary = ", ".join(f"{kinds.count(kind)} {kind.upper()}"
                         for kind in ("dfa", "nfa", "prefilter") if kind in kinds)
@@ -132,7 +133,7 @@ def cmake_arguments(python: bool, sanitize: str = "", mpi: bool = True) -> list[
 
 def option_arguments(name: str, sanitize: str = "", mpi: bool = True) -> list[str]:
     """The cache variables of machine `name`'s project: its sanitizers, and `C_MPI=OFF`
-    where the build needs no M::M_mpi (which compiles the runtime a second time)."""
+    where the build needs no M::M_mpi (MPI found and its code compiled for nothing)."""
     options = [f"-D{cpp_name(name)}_SANITIZE={sanitize}"] if sanitize else []
     return options + ([] if mpi else [f"-D{cpp_name(name)}_MPI=OFF"])
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -115,3 +116,25 @@ def test_analyze_reports_the_runners_choice(project, tmp_path) -> None:
         return re.sub(r"[0-9.]+ GB/s", "R GB/s", reason)
     assert timings_masked(analysis["auto_reason"]) == timings_masked(runner["reason"])
     assert analysis["rules_scheme"] in ("seq", "enum", "fused", "spec", "hspec")
+
+
+def defined_symbols(library: Path) -> str:
+    """The demangled names a static library defines (nm)."""
+    nm = shutil.which("nm")
+    require_tool(nm is not None, "needs nm (binutils)")
+    done = subprocess.run([nm, "-C", "--defined-only", str(library)], capture_output=True,
+                          text=True, check=True)
+    return done.stdout
+
+
+def test_the_runtime_is_compiled_once_for_the_machines_entry_width(project) -> None:
+    """M::M compiles the schemes for its blob's entry width alone, and M::M_mpi calls them
+    through M's table of functions (fsm/rank_kernels.hpp) instead of compiling them again."""
+    folder, _ = project
+    library = defined_symbols(folder / "build" / "libperm12.a")
+    assert "run_typed<unsigned char>" in library
+    assert "run_typed<unsigned short>" not in library and "run_typed<unsigned int>" not in library
+    mpi_library = defined_symbols(folder / "build" / "libperm12_mpi.a")
+    assert "run_machine_part" in mpi_library
+    for scheme_code in ("run_typed<", "Engine<", "simd_summarize", "summarize_range("):
+        assert scheme_code not in mpi_library, scheme_code

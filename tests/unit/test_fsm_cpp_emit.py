@@ -35,6 +35,15 @@ def test_project_files_have_banners_and_an_aligned_blob() -> None:
     assert "namespace div7" in files["include/div7.hpp"]
 
 
+def test_the_library_is_compiled_for_the_entry_width_its_blob_holds() -> None:
+    """src/M.cpp instantiates the runtime for one entry type, which must be the blob's."""
+    for name, width in (("div7", 1), ("weblog", 2)):
+        files = project_files(project_request(sample_machine(name), f"samples/{name}.fsm"))
+        blob = np.frombuffer(files[f"src/{name}.tables.bin"][:HEADER_SLOTS * 8], dtype=np.uint64)
+        assert blob[BlobSlot.ENTRY_BYTES] == width, name
+        assert f"machine_rank_kernels<uint{8 * width}_t>()" in files[f"src/{name}.cpp"], name
+
+
 def test_reporting_states_are_numbered_last() -> None:
     machine = sample_machine("clexer")
     order = internal_order(machine)
