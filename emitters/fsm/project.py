@@ -24,7 +24,12 @@ from parafuse.emitters.fsm.blob import entry_bytes, machine_blob
 from parafuse.emitters.fsm.engine_set_blob import engine_set_blob
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.names import CXX_KEYWORDS, cpp_name
-from parafuse.emitters.toolchain.cmake import BuildError, Toolchain, cached_build
+from parafuse.emitters.toolchain.cmake import (
+    SANITIZED_BUILD_ARGS,
+    BuildError,
+    Toolchain,
+    cached_build,
+)
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME, runtime_files
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.engines import EngineSet, engine_kind
@@ -127,7 +132,7 @@ def cmake_arguments(python: bool, sanitize: str = "", mpi: bool = True) -> list[
         args += [f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
                  f"-DPython_EXECUTABLE={sys.executable}"]
     if sanitize:
-        args += ["-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
+        args += SANITIZED_BUILD_ARGS
     return args
 
 

@@ -11,7 +11,12 @@ from parafuse.ccn_compiler.frontend import CheckedModule
 from parafuse.emitters.ccn.plan import LoweringPlan
 from parafuse.emitters.ccn.project_context import scheduled_plans, template_context
 from parafuse.emitters.jinja_env import render
-from parafuse.emitters.toolchain.cmake import Toolchain, build_tree, cached_build
+from parafuse.emitters.toolchain.cmake import (
+    SANITIZED_BUILD_ARGS,
+    Toolchain,
+    build_tree,
+    cached_build,
+)
 from parafuse.emitters.toolchain.onednn import dnnl_cmake_dir
 from parafuse.emitters.toolchain.runtime import runtime_folders
 
@@ -62,7 +67,7 @@ def cmake_arguments(sanitize: bool = False, python: bool = False) -> list[str]:
         args += [f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
                  f"-DPython3_EXECUTABLE={sys.executable}"]
     if sanitize:
-        args += ["-DPARAFUSE_SANITIZE=ON", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
+        args += ["-DPARAFUSE_SANITIZE=ON", *SANITIZED_BUILD_ARGS]
     return args
 
 
