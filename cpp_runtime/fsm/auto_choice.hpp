@@ -3,13 +3,15 @@
 // The rules mirror fsm_compiler/scheme_choice.py, with lookback accuracy measured
 // on this input (its first 64 KiB) instead of the training sample, and a partial
 // fused DFA accepted when walks over samples of this input stay inside it.
-// The first rule (fsm/auto_rates.hpp) times SIMD enumeration against table walks on a
-// small window of the input where SIMD enumeration counts the run in one pass; where it
-// is at least as fast per core it is the fastest scheme, and auto takes it without
-// measuring anything else (no rules, no probes). Before this version, a machine of up to
-// 16 states counting at most 4 groups took SIMD enumeration only after the lookback,
-// convergence and fused rules (so `spec` or `hspec` on inputs where enumeration ran
-// 2.5x faster), and larger machines never without probing.
+// The first rule (fsm/auto_rates.hpp) times SIMD enumeration against table walks on
+// small windows spread over the input where SIMD enumeration counts the run in one pass;
+// where it is at least as fast per core it is the fastest scheme, and auto takes it without
+// measuring anything else (no rules, no probes). Lookback right at 99% or more decides
+// `spec` without probes for every machine (before: only where the kernels were timed).
+// When profiled, each part of choosing is a phase of its own ("choose: rates", ...).
+// Before the first rule, a machine of up to 16 states counting at most 4 groups took SIMD
+// enumeration only after the lookback, convergence and fused rules (so `spec` or `hspec`
+// on inputs where enumeration ran 2.5x faster), and larger machines never without probing.
 #pragma once
 
 #include <omp.h>
@@ -127,18 +129,35 @@ bool Engine<Entry>::paths_meet_on_sample() {
   return missed == 0;
 }
 
-// Whether walks of the partial fused DFA from its start stay inside the stored part.
+// Whether walks of the partial fused DFA from its start stay inside the stored part: the
+// first missing transition decides. (Before: each window walked to its end with a
+// histogram of every reporting fused state, allocated per call: 0.27 ms, mostly page
+// faults, on a 40-state permutation machine whose walks left the stored part at once.)
 template <class Entry>
 bool Engine<Entry>::fused_stays_on_sample() {
-  std::vector<uint32_t> hist(std::max<uint32_t>(1, t_.reporting_fused()));
   for (size_t w = 0; w < kFusedWindows; ++w) {
     const size_t begin = (n_ - std::min(n_, kFusedWindowBytes)) * w / kFusedWindows;
-    FusedLane lane{data_ + begin, std::min(n_ - begin, kFusedWindowBytes),
-                   t_.fused_start << t_.fused_shift, hist.data(), kNoMiss, 0};
-    walk_fused_group<true>(t_, &lane, 1);
-    if (lane.miss_at != kNoMiss) return false;
+    const size_t end = begin + std::min(n_ - begin, kFusedWindowBytes);
+    uint32_t fused = t_.fused_start << t_.fused_shift;
+    for (size_t i = begin; i < end; ++i) {
+      fused = step_column(t_.fused_next, t_.byte_class, fused, data_[i]);
+      if (fused == kFusedMissing) return false;
+    }
   }
   return true;
+}
+
+// body(), timed as a phase of choosing of its own where profiling (`name`: "choose: ...").
+template <class Entry, class Body>
+auto choice_phase(Engine<Entry>& engine, const char* name, Body&& body) {
+  const double began = omp_get_wtime();
+  auto result = body();
+  if (engine.profile_) {
+    const double seconds = omp_get_wtime() - began;
+    engine.parallel_choose_seconds_ += seconds;  // not counted again in "choose"
+    engine.phases().push_back(PhaseTiming{name, false, seconds, {}});
+  }
+  return result;
 }
 
 inline std::string percent(double fraction) {
@@ -159,9 +178,10 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     return "seq";
   }
   {  // the first rule; where it measured but did not decide, its rates open the reason
-    const SimdPlan simd = simd_plan();
+    // (the plan is built once per process and machine: `enum` would build it too)
+    const SimdPlan simd = choice_phase(*this, "choose: plan", [&] { return simd_plan(); });
     if (simd_counts_in_one_pass(simd, chunks)) {
-      rates_ = kernel_rates(simd);
+      rates_ = choice_phase(*this, "choose: rates", [&] { return kernel_rates(simd); });
       const double simd_rate = rates_.simd, walk_rate = rates_.walks;
       std::ostringstream rates;
       rates.setf(std::ios::fixed);
@@ -187,10 +207,15 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
   if (accuracy >= 0.99) {
     why << "speculation from " << t_.lookback << " bytes of lookback was right at " << measured
         << " of sampled positions, so chunks walk the small table and validation is nearly free";
-    // spec then costs about the timed interleaved walks per byte, which outran SIMD
-    // enumeration (the first rule), so nothing is left to probe (fsm/auto_rates.hpp)
-    decided_by_rates_ = rates_.simd > 0;
-    if (decided_by_rates_) why << " (at about the timed walks' rate, above enumeration's)";
+    // spec then costs about kLanes interleaved walks per byte plus its predictions: where
+    // SIMD enumeration was timed it ran slower than those walks (the first rule), and every
+    // other scheme walks a table at least as wide at least once per byte (fused a wider
+    // one, with its histogram; enum from every state until paths meet, then the walk;
+    // hspec the same walks at one thread), so nothing is left to probe. Before, machines
+    // past SIMD's lanes were probed here too (weblog, 342 states: 0.3 ms of probes whose
+    // samples priced spec 6x too fast, against runs of 5-10 ms).
+    decided_by_lookback_ = true;
+    if (rates_.simd > 0) why << " (at about the timed walks' rate, above enumeration's)";
     reason = why.str();
     return "spec";
   }
@@ -218,7 +243,7 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     reason = why.str();
     return "fused";
   }
-  if (fused_stays_on_sample()) {
+  if (choice_phase(*this, "choose: fused", [&] { return fused_stays_on_sample(); })) {
     why << "the fused DFA exceeds its bound, but walks over " << kFusedWindows
         << " samples of this input stayed inside its " << t_.fused_count << " stored states";
     reason = why.str();
@@ -244,7 +269,8 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
   }
   why << "the fused DFA exceeds its bound, paths do not converge and speculation was right at "
       << "only " << measured << " of sampled positions";
-  if (rates_.simd > 0) rates_.single = single_walk_rate();  // fsm/auto_rates.hpp
+  if (rates_.simd > 0)  // fsm/auto_rates.hpp
+    rates_.single = choice_phase(*this, "choose: rates", [&] { return single_walk_rate(); });
   if (rates_.simd > 0 && rates_.simd * threads_ >= rates_.single) {
     std::ostringstream rates;
     rates.setf(std::ios::fixed);
@@ -275,13 +301,20 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
   // The rules explain, probes decide (fsm/auto_probe.hpp); a choice measured earlier in
   // this process over the same sample skips both.
   const ProbeRun probing{threads, chunks, options.simd, options.matches};
-  if (scheme == "auto" && !remembered_choice(t, data, n, probing, scheme, choice)) {
+  const bool remembered = scheme == "auto" && choice_phase(engine, "choose: remembered", [&] {
+    return remembered_choice(t, data, n, probing, scheme, choice);
+  });
+  if (scheme == "auto" && !remembered) {
     scheme = engine.choose(chunks, choice);
-    if (engine.decided_by_rates_)  // decisive without probes (fsm/auto_rates.hpp)
-      choice = "measured rates: " + choice;
-    else
-      scheme = measured_choice<Entry>(t, data, n, probing, scheme, engine.speculation_hopeless_,
+    if (engine.decided_by_rates_ || engine.decided_by_lookback_) {  // decisive without probes
+      choice = (engine.decided_by_rates_ ? "measured rates: " : "by the lookback rule: ") + choice;
+      remember_choice(t, data, n, probing, scheme, choice);
+    } else {
+      scheme = choice_phase(engine, "choose: probes", [&] {
+        return measured_choice<Entry>(t, data, n, probing, scheme, engine.speculation_hopeless_,
                                       engine.rates_.simd, choice);
+      });
+    }
   }
   if (options.profile && options.scheme == "auto")  // the predictions are a phase of their own
     engine.phases().push_back(

@@ -149,6 +149,7 @@ class Engine {
   bool wants_matches_ = false;  // RunOptions::matches, for auto's rules
   bool speculation_hopeless_ = false;  // auto: most guesses wrong, none met the truth soon
   bool decided_by_rates_ = false;  // auto: decided by the timed kernels alone (auto_rates.hpp)
+  bool decided_by_lookback_ = false;  // auto: lookback right almost always: spec, no probes
   KernelRates rates_;               // auto: the timed kernels, where they ran
   double parallel_choose_seconds_ = 0;  // auto: the parallel parts of choosing
   std::vector<PhaseTiming>& phases() { return phases_; }

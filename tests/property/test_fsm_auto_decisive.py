@@ -1,0 +1,80 @@
+"""`auto`'s choices that need no probes (cpp_runtime/fsm/auto_choice.hpp): lookback right at
+99% or more of the sampled positions decides `spec` whatever the machine's size, a partial
+fused DFA whose walks stay inside its stored states keeps `fused`, and every choice made
+without probes is remembered for a later run in the same process like a probed one. Each
+result is checked against the reference executor; the decisions are deterministic (no
+timing): the machines make the measured facts certain."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import pytest
+
+from parafuse.fsm_compiler.pipeline import compile_file
+from parafuse.grammar.diagnostics import SourceFile
+from tests.property.fsm_cpp_driver import assert_all_equal_reference, random_machine
+from tests.property.test_fsm_auto_rates import INPUT_BYTES, permutation
+from tests.required_tools import require_cxx
+
+PROBES_ON = dict(os.environ, PARAFUSE_FSM_PROBE_MIN_BYTES="1")  # probes on small inputs
+CONFIGS = ["auto:1:0", "auto:2:0", "auto:2:7"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiler() -> None:
+    require_cxx()
+
+
+def reset_machine(rng: np.random.Generator, states: int):
+    """A converging machine past SIMD enumeration's lanes whose class of byte 0 sends every
+    state to state 0: 8 bytes of lookback that hold a 0 predict the state exactly."""
+    machine = random_machine(rng, states, 4, "converging")
+    transitions = machine.transitions.copy()
+    transitions[:, machine.byte_class[0]] = 0
+    return dataclasses.replace(machine, transitions=transitions)
+
+
+def test_lookback_rule_decides_spec_without_probes(tmp_path) -> None:
+    """Three bytes in four reset the machine, so lookback is right at every sampled
+    position: `spec` with no probes even where they are on, remembered by the same run
+    again; a permutation machine (lookback hopeless) is still probed."""
+    rng = np.random.default_rng(51)
+    machine = reset_machine(rng, 300)
+    reset_byte, other = 0, int(np.flatnonzero(machine.byte_class != machine.byte_class[0])[0])
+    data = rng.choice(np.array([reset_byte] * 3 + [other], dtype=np.uint8), INPUT_BYTES).tobytes()
+    for matches in (False, True):
+        results = assert_all_equal_reference(machine, data, tmp_path, CONFIGS + CONFIGS[-1:],
+                                             matches=matches, env=PROBES_ON)
+        again = results.pop()
+        for result in results:
+            assert result["scheme"] == "spec", result["reason"]
+            assert result["reason"].startswith("by the lookback rule: speculation from 8 bytes"), \
+                result["reason"]
+            assert "measured: every scheme" not in result["reason"]
+        assert again["reason"].startswith("as measured by an earlier run"), again["reason"]
+        assert "by the lookback rule" in again["reason"] and again["scheme"] == "spec"
+    hopeless = random_machine(rng, 90, 4, "permutation")
+    data = rng.choice(np.frombuffer(b"abcXYZ0123 .,\n", dtype=np.uint8), INPUT_BYTES).tobytes()
+    for result in assert_all_equal_reference(hopeless, data, tmp_path, CONFIGS, env=PROBES_ON):
+        assert result["reason"].startswith("measured: every scheme ran"), result["reason"]
+
+
+def test_partial_fused_dfa_kept_where_walks_stay_inside(tmp_path) -> None:
+    """perm12's fused DFA exceeds its bound (letters and digits generate every permutation),
+    but over letters and spaces alone its walks only rotate: 12 fused states, all stored, so
+    the rule keeps `fused` (with matches: no SIMD rule). A digit in each 64 bytes leaves the
+    stored states (the walks permute further) and the rule must not hold."""
+    perm12 = compile_file(SourceFile("perm12.fsm", permutation.permutation_source(12))).machines[0]
+    rng = np.random.default_rng(52)
+    letters = rng.choice(np.frombuffer(b"abcXYZ ", dtype=np.uint8), INPUT_BYTES)
+    for result in assert_all_equal_reference(perm12, letters.tobytes(), tmp_path, CONFIGS):
+        assert result["scheme"] == "fused", result["reason"]
+        assert "stayed inside its" in result["reason"], result["reason"]
+    with_digits = letters.copy()
+    with_digits[::64] = ord("7")
+    for result in assert_all_equal_reference(perm12, with_digits.tobytes(), tmp_path, CONFIGS):
+        assert result["scheme"] != "fused" and "stayed inside" not in result["reason"], \
+            result["reason"]
