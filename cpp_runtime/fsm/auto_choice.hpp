@@ -40,56 +40,52 @@ constexpr size_t kMeetBytes = 1024;  // hspec: a wrong guess that meets the true
 constexpr size_t kEnumMeetBytes = size_t(16) << 10, kMeetPositions = 16;  // enum: all paths
 
 // Lookback accuracy at evenly spaced positions of the input's prefix (truth: one
-// sequential run over the prefix; the predictions run in parallel); negative when the
-// prefix is too short. At a wrong prediction, also how far the two paths run before
-// they meet: `slow_misses` counts those that did not meet within kMeetBytes.
+// sequential run over the prefix, advanced from position to position); negative when the
+// prefix is too short. At a wrong prediction, also how far the two paths run before they
+// meet: `slow_misses` counts those that did not meet within kMeetBytes. `sampled`: the
+// positions measured. Where none of the first kHopelessAfter was right and none of those
+// wrong guesses met the true path within kMeetBytes, sampling stops there: even at 50%
+// accuracy (the threshold any rule asks for) that happens once in 65536, and the rules
+// decide the same as on 0% of 64. (Before: every position, the whole 64 KiB prefix walked
+// first: 0.25 ms on a 40-state permutation machine against runs of 5-10 ms.) On one
+// thread: a parallel region costs a whole time slice (measured: 20 ms against runs of 5-10
+// ms) where a core is busy elsewhere, and the predictions are bounded by kAccuracyLookups.
+constexpr size_t kHopelessAfter = 16;
+
 template <class Entry>
-double Engine<Entry>::sampled_accuracy(size_t& slow_misses) {
-  slow_misses = 0;
+double Engine<Entry>::sampled_accuracy(size_t& slow_misses, size_t& sampled) {
+  slow_misses = sampled = 0;
   const size_t prefix = std::min(n_, kAccuracyPrefix);
   if (prefix <= size_t(t_.lookback) + kAccuracyPositions) return -1.0;
   // Each prediction runs the lookback from every state: bound the total lookups.
   const size_t positions = std::clamp<size_t>(
       kAccuracyLookups / (size_t(t_.states) * t_.lookback), 8, kAccuracyPositions);
-  std::vector<size_t> at(positions);
-  std::vector<uint32_t> truth(positions);
-  uint32_t state = t_.start << t_.shift;
-  size_t done = 0;
-  for (size_t i = 0; i < positions; ++i) {
-    at[i] = t_.lookback + (prefix - t_.lookback) * (i + 1) / (positions + 1);
-    state = walk_one(m_, data_ + done, at[i] - done, 0, state, NoVisit{});
-    done = at[i], truth[i] = state;
-  }
-  size_t right = 0, slow = 0;
-  std::vector<double> units(profile_ ? positions : 0);
+  size_t right = 0, slow = 0, done = 0;
+  uint32_t real_state = t_.start << t_.shift;
+  std::vector<double> units;
+  Enumerator paths;
   const double began = omp_get_wtime();
-  // One thread: a parallel region costs a whole time slice (measured: 20 ms against runs
-  // of 5-10 ms) where a core is busy elsewhere, and the predictions are bounded by
-  // kAccuracyLookups (before: 2^22, on the run's threads past 2^20 lookups).
-  const int team = 1;
-#pragma omp parallel num_threads(team) reduction(+ : right, slow)
-  {
-    Enumerator paths;
-#pragma omp for schedule(dynamic, 1)
-    for (long i = 0; i < long(positions); ++i) {
-      const double unit_began = omp_get_wtime();
-      Chunk probe;
-      probe.begin = at[size_t(i)];
-      uint32_t guess = predict(probe, paths), real = truth[size_t(i)];
-      right += guess == real;
-      const size_t horizon = std::min(kMeetBytes, n_ - probe.begin);
-      for (size_t j = 0; j < horizon && guess != real; ++j)
-        guess = m_.step(guess, data_[probe.begin + j]), real = m_.step(real, data_[probe.begin + j]);
-      slow += guess != real;
-      if (profile_) units[size_t(i)] = omp_get_wtime() - unit_began;
-    }
+  for (size_t i = 0; i < positions; ++i) {
+    const double unit_began = omp_get_wtime();
+    Chunk probe;
+    probe.begin = t_.lookback + (prefix - t_.lookback) * (i + 1) / (positions + 1);
+    real_state = walk_one(m_, data_ + done, probe.begin - done, 0, real_state, NoVisit{});
+    done = probe.begin;
+    uint32_t guess = predict(probe, paths), real = real_state;
+    right += guess == real;
+    const size_t horizon = std::min(kMeetBytes, n_ - probe.begin);
+    for (size_t j = 0; j < horizon && guess != real; ++j)
+      guess = m_.step(guess, data_[probe.begin + j]), real = m_.step(real, data_[probe.begin + j]);
+    slow += guess != real;
+    if (profile_) units.push_back(omp_get_wtime() - unit_began);
+    if (++sampled == kHopelessAfter && right == 0 && slow == sampled) break;
   }
   const double seconds = omp_get_wtime() - began;
   parallel_choose_seconds_ += seconds;
   if (profile_) phases_.push_back(PhaseTiming{"choose: predict", true, seconds, units});
   slow_misses = slow;
-  speculation_hopeless_ = 2 * right < positions && slow == positions - right;
-  return double(right) / double(positions);
+  speculation_hopeless_ = 2 * right < sampled && slow == sampled - right;
+  return double(right) / double(sampled);
 }
 
 // Whether the paths from every state meet within kEnumMeetBytes (fewer for big machines:
@@ -201,12 +197,16 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
       why << rates.str() << ", so not taken on that ground; ";
     }
   }
-  size_t slow_misses = 0;
-  const double accuracy = sampled_accuracy(slow_misses);
-  const std::string measured = accuracy < 0 ? std::string("unmeasured") : percent(accuracy);
+  size_t slow_misses = 0, sampled = 0;
+  const double accuracy = sampled_accuracy(slow_misses, sampled);
+  std::string measured = accuracy < 0 ? std::string("unmeasured") : percent(accuracy);
+  if (accuracy >= 0) measured += " of " + std::to_string(sampled) + " sampled positions";
+  if (accuracy == 0 && sampled == kHopelessAfter && slow_misses == sampled)
+    measured += " (none right and no wrong guess met the true path within " +
+                std::to_string(kMeetBytes) + " bytes, where sampling stops)";
   if (accuracy >= 0.99) {
     why << "speculation from " << t_.lookback << " bytes of lookback was right at " << measured
-        << " of sampled positions, so chunks walk the small table and validation is nearly free";
+        << ", so chunks walk the small table and validation is nearly free";
     // spec then costs about kLanes interleaved walks per byte plus its predictions: where
     // SIMD enumeration was timed it ran slower than those walks (the first rule), and every
     // other scheme walks a table at least as wide at least once per byte (fused a wider
@@ -232,7 +232,7 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
   }
   if (accuracy >= 0.5 && slow_misses == 0) {
     why << "speculation from " << t_.lookback << " bytes of lookback was right at " << measured
-        << " of sampled positions and every wrong guess met the true path within " << kMeetBytes
+        << " and every wrong guess met the true path within " << kMeetBytes
         << " bytes, so misspeculated chunks are re-run briefly, in parallel rounds";
     reason = why.str();
     return "hspec";
@@ -250,25 +250,25 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     return "fused";
   }
   if (t_.converge2_p90 <= 256) {
-    why << "speculation was right at " << measured << " of sampled positions, but at 90% of "
+    why << "speculation was right at " << measured << ", but at 90% of "
         << "training positions at most 2 paths remain after " << t_.converge2_p90 << " bytes";
     reason = why.str();
     return "enum";
   }
   if (accuracy >= 0.5) {
-    why << "speculation was right at " << measured << " of sampled positions, so misspeculated"
+    why << "speculation was right at " << measured << ", so misspeculated"
         << " chunks are re-validated in parallel rounds";
     reason = why.str();
     return "hspec";
   }
   if (t_.converge4_median != kUnknown) {
-    why << "speculation was right at " << measured << " of sampled positions, and half the "
+    why << "speculation was right at " << measured << ", and half the "
         << "training positions keep at most 4 paths after " << t_.converge4_median << " bytes";
     reason = why.str();
     return "enum";
   }
   why << "the fused DFA exceeds its bound, paths do not converge and speculation was right at "
-      << "only " << measured << " of sampled positions";
+      << "only " << measured;
   if (rates_.simd > 0)  // fsm/auto_rates.hpp
     rates_.single = choice_phase(*this, "choose: rates", [&] { return single_walk_rate(); });
   if (rates_.simd > 0 && rates_.simd * threads_ >= rates_.single) {

@@ -29,9 +29,9 @@
 // input size, threads, chunks, SIMD option, matches or not, and sample bytes (a hash of
 // the first kKeyWindowBytes of each window, read in place): a repeated run over the same
 // input (--repeat, a library called in a loop) chooses once, and says so; so are the
-// choices made without probes (the timed kernels, the lookback rule). (Before: the key left out --matches, so a run listing
-// matches reused a choice measured without them, whose second walk it never paid.) The
-// probes run with the run's matches too.
+// choices made without probes (the timed kernels, the lookback rule). (Before: the key
+// left out --matches, so a run listing matches reused a choice measured without them,
+// whose second walk it never paid.) The probes run with the run's matches too.
 #pragma once
 
 #include <omp.h>

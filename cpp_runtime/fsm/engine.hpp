@@ -167,7 +167,7 @@ class Engine {
   uint64_t fix(Chunk& chunk, uint32_t true_start);
   void recount_fused(Chunk& chunk);
   void enumerate(Chunk& chunk, Enumerator& paths, const uint32_t* starts, size_t skip);
-  double sampled_accuracy(size_t& slow_misses);
+  double sampled_accuracy(size_t& slow_misses, size_t& sampled);
   bool fused_stays_on_sample();
   bool paths_meet_on_sample();
   bool simd_counts_in_one_pass(const SimdPlan& plan, size_t chunks) const;  // fsm/auto_rates.hpp

@@ -1,7 +1,9 @@
 """`auto`'s choices that need no probes (cpp_runtime/fsm/auto_choice.hpp): lookback right at
 99% or more of the sampled positions decides `spec` whatever the machine's size, a partial
-fused DFA whose walks stay inside its stored states keeps `fused`, and every choice made
-without probes is remembered for a later run in the same process like a probed one. Each
+fused DFA whose walks stay inside its stored states keeps `fused`, every choice made
+without probes is remembered for a later run in the same process like a probed one, and
+lookback sampling stops after 16 positions where none was right and no wrong guess met
+the true path within 1 KiB (it measures 64 otherwise). Each
 result is checked against the reference executor; the decisions are deterministic (no
 timing): the machines make the measured facts certain."""
 
@@ -60,6 +62,47 @@ def test_lookback_rule_decides_spec_without_probes(tmp_path) -> None:
     data = rng.choice(np.frombuffer(b"abcXYZ0123 .,\n", dtype=np.uint8), INPUT_BYTES).tobytes()
     for result in assert_all_equal_reference(hopeless, data, tmp_path, CONFIGS, env=PROBES_ON):
         assert result["reason"].startswith("measured: every scheme ran"), result["reason"]
+
+
+def test_lookback_sampling_stops_early_only_where_hopeless(tmp_path) -> None:
+    """A permutation machine (paths never meet): 0% of 16 positions, where sampling stops.
+    All 64 positions are measured where some guess was right (a reset machine, one byte in
+    16 resetting) and where none was but the wrong guesses met the true path soon."""
+    rng = np.random.default_rng(53)
+    hopeless = random_machine(rng, 90, 4, "permutation")
+    data = rng.choice(np.frombuffer(b"abcXYZ0123 .,\n", dtype=np.uint8), INPUT_BYTES).tobytes()
+    for result in assert_all_equal_reference(hopeless, data, tmp_path, CONFIGS, matches=False):
+        assert "right at only 0.0% of 16 sampled positions (none right and no wrong guess met " \
+               "the true path within 1024 bytes, where sampling stops)" in result["reason"], \
+            result["reason"]
+    machine = reset_machine(rng, 300)
+    other = int(np.flatnonzero(machine.byte_class != machine.byte_class[0])[0])
+    data = rng.choice(np.array([0] + [other] * 15, dtype=np.uint8), INPUT_BYTES).tobytes()
+    for result in assert_all_equal_reference(machine, data, tmp_path, CONFIGS, matches=False):
+        assert " of 64 sampled positions" in result["reason"], result["reason"]
+        assert "where sampling stops" not in result["reason"], result["reason"]
+    machine, data = always_wrong_soon_met(rng)
+    for result in assert_all_equal_reference(machine, data, tmp_path, CONFIGS, matches=False):
+        assert "right at only 0.0% of 64 sampled positions" in result["reason"], result["reason"]
+
+
+def always_wrong_soon_met(rng: np.random.Generator):
+    """90 states: state 0 loops on itself and is never reached from the start (1); the
+    others rotate among themselves; the class of byte 0 resets every state to 1. Over 8
+    bytes without a reset the paths from all states end distinct, so lookback guesses the
+    smallest, 0, never the true state; a reset 100 bytes after each of the first 16 sampled
+    positions (none in a lookback window) makes every wrong guess meet the true path soon."""
+    machine = random_machine(rng, 90, 4, "converging", max_fused_states=16)  # not complete
+    rotate = np.concatenate([[0], np.arange(2, 90), [1]]).astype(np.int32)
+    transitions = np.repeat(rotate[:, None], 4, axis=1)
+    transitions[:, machine.byte_class[0]] = 1
+    machine = dataclasses.replace(machine, transitions=transitions, start=1)
+    other = int(np.flatnonzero(machine.byte_class != machine.byte_class[0])[0])
+    data = np.full(INPUT_BYTES, other, dtype=np.uint8)
+    lookback, prefix = machine.options.lookback, 64 << 10  # auto_choice.hpp's sample
+    for i in range(16):
+        data[lookback + (prefix - lookback) * (i + 1) // 65 + 100] = 0
+    return machine, data.tobytes()
 
 
 def test_partial_fused_dfa_kept_where_walks_stay_inside(tmp_path) -> None:
