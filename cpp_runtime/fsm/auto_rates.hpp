@@ -14,16 +14,19 @@
 //
 // Only the uncertain side is measured on this machine and CPU: the walk's rate depends on
 // the table's size and the cache; SIMD enumeration's on the kernel and the CPU's clock.
-// Both run over the same kLanes windows spread evenly over the input (one per lane, as the
-// run's chunks are), kRateRounds times, alternately (the fastest run of each is kept: a busy
-// core delays a run, never speeds it up). All windows together are 1/kRateShare of the
-// input, within [kRateMinBytes, kRateMaxBytes], so the rule costs under 1% of a large
+// Both run over the same kLanes windows (one per lane, as the run's chunks are), kRateRounds
+// times, each round over windows of its own (kLanes x kRateRounds windows spread evenly over
+// the input), alternately, which kernel first (the fastest run of each is kept: a busy core
+// delays a run, never speeds it up). All windows of a round together are 1/kRateShare of
+// the input, within [kRateMinBytes, kRateMaxBytes], so the rule costs under 1% of a large
 // input's work (16 MiB: 8 KiB a round, about 40 us in all on the 2-core benchmark machine).
-// Before: one 16 KiB window at the input's middle, 3 rounds, twice the bytes (about 75 us),
-// and the middle of one input stood for all of it. Both kernels run faster over hot windows
-// than over a whole input (C headers, loaded machine: walks 2.2-2.6 GB/s timed, `spec` 1.2-1.4
-// over 16 MiB; SIMD 2.0 timed, `enum` 1.4), so the rule compares the two, not either with a
-// whole run's speed.
+// Before: one 16 KiB window at the input's middle, timed 3 times over the same bytes. A
+// counting walk branches on every report, and the branch predictor learned those bytes'
+// branches by the second round: the fastest round ran 1.5x faster than the walks of a run
+// ever do where reports are dense (C headers with a 14-state mode tracker: 2.5 GB/s timed,
+// `spec` 1.6 over the whole input, where SIMD enumeration, which does not branch, ran 2.0
+// timed and 2.0 over the whole input), so `auto` took `spec` where `enum` ran 1.17x faster.
+// With bytes of its own each round, the walks time 1.7 GB/s there and `enum` is taken.
 //
 // Where walks are faster, the rates still serve: the probes (fsm/auto_probe.hpp) take
 // SIMD enumeration's time from its rate instead of probing it, and where the rules leave
@@ -67,46 +70,55 @@ size_t Engine<Entry>::rate_window() const {
   return std::clamp(n_ / kRateShare, std::min(n_, kRateMinBytes), kRateMaxBytes) / kLanes;
 }
 
-// kLanes windows of `window` bytes spread evenly over n bytes, as chunks (walked by an
+// The kLanes windows of `window` bytes that round `round` times, as chunks (walked by an
 // engine of their own over the input, each from the start state: the run's totals stay
-// untouched).
-inline std::vector<Chunk> rate_windows(size_t n, size_t window) {
+// untouched): the kRateRounds x kLanes windows are spread evenly over the n bytes, and
+// each round has bytes of its own (see above: a branch predictor learns repeated bytes).
+inline std::vector<Chunk> rate_windows(size_t n, size_t window, int round) {
+  constexpr size_t kSlots = size_t(kLanes) * kRateRounds;
   std::vector<Chunk> chunks(static_cast<size_t>(kLanes));
   for (int k = 0; k < kLanes; ++k) {
-    chunks[size_t(k)].begin = (n - window) * size_t(k) / size_t(kLanes - 1);
+    chunks[size_t(k)].begin = (n - window) * (size_t(k) * kRateRounds + size_t(round)) / (kSlots - 1);
     chunks[size_t(k)].end = chunks[size_t(k)].begin + window;
   }
   return chunks;
 }
 
 // SIMD enumeration's rate and kLanes interleaved counting walks', in bytes per second of
-// one core over the same windows (see above); `single` stays 0 (single_walk_rate).
+// one core over the same windows (see above); `single` stays 0 (single_walk_rate). Rounds
+// alternate which kernel meets the windows first (the other finds them in the cache).
 template <class Entry>
 KernelRates Engine<Entry>::kernel_rates(const SimdPlan& plan) {
   const size_t window = rate_window(), bytes = window * kLanes;
   const int groups = int(plan.groups);
   std::vector<uint64_t> ge(size_t(kLanes) * std::max(groups, 1) * kSimdLanes, 0);
-  const std::vector<Chunk> windows = rate_windows(n_, window);
   Engine<Entry> walker(t_, data_, n_, 1);
   size_t ids[kLanes];
   for (int k = 0; k < kLanes; ++k) ids[k] = size_t(k);
   double simd_seconds = 1e300, walk_seconds = 1e300;
   for (int round = 0; round < kRateRounds; ++round) {
-    SimdLane lanes[kLanes];
-    for (int k = 0; k < kLanes; ++k) {
-      lanes[k].data = data_ + windows[size_t(k)].begin;
-      lanes[k].length = window;
-      lanes[k].start_everywhere(plan.states);
-      lanes[k].ge = ge.data() + size_t(k) * std::max(groups, 1) * kSimdLanes;
-    }
-    double began = omp_get_wtime();
-    simd_summarize(plan, lanes, kLanes, groups);
-    simd_seconds = std::min(simd_seconds, omp_get_wtime() - began);
-    walker.chunks_ = windows;
-    for (Chunk& chunk : walker.chunks_) chunk.start = t_.start << t_.shift;
-    began = omp_get_wtime();
-    walker.walk_group(ids, kLanes, false);
-    walk_seconds = std::min(walk_seconds, omp_get_wtime() - began);
+    const std::vector<Chunk> windows = rate_windows(n_, window, round);
+    const auto simd = [&] {
+      SimdLane lanes[kLanes];
+      for (int k = 0; k < kLanes; ++k) {
+        lanes[k].data = data_ + windows[size_t(k)].begin;
+        lanes[k].length = window;
+        lanes[k].start_everywhere(plan.states);
+        lanes[k].ge = ge.data() + size_t(k) * std::max(groups, 1) * kSimdLanes;
+      }
+      const double began = omp_get_wtime();
+      simd_summarize(plan, lanes, kLanes, groups);
+      simd_seconds = std::min(simd_seconds, omp_get_wtime() - began);
+    };
+    const auto walks = [&] {
+      walker.chunks_ = windows;
+      for (Chunk& chunk : walker.chunks_) chunk.start = t_.start << t_.shift;
+      const double began = omp_get_wtime();
+      walker.walk_group(ids, kLanes, false);
+      walk_seconds = std::min(walk_seconds, omp_get_wtime() - began);
+    };
+    if (round % 2) walks(), simd();
+    else simd(), walks();
   }
   return KernelRates{double(bytes) / std::max(simd_seconds, kRateClockFloor),
                      double(bytes) / std::max(walk_seconds, kRateClockFloor), 0.0};
@@ -117,13 +129,12 @@ KernelRates Engine<Entry>::kernel_rates(const SimdPlan& plan) {
 template <class Entry>
 double Engine<Entry>::single_walk_rate() {
   const size_t window = rate_window();
-  const std::vector<Chunk> windows = rate_windows(n_, window);
   Engine<Entry> single(t_, data_, n_, 1);
   double seconds = 1e300;
   for (int round = 0; round < kRateRounds; ++round) {
-    single.chunks_ = windows;
+    single.chunks_ = rate_windows(n_, window, round);
     const double began = omp_get_wtime();
-    for (size_t k = 0; k < windows.size(); ++k) {
+    for (size_t k = 0; k < single.chunks_.size(); ++k) {
       single.chunks_[k].start = t_.start << t_.shift;
       single.walk_group(&k, 1, false);
     }
