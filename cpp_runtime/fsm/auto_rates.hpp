@@ -78,7 +78,8 @@ inline std::vector<Chunk> rate_windows(size_t n, size_t window, int round) {
   constexpr size_t kSlots = size_t(kLanes) * kRateRounds;
   std::vector<Chunk> chunks(static_cast<size_t>(kLanes));
   for (int k = 0; k < kLanes; ++k) {
-    chunks[size_t(k)].begin = (n - window) * (size_t(k) * kRateRounds + size_t(round)) / (kSlots - 1);
+    const size_t slot = size_t(k) * kRateRounds + size_t(round);
+    chunks[size_t(k)].begin = (n - window) * slot / (kSlots - 1);
     chunks[size_t(k)].end = chunks[size_t(k)].begin + window;
   }
   return chunks;
