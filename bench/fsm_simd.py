@@ -13,12 +13,14 @@ strings) over real C headers (/usr/include, read at bench time); `weblog` (a pat
 the first run does) keeps every case but measures projections for `enum` only.
 
 GB/s are medians: each fixed scheme is the runner's median of --repeat runs in one
-process; `auto` is also run as fresh processes of one run each (at least 15, median), so that its
-probes are paid every time (within one process a repeated run over the same sample
-reuses its measured choice), and so is the best fixed scheme at each thread count, so
-that `fresh auto / fresh best` compares two runs that both pay a fresh process's first
-touches (the input's pages, the thread pool). The machine may be shared and loaded:
-results/ says its load average; compare ratios, not absolute rates. Writes
+process; `auto` is also run as fresh processes of one run each (at least 15, median), so
+that its choosing is paid every time (within one process a repeated run over the same
+sample reuses its choice), and so is the best fixed scheme at each thread count, so that
+`fresh auto / fresh best` compares two runs that both pay a fresh process's first touches
+(the input's pages, the thread pool); the per-pair ratios' quartiles say how far one pair
+moves from the next, and `auto` profiled in fresh table-driver processes says what
+choosing itself costs (its `choose` phases against the whole run). The machine may be
+shared and loaded: results/ says its load average; compare ratios, not absolute rates. Writes
 bench/results/fsm_simd.md and fsm_simd.json (fsm_simd_quick.* with --quick).
 """
 
@@ -140,11 +142,40 @@ def run(runner: Path, data: Path, scheme: str, threads: int, repeat: int, simd: 
 FRESH_PAIRS = 15
 
 
-def fresh_rate(runner: Path, data: Path, scheme: str, threads: int, repeat: int) -> float:
-    """Median GB/s of `repeat` processes that each run `scheme` once (auto: probes
-    included)."""
-    rates = [run(runner, data, scheme, threads, 1).get("gbps") or 0 for _ in range(repeat)]
-    return statistics.median(rates)
+def fresh_pairs(runner: Path, data: Path, best: str, threads: int, pairs: int) -> dict:
+    """`pairs` fresh processes of `auto` alternating with fresh processes of `best`, one run
+    each (auto pays its choosing every time): the medians, the per-pair ratios' median and
+    quartiles (how much the ratio moves from pair to pair), and auto's choices."""
+    autos, bests, schemes = [], [], {}
+    for _ in range(pairs):
+        result = run(runner, data, "auto", threads, 1)
+        autos.append(gbps(result))
+        schemes[result.get("scheme", "error")] = schemes.get(result.get("scheme", "error"), 0) + 1
+        bests.append(gbps(run(runner, data, best, threads, 1)))
+    ratios = sorted(a / b for a, b in zip(autos, bests, strict=True) if b)
+    quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    return {"auto": statistics.median(autos), "best": statistics.median(bests),
+            "pair_median": statistics.median(ratios) if ratios else 0.0,
+            "pair_quartiles": [quartiles[0], quartiles[2]], "auto_schemes": schemes}
+
+
+CHOOSE_RUNS = 5
+
+
+def choose_cost(driver: Path, blob: Path, data: Path, threads: int) -> dict:
+    """What choosing costs a fresh process: `auto` profiled in CHOOSE_RUNS fresh driver
+    processes, one run each; medians of the "choose..." phases and of the whole run (ms)."""
+    chosen, total = [], []
+    for _ in range(CHOOSE_RUNS):
+        done = subprocess.run([str(driver), str(blob), str(data), "--profile",
+                               f"auto:{threads}:{4 * threads}"],
+                              capture_output=True, text=True, timeout=900)
+        if done.returncode != 0:
+            return {"error": done.stderr.strip()}
+        phases = json.loads(done.stdout)["phases"]
+        chosen.append(1e3 * sum(p["seconds"] for p in phases if p["name"].startswith("choose")))
+        total.append(1e3 * sum(p["seconds"] for p in phases))
+    return {"choose_ms": statistics.median(chosen), "run_ms": statistics.median(total)}
 
 
 def mpi_rates(folder: Path, program: str, data: Path, repeat: int) -> dict:
@@ -170,22 +201,21 @@ def bench_case(label: str, machine, data: Path, args, driver: Path) -> dict:
             result = row["runs"][f"{scheme}/{threads}"] = run(runner, data, scheme, threads,
                                                               args.repeat)
             print(label, scheme, threads, result.get("gbps"), flush=True)
-    row["best_fresh"] = {}
+    row["best_fresh"], row["fresh_pairs"], row["choose"] = {}, {}, {}
+    blob = args.work / f"{label}.blob"
+    blob.write_bytes(machine_blob(machine, analysis))
     for threads in (1, 2):  # alternately, so that both meet the same load
         best = max(FIXED, key=lambda s: gbps(row["runs"][f"{s}/{threads}"]))
-        pairs = [(fresh_rate(runner, data, "auto", threads, 1),
-                  fresh_rate(runner, data, best, threads, 1))
-                 for _ in range(max(args.repeat, FRESH_PAIRS))]
-        row["auto_fresh"][str(threads)] = statistics.median(a for a, _ in pairs)
-        row["best_fresh"][str(threads)] = {"scheme": best,
-                                           "gbps": statistics.median(b for _, b in pairs)}
+        fresh = fresh_pairs(runner, data, best, threads, max(args.repeat, FRESH_PAIRS))
+        row["fresh_pairs"][str(threads)] = fresh
+        row["auto_fresh"][str(threads)] = fresh["auto"]
+        row["best_fresh"][str(threads)] = {"scheme": best, "gbps": fresh["best"]}
+        row["choose"][str(threads)] = choose_cost(driver, blob, data, threads)
     if machine.state_count <= 64:
         for path in PATHS:
             row["simd"][path] = run(runner, data, "enum", 1, args.repeat, path)
     if label == "perm12":
         row["mpi"] = mpi_rates(folder, machine.name, data, args.repeat)
-    blob = args.work / f"{label}.blob"
-    blob.write_bytes(machine_blob(machine, analysis))
     row["seq_seconds"] = row["runs"]["seq/1"].get("seconds")
     for scheme in ("enum",) if args.quick else ("enum", "spec", "hspec", "fused"):
         for cores in (16, 64):
@@ -220,6 +250,26 @@ def table(rows: list[dict]) -> str:
             ratios.append(f"{row['auto_fresh'][str(t)] / (fresh.get('gbps') or 1.0):.2f}"
                           f" ({fresh.get('scheme', '-')})")
         lines.append(f"| {row['label']} | {row['states']} | " + " | ".join(cells + ratios) + " |")
+    lines += ["", f"Fresh processes, `auto` alternating with the best fixed scheme ({FRESH_PAIRS} "
+              "pairs or more, one run each): the per-pair ratio auto / best, median [quartiles], "
+              "and auto's choices; what choosing cost a fresh process (the table driver "
+              f"profiled, medians of {CHOOSE_RUNS}): the `choose` phases / the whole run, ms:",
+              "", "| case | fresh pairs 1t | 2t | auto's choices 1t | 2t | choosing 1t | 2t |",
+              "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        cells = []
+        for t in ("1", "2"):
+            pair = row.get("fresh_pairs", {}).get(t, {})
+            low, high = pair.get("pair_quartiles", [0.0, 0.0])
+            cells.append(f"{pair.get('pair_median', 0.0):.2f} [{low:.2f}-{high:.2f}]")
+        cells += [", ".join(f"{k} {v}" for k, v in
+                            row.get("fresh_pairs", {}).get(t, {}).get("auto_schemes", {}).items())
+                  for t in ("1", "2")]
+        for t in ("1", "2"):
+            cost = row.get("choose", {}).get(t, {})
+            cells.append(f"{cost['choose_ms']:.3f} / {cost['run_ms']:.1f}" if "run_ms" in cost
+                         else "-")
+        lines.append(f"| {row['label']} | " + " | ".join(cells) + " |")
     lines += ["", "`enum` at one thread under each SIMD path (GB/s; `none`: the merging scalar "
               "enumeration):", "", "| case | " + " | ".join(PATHS) + " |",
               "|" + "---|" * (len(PATHS) + 1)]

@@ -78,8 +78,9 @@ def print_analysis(analysis: MachineAnalysis, measured: tuple[str, str] | None =
     if measured is None:
         click.echo(f"  auto picks:    {analysis.scheme}: {analysis.reason}")
         click.echo("  at run time:   SIMD enumeration is timed against table walks on the "
-                   "input where it fits; what that leaves open on inputs of 16 MiB or more, "
-                   "timed probes of every scheme decide (--input asks the runtime)")
+                   "input where it fits, and lookback right at 99% or more decides spec; "
+                   "what those leave open on inputs of 16 MiB or more, timed probes of every "
+                   "scheme decide (--input asks the runtime)")
     else:
         click.echo(f"  rules pick:    {analysis.scheme}: {analysis.reason}")
         click.echo(f"  auto picks:    {measured[0]} (the runtime, on this input): {measured[1]}")

@@ -16,6 +16,9 @@ thresholds):
 6. speculation is right at least half the time                    -> hspec
 7. the vector shrinks to <=4 states eventually (median known)     -> enum
 8. otherwise                                                      -> seq
+The runtime decides by rule 1 without timed probes on any input and machine (before:
+only where it had timed the SIMD kernels; big machines were probed as well), so where
+rule 1 holds on the input, `analyze` and the runtime agree without them.
 The runtime also keeps `fused` for a fused DFA past its bound when walks over
 samples of the input stay inside its stored states (between rules 4 and 5); the
 analysis does not walk a partial fused DFA, so it cannot say so. The runtime skips

@@ -3,13 +3,15 @@
 // The rules mirror fsm_compiler/scheme_choice.py, with lookback accuracy measured
 // on this input (its first 64 KiB) instead of the training sample, and a partial
 // fused DFA accepted when walks over samples of this input stay inside it.
-// The first rule (fsm/auto_rates.hpp) times SIMD enumeration against table walks on a
-// small window of the input where SIMD enumeration counts the run in one pass; where it
-// is at least as fast per core it is the fastest scheme, and auto takes it without
-// measuring anything else (no rules, no probes). Before this version, a machine of up to
-// 16 states counting at most 4 groups took SIMD enumeration only after the lookback,
-// convergence and fused rules (so `spec` or `hspec` on inputs where enumeration ran
-// 2.5x faster), and larger machines never without probing.
+// The first rule (fsm/auto_rates.hpp) times SIMD enumeration against table walks on
+// small windows spread over the input where SIMD enumeration counts the run in one pass;
+// where it is at least as fast per core it is the fastest scheme, and auto takes it without
+// measuring anything else (no rules, no probes). Lookback right at 99% or more decides
+// `spec` without probes for every machine (before: only where the kernels were timed).
+// When profiled, each part of choosing is a phase of its own ("choose: rates", ...).
+// Before the first rule, a machine of up to 16 states counting at most 4 groups took SIMD
+// enumeration only after the lookback, convergence and fused rules (so `spec` or `hspec`
+// on inputs where enumeration ran 2.5x faster), and larger machines never without probing.
 #pragma once
 
 #include <omp.h>
@@ -38,56 +40,52 @@ constexpr size_t kMeetBytes = 1024;  // hspec: a wrong guess that meets the true
 constexpr size_t kEnumMeetBytes = size_t(16) << 10, kMeetPositions = 16;  // enum: all paths
 
 // Lookback accuracy at evenly spaced positions of the input's prefix (truth: one
-// sequential run over the prefix; the predictions run in parallel); negative when the
-// prefix is too short. At a wrong prediction, also how far the two paths run before
-// they meet: `slow_misses` counts those that did not meet within kMeetBytes.
+// sequential run over the prefix, advanced from position to position); negative when the
+// prefix is too short. At a wrong prediction, also how far the two paths run before they
+// meet: `slow_misses` counts those that did not meet within kMeetBytes. `sampled`: the
+// positions measured. Where none of the first kHopelessAfter was right and none of those
+// wrong guesses met the true path within kMeetBytes, sampling stops there: even at 50%
+// accuracy (the threshold any rule asks for) that happens once in 65536, and the rules
+// decide the same as on 0% of 64. (Before: every position, the whole 64 KiB prefix walked
+// first: 0.25 ms on a 40-state permutation machine against runs of 5-10 ms.) On one
+// thread: a parallel region costs a whole time slice (measured: 20 ms against runs of 5-10
+// ms) where a core is busy elsewhere, and the predictions are bounded by kAccuracyLookups.
+constexpr size_t kHopelessAfter = 16;
+
 template <class Entry>
-double Engine<Entry>::sampled_accuracy(size_t& slow_misses) {
-  slow_misses = 0;
+double Engine<Entry>::sampled_accuracy(size_t& slow_misses, size_t& sampled) {
+  slow_misses = sampled = 0;
   const size_t prefix = std::min(n_, kAccuracyPrefix);
   if (prefix <= size_t(t_.lookback) + kAccuracyPositions) return -1.0;
   // Each prediction runs the lookback from every state: bound the total lookups.
   const size_t positions = std::clamp<size_t>(
       kAccuracyLookups / (size_t(t_.states) * t_.lookback), 8, kAccuracyPositions);
-  std::vector<size_t> at(positions);
-  std::vector<uint32_t> truth(positions);
-  uint32_t state = t_.start << t_.shift;
-  size_t done = 0;
-  for (size_t i = 0; i < positions; ++i) {
-    at[i] = t_.lookback + (prefix - t_.lookback) * (i + 1) / (positions + 1);
-    state = walk_one(m_, data_ + done, at[i] - done, 0, state, NoVisit{});
-    done = at[i], truth[i] = state;
-  }
-  size_t right = 0, slow = 0;
-  std::vector<double> units(profile_ ? positions : 0);
+  size_t right = 0, slow = 0, done = 0;
+  uint32_t real_state = t_.start << t_.shift;
+  std::vector<double> units;
+  Enumerator paths;
   const double began = omp_get_wtime();
-  // One thread: a parallel region costs a whole time slice (measured: 20 ms against runs
-  // of 5-10 ms) where a core is busy elsewhere, and the predictions are bounded by
-  // kAccuracyLookups (before: 2^22, on the run's threads past 2^20 lookups).
-  const int team = 1;
-#pragma omp parallel num_threads(team) reduction(+ : right, slow)
-  {
-    Enumerator paths;
-#pragma omp for schedule(dynamic, 1)
-    for (long i = 0; i < long(positions); ++i) {
-      const double unit_began = omp_get_wtime();
-      Chunk probe;
-      probe.begin = at[size_t(i)];
-      uint32_t guess = predict(probe, paths), real = truth[size_t(i)];
-      right += guess == real;
-      const size_t horizon = std::min(kMeetBytes, n_ - probe.begin);
-      for (size_t j = 0; j < horizon && guess != real; ++j)
-        guess = m_.step(guess, data_[probe.begin + j]), real = m_.step(real, data_[probe.begin + j]);
-      slow += guess != real;
-      if (profile_) units[size_t(i)] = omp_get_wtime() - unit_began;
-    }
+  for (size_t i = 0; i < positions; ++i) {
+    const double unit_began = omp_get_wtime();
+    Chunk probe;
+    probe.begin = t_.lookback + (prefix - t_.lookback) * (i + 1) / (positions + 1);
+    real_state = walk_one(m_, data_ + done, probe.begin - done, 0, real_state, NoVisit{});
+    done = probe.begin;
+    uint32_t guess = predict(probe, paths), real = real_state;
+    right += guess == real;
+    const size_t horizon = std::min(kMeetBytes, n_ - probe.begin);
+    for (size_t j = 0; j < horizon && guess != real; ++j)
+      guess = m_.step(guess, data_[probe.begin + j]), real = m_.step(real, data_[probe.begin + j]);
+    slow += guess != real;
+    if (profile_) units.push_back(omp_get_wtime() - unit_began);
+    if (++sampled == kHopelessAfter && right == 0 && slow == sampled) break;
   }
   const double seconds = omp_get_wtime() - began;
   parallel_choose_seconds_ += seconds;
   if (profile_) phases_.push_back(PhaseTiming{"choose: predict", true, seconds, units});
   slow_misses = slow;
-  speculation_hopeless_ = 2 * right < positions && slow == positions - right;
-  return double(right) / double(positions);
+  speculation_hopeless_ = 2 * right < sampled && slow == sampled - right;
+  return double(right) / double(sampled);
 }
 
 // Whether the paths from every state meet within kEnumMeetBytes (fewer for big machines:
@@ -127,18 +125,35 @@ bool Engine<Entry>::paths_meet_on_sample() {
   return missed == 0;
 }
 
-// Whether walks of the partial fused DFA from its start stay inside the stored part.
+// Whether walks of the partial fused DFA from its start stay inside the stored part: the
+// first missing transition decides. (Before: each window walked to its end with a
+// histogram of every reporting fused state, allocated per call: 0.27 ms, mostly page
+// faults, on a 40-state permutation machine whose walks left the stored part at once.)
 template <class Entry>
 bool Engine<Entry>::fused_stays_on_sample() {
-  std::vector<uint32_t> hist(std::max<uint32_t>(1, t_.reporting_fused()));
   for (size_t w = 0; w < kFusedWindows; ++w) {
     const size_t begin = (n_ - std::min(n_, kFusedWindowBytes)) * w / kFusedWindows;
-    FusedLane lane{data_ + begin, std::min(n_ - begin, kFusedWindowBytes),
-                   t_.fused_start << t_.fused_shift, hist.data(), kNoMiss, 0};
-    walk_fused_group<true>(t_, &lane, 1);
-    if (lane.miss_at != kNoMiss) return false;
+    const size_t end = begin + std::min(n_ - begin, kFusedWindowBytes);
+    uint32_t fused = t_.fused_start << t_.fused_shift;
+    for (size_t i = begin; i < end; ++i) {
+      fused = step_column(t_.fused_next, t_.byte_class, fused, data_[i]);
+      if (fused == kFusedMissing) return false;
+    }
   }
   return true;
+}
+
+// body(), timed as a phase of choosing of its own where profiling (`name`: "choose: ...").
+template <class Entry, class Body>
+auto choice_phase(Engine<Entry>& engine, const char* name, Body&& body) {
+  const double began = omp_get_wtime();
+  auto result = body();
+  if (engine.profile_) {
+    const double seconds = omp_get_wtime() - began;
+    engine.parallel_choose_seconds_ += seconds;  // not counted again in "choose"
+    engine.phases().push_back(PhaseTiming{name, false, seconds, {}});
+  }
+  return result;
 }
 
 inline std::string percent(double fraction) {
@@ -159,9 +174,10 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     return "seq";
   }
   {  // the first rule; where it measured but did not decide, its rates open the reason
-    const SimdPlan simd = simd_plan();
+    // (the plan is built once per process and machine: `enum` would build it too)
+    const SimdPlan simd = choice_phase(*this, "choose: plan", [&] { return simd_plan(); });
     if (simd_counts_in_one_pass(simd, chunks)) {
-      rates_ = kernel_rates(simd);
+      rates_ = choice_phase(*this, "choose: rates", [&] { return kernel_rates(simd); });
       const double simd_rate = rates_.simd, walk_rate = rates_.walks;
       std::ostringstream rates;
       rates.setf(std::ios::fixed);
@@ -181,16 +197,25 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
       why << rates.str() << ", so not taken on that ground; ";
     }
   }
-  size_t slow_misses = 0;
-  const double accuracy = sampled_accuracy(slow_misses);
-  const std::string measured = accuracy < 0 ? std::string("unmeasured") : percent(accuracy);
+  size_t slow_misses = 0, sampled = 0;
+  const double accuracy = sampled_accuracy(slow_misses, sampled);
+  std::string measured = accuracy < 0 ? std::string("unmeasured") : percent(accuracy);
+  if (accuracy >= 0) measured += " of " + std::to_string(sampled) + " sampled positions";
+  if (accuracy == 0 && sampled == kHopelessAfter && slow_misses == sampled)
+    measured += " (none right and no wrong guess met the true path within " +
+                std::to_string(kMeetBytes) + " bytes, where sampling stops)";
   if (accuracy >= 0.99) {
     why << "speculation from " << t_.lookback << " bytes of lookback was right at " << measured
-        << " of sampled positions, so chunks walk the small table and validation is nearly free";
-    // spec then costs about the timed interleaved walks per byte, which outran SIMD
-    // enumeration (the first rule), so nothing is left to probe (fsm/auto_rates.hpp)
-    decided_by_rates_ = rates_.simd > 0;
-    if (decided_by_rates_) why << " (at about the timed walks' rate, above enumeration's)";
+        << ", so chunks walk the small table and validation is nearly free";
+    // spec then costs about kLanes interleaved walks per byte plus its predictions: where
+    // SIMD enumeration was timed it ran slower than those walks (the first rule), and every
+    // other scheme walks a table at least as wide at least once per byte (fused a wider
+    // one, with its histogram; enum from every state until paths meet, then the walk;
+    // hspec the same walks at one thread), so nothing is left to probe. Before, machines
+    // past SIMD's lanes were probed here too (weblog, 342 states: 0.3 ms of probes whose
+    // samples priced spec 6x too fast, against runs of 5-10 ms).
+    decided_by_lookback_ = true;
+    if (rates_.simd > 0) why << " (at about the timed walks' rate, above enumeration's)";
     reason = why.str();
     return "spec";
   }
@@ -207,7 +232,7 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
   }
   if (accuracy >= 0.5 && slow_misses == 0) {
     why << "speculation from " << t_.lookback << " bytes of lookback was right at " << measured
-        << " of sampled positions and every wrong guess met the true path within " << kMeetBytes
+        << " and every wrong guess met the true path within " << kMeetBytes
         << " bytes, so misspeculated chunks are re-run briefly, in parallel rounds";
     reason = why.str();
     return "hspec";
@@ -218,33 +243,34 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     reason = why.str();
     return "fused";
   }
-  if (fused_stays_on_sample()) {
+  if (choice_phase(*this, "choose: fused", [&] { return fused_stays_on_sample(); })) {
     why << "the fused DFA exceeds its bound, but walks over " << kFusedWindows
         << " samples of this input stayed inside its " << t_.fused_count << " stored states";
     reason = why.str();
     return "fused";
   }
   if (t_.converge2_p90 <= 256) {
-    why << "speculation was right at " << measured << " of sampled positions, but at 90% of "
+    why << "speculation was right at " << measured << ", but at 90% of "
         << "training positions at most 2 paths remain after " << t_.converge2_p90 << " bytes";
     reason = why.str();
     return "enum";
   }
   if (accuracy >= 0.5) {
-    why << "speculation was right at " << measured << " of sampled positions, so misspeculated"
+    why << "speculation was right at " << measured << ", so misspeculated"
         << " chunks are re-validated in parallel rounds";
     reason = why.str();
     return "hspec";
   }
   if (t_.converge4_median != kUnknown) {
-    why << "speculation was right at " << measured << " of sampled positions, and half the "
+    why << "speculation was right at " << measured << ", and half the "
         << "training positions keep at most 4 paths after " << t_.converge4_median << " bytes";
     reason = why.str();
     return "enum";
   }
   why << "the fused DFA exceeds its bound, paths do not converge and speculation was right at "
-      << "only " << measured << " of sampled positions";
-  if (rates_.simd > 0) rates_.single = single_walk_rate();  // fsm/auto_rates.hpp
+      << "only " << measured;
+  if (rates_.simd > 0)  // fsm/auto_rates.hpp
+    rates_.single = choice_phase(*this, "choose: rates", [&] { return single_walk_rate(); });
   if (rates_.simd > 0 && rates_.simd * threads_ >= rates_.single) {
     std::ostringstream rates;
     rates.setf(std::ios::fixed);
@@ -275,13 +301,20 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
   // The rules explain, probes decide (fsm/auto_probe.hpp); a choice measured earlier in
   // this process over the same sample skips both.
   const ProbeRun probing{threads, chunks, options.simd, options.matches};
-  if (scheme == "auto" && !remembered_choice(t, data, n, probing, scheme, choice)) {
+  const bool remembered = scheme == "auto" && choice_phase(engine, "choose: remembered", [&] {
+    return remembered_choice(t, data, n, probing, scheme, choice);
+  });
+  if (scheme == "auto" && !remembered) {
     scheme = engine.choose(chunks, choice);
-    if (engine.decided_by_rates_)  // decisive without probes (fsm/auto_rates.hpp)
-      choice = "measured rates: " + choice;
-    else
-      scheme = measured_choice<Entry>(t, data, n, probing, scheme, engine.speculation_hopeless_,
+    if (engine.decided_by_rates_ || engine.decided_by_lookback_) {  // decisive without probes
+      choice = (engine.decided_by_rates_ ? "measured rates: " : "by the lookback rule: ") + choice;
+      remember_choice(t, data, n, probing, scheme, choice);
+    } else {
+      scheme = choice_phase(engine, "choose: probes", [&] {
+        return measured_choice<Entry>(t, data, n, probing, scheme, engine.speculation_hopeless_,
                                       engine.rates_.simd, choice);
+      });
+    }
   }
   if (options.profile && options.scheme == "auto")  // the predictions are a phase of their own
     engine.phases().push_back(

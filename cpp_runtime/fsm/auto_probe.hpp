@@ -27,10 +27,11 @@
 // (2) times the fastest on the first window stop there, and when only one is left it
 // wins without the rounds. A choice is remembered per process for the same tables, start,
 // input size, threads, chunks, SIMD option, matches or not, and sample bytes (a hash of
-// them): a repeated run over the same input (--repeat, a library called in a loop)
-// probes once, and says so. (Before: the key left out --matches, so a run listing
-// matches reused a choice measured without them, whose second walk it never paid.) The
-// probes run with the run's matches too.
+// the first kKeyWindowBytes of each window, read in place): a repeated run over the same
+// input (--repeat, a library called in a loop) chooses once, and says so; so are the
+// choices made without probes (the timed kernels, the lookback rule). (Before: the key
+// left out --matches, so a run listing matches reused a choice measured without them,
+// whose second walk it never paid.) The probes run with the run's matches too.
 #pragma once
 
 #include <omp.h>
@@ -217,12 +218,33 @@ inline RememberedChoices& remembered_choices() {
   return memory;
 }
 
-// The scheme measured by an earlier run over the same sample, if any: then neither the
-// rules nor the probes run again.
+// Which input a choice was made on, cheaply: FNV-1a over kKeyWindowBytes at each of the
+// probe sample's kProbeWindows positions, read in place (before: a copy of the whole
+// 32 KiB sample, hashed, on every run of `auto` over 16 MiB or more).
+constexpr size_t kKeyWindowBytes = 1024;
+
+inline uint64_t choice_hash(const uint8_t* data, size_t n) {
+  const size_t window =
+      std::clamp(n / kProbeShare / kProbeWindows, kProbeMinWindow, kProbeMaxWindow);
+  std::vector<uint8_t> key;
+  key.reserve(kProbeWindows * kKeyWindowBytes);
+  for (size_t w = 0; w < kProbeWindows; ++w) {
+    const size_t begin = (n - std::min(n, window)) * w / (kProbeWindows - 1);
+    key.insert(key.end(), data + begin, data + begin + std::min(kKeyWindowBytes, n - begin));
+  }
+  return sample_hash(key);
+}
+
+inline bool remembers(size_t n, const ProbeRun& run) {
+  return n >= probe_min_input() && run.chunks >= 2 && n >= kProbeWindows;
+}
+
+// The scheme chosen by an earlier run over an input of the same size and sample key, if
+// any: then neither the rules nor the probes run again.
 inline bool remembered_choice(const Tables& t, const uint8_t* data, size_t n, const ProbeRun& run,
                               std::string& scheme, std::string& reason) {
-  if (n < probe_min_input() || run.chunks < 2 || n < kProbeWindows) return false;
-  const ChoiceKey key = choice_key(t, n, run, sample_hash(probe_sample(data, n)));
+  if (!remembers(n, run)) return false;
+  const ChoiceKey key = choice_key(t, n, run, choice_hash(data, n));
   RememberedChoices& memory = remembered_choices();
   const std::lock_guard<std::mutex> lock(memory.guard);
   const auto found = memory.choices.find(key);
@@ -231,6 +253,18 @@ inline bool remembered_choice(const Tables& t, const uint8_t* data, size_t n, co
   reason = "as measured by an earlier run in this process over the same sample of an input "
            "of this size (" + found->second.second + ")";
   return true;
+}
+
+// Keeps a choice for later runs in this process (remembered_choice): the probes' and the
+// choices that the timed kernels or the lookback rule made without probes.
+inline void remember_choice(const Tables& t, const uint8_t* data, size_t n, const ProbeRun& run,
+                            const std::string& scheme, const std::string& reason) {
+  if (!remembers(n, run)) return;
+  const ChoiceKey key = choice_key(t, n, run, choice_hash(data, n));
+  RememberedChoices& memory = remembered_choices();
+  const std::lock_guard<std::mutex> lock(memory.guard);
+  if (memory.choices.size() >= kRememberedChoices) memory.choices.clear();
+  memory.choices[key] = {scheme, reason};
 }
 
 // The scheme `auto` runs: the fastest probe, or the rules' pick where the input is too
@@ -248,7 +282,6 @@ std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, cons
     return ruled;
   }
   const std::vector<uint8_t> bytes = probe_sample(data, n);
-  const ChoiceKey key = choice_key(t, n, run, sample_hash(bytes));
   const std::vector<SchemeProbe> probes =
       probe_schemes<Entry>(t, bytes, n, run, ruled, speculation_hopeless, simd_rate);
   const size_t sample = bytes.size();
@@ -278,10 +311,7 @@ std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, cons
       << (pick == rule && pick != best ? " (the rules' pick, within 3% of the fastest)" : "")
       << "; the analysis rules would pick " << ruled << ": " << reason;
   reason = why.str();
-  RememberedChoices& memory = remembered_choices();
-  const std::lock_guard<std::mutex> lock(memory.guard);
-  if (memory.choices.size() >= kRememberedChoices) memory.choices.clear();
-  memory.choices[key] = {pick->scheme, reason};
+  remember_choice(t, data, n, run, pick->scheme, reason);
   return pick->scheme;
 }
 

@@ -14,10 +14,19 @@
 //
 // Only the uncertain side is measured on this machine and CPU: the walk's rate depends on
 // the table's size and the cache; SIMD enumeration's on the kernel and the CPU's clock.
-// Both run kRateRounds times, alternately, over one window at the input's middle (the
-// fastest run of each is kept: a busy core delays a run, never speeds it up). The window
-// is at most 1/kRateShare of the input per run, within [kRateMinBytes, kRateMaxBytes], so
-// the rule costs well under 1% of a large input's work.
+// Both run over the same kLanes windows (one per lane, as the run's chunks are), kRateRounds
+// times, each round over windows of its own (kLanes x kRateRounds windows spread evenly over
+// the input), alternately, which kernel first (the fastest run of each is kept: a busy core
+// delays a run, never speeds it up). All windows of a round together are 1/kRateShare of
+// the input, within [kRateMinBytes, kRateMaxBytes], so the rule costs under 1% of a large
+// input's work (16 MiB: 8 KiB a round, about 40 us in all on the 2-core benchmark machine).
+// Before: one 16 KiB window at the input's middle, timed 3 times over the same bytes. A
+// counting walk branches on every report, and the branch predictor learned those bytes'
+// branches by the second round: the fastest round ran 1.5x faster than the walks of a run
+// ever do where reports are dense (C headers with a 14-state mode tracker: 2.5 GB/s timed,
+// `spec` 1.6 over the whole input, where SIMD enumeration, which does not branch, ran 2.0
+// timed and 2.0 over the whole input), so `auto` took `spec` where `enum` ran 1.17x faster.
+// With bytes of its own each round, the walks time 1.7 GB/s there and `enum` is taken.
 //
 // Where walks are faster, the rates still serve: the probes (fsm/auto_probe.hpp) take
 // SIMD enumeration's time from its rate instead of probing it, and where the rules leave
@@ -43,9 +52,9 @@
 namespace parafuse::fsm {
 inline namespace v1 {
 
-constexpr size_t kRateShare = 256;
-constexpr size_t kRateMinBytes = size_t(2) << 10, kRateMaxBytes = size_t(16) << 10;
-constexpr int kRateRounds = 3;
+constexpr size_t kRateShare = 2048;
+constexpr size_t kRateMinBytes = size_t(2) << 10, kRateMaxBytes = size_t(8) << 10;
+constexpr int kRateRounds = 4;
 constexpr double kRateClockFloor = 1e-7;  // seconds: below the clock's resolution
 
 // Whether SIMD enumeration counts this run in one pass (see above).
@@ -55,61 +64,84 @@ bool Engine<Entry>::simd_counts_in_one_pass(const SimdPlan& plan, size_t chunks)
          chunks * plan.groups * kSimdLanes <= kSimdCountEntries;
 }
 
-// The window the kernels are timed over: its length; it starts at data_ + (n_ - length) / 2.
+// The bytes of each of the kLanes windows the kernels are timed over (rate_windows).
 template <class Entry>
 size_t Engine<Entry>::rate_window() const {
-  return std::clamp(n_ / kRateShare, std::min(n_, kRateMinBytes), kRateMaxBytes);
+  return std::clamp(n_ / kRateShare, std::min(n_, kRateMinBytes), kRateMaxBytes) / kLanes;
+}
+
+// The kLanes windows of `window` bytes that round `round` times, as chunks (walked by an
+// engine of their own over the input, each from the start state: the run's totals stay
+// untouched): the kRateRounds x kLanes windows are spread evenly over the n bytes, and
+// each round has bytes of its own (see above: a branch predictor learns repeated bytes).
+inline std::vector<Chunk> rate_windows(size_t n, size_t window, int round) {
+  constexpr size_t kSlots = size_t(kLanes) * kRateRounds;
+  std::vector<Chunk> chunks(static_cast<size_t>(kLanes));
+  for (int k = 0; k < kLanes; ++k) {
+    const size_t slot = size_t(k) * kRateRounds + size_t(round);
+    chunks[size_t(k)].begin = (n - window) * slot / (kSlots - 1);
+    chunks[size_t(k)].end = chunks[size_t(k)].begin + window;
+  }
+  return chunks;
 }
 
 // SIMD enumeration's rate and kLanes interleaved counting walks', in bytes per second of
-// one core over the same window (see above); `single` stays 0 (single_walk_rate).
+// one core over the same windows (see above); `single` stays 0 (single_walk_rate). Rounds
+// alternate which kernel meets the windows first (the other finds them in the cache).
 template <class Entry>
 KernelRates Engine<Entry>::kernel_rates(const SimdPlan& plan) {
-  const size_t bytes = rate_window();
-  const uint8_t* window = data_ + (n_ - bytes) / 2;
+  const size_t window = rate_window(), bytes = window * kLanes;
   const int groups = int(plan.groups);
   std::vector<uint64_t> ge(size_t(kLanes) * std::max(groups, 1) * kSimdLanes, 0);
-  Engine<Entry> walker(t_, window, bytes, 1);  // its own totals: the run's stay untouched
-  walker.split(kLanes);
+  Engine<Entry> walker(t_, data_, n_, 1);
   size_t ids[kLanes];
   for (int k = 0; k < kLanes; ++k) ids[k] = size_t(k);
   double simd_seconds = 1e300, walk_seconds = 1e300;
   for (int round = 0; round < kRateRounds; ++round) {
-    SimdLane lanes[kLanes];
-    for (int k = 0; k < kLanes; ++k) {
-      const Chunk& chunk = walker.chunks_[size_t(k)];
-      lanes[k].data = window + chunk.begin;
-      lanes[k].length = chunk.length();
-      lanes[k].start_everywhere(plan.states);
-      lanes[k].ge = ge.data() + size_t(k) * std::max(groups, 1) * kSimdLanes;
-    }
-    double began = omp_get_wtime();
-    simd_summarize(plan, lanes, kLanes, groups);
-    simd_seconds = std::min(simd_seconds, omp_get_wtime() - began);
-    for (Chunk& chunk : walker.chunks_) chunk.start = t_.start << t_.shift;
-    began = omp_get_wtime();
-    walker.walk_group(ids, kLanes, false);
-    walk_seconds = std::min(walk_seconds, omp_get_wtime() - began);
+    const std::vector<Chunk> windows = rate_windows(n_, window, round);
+    const auto simd = [&] {
+      SimdLane lanes[kLanes];
+      for (int k = 0; k < kLanes; ++k) {
+        lanes[k].data = data_ + windows[size_t(k)].begin;
+        lanes[k].length = window;
+        lanes[k].start_everywhere(plan.states);
+        lanes[k].ge = ge.data() + size_t(k) * std::max(groups, 1) * kSimdLanes;
+      }
+      const double began = omp_get_wtime();
+      simd_summarize(plan, lanes, kLanes, groups);
+      simd_seconds = std::min(simd_seconds, omp_get_wtime() - began);
+    };
+    const auto walks = [&] {
+      walker.chunks_ = windows;
+      for (Chunk& chunk : walker.chunks_) chunk.start = t_.start << t_.shift;
+      const double began = omp_get_wtime();
+      walker.walk_group(ids, kLanes, false);
+      walk_seconds = std::min(walk_seconds, omp_get_wtime() - began);
+    };
+    if (round % 2) walks(), simd();
+    else simd(), walks();
   }
   return KernelRates{double(bytes) / std::max(simd_seconds, kRateClockFloor),
                      double(bytes) / std::max(walk_seconds, kRateClockFloor), 0.0};
 }
 
-// One counting walk's rate (seq's kernel) over the same window, timed only where the rules
-// leave seq and enum (see above).
+// One counting walk's rate (seq's kernel) over the same windows one after another, timed
+// only where the rules leave seq and enum (see above).
 template <class Entry>
 double Engine<Entry>::single_walk_rate() {
-  const size_t bytes = rate_window();
-  Engine<Entry> single(t_, data_ + (n_ - bytes) / 2, bytes, 1);
-  single.split(1);
-  const size_t only = 0;
+  const size_t window = rate_window();
+  Engine<Entry> single(t_, data_, n_, 1);
   double seconds = 1e300;
   for (int round = 0; round < kRateRounds; ++round) {
+    single.chunks_ = rate_windows(n_, window, round);
     const double began = omp_get_wtime();
-    single.walk_group(&only, 1, false);
+    for (size_t k = 0; k < single.chunks_.size(); ++k) {
+      single.chunks_[k].start = t_.start << t_.shift;
+      single.walk_group(&k, 1, false);
+    }
     seconds = std::min(seconds, omp_get_wtime() - began);
   }
-  return double(bytes) / std::max(seconds, kRateClockFloor);
+  return double(window * kLanes) / std::max(seconds, kRateClockFloor);
 }
 
 }  // namespace v1

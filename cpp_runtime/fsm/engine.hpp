@@ -149,6 +149,7 @@ class Engine {
   bool wants_matches_ = false;  // RunOptions::matches, for auto's rules
   bool speculation_hopeless_ = false;  // auto: most guesses wrong, none met the truth soon
   bool decided_by_rates_ = false;  // auto: decided by the timed kernels alone (auto_rates.hpp)
+  bool decided_by_lookback_ = false;  // auto: lookback right almost always: spec, no probes
   KernelRates rates_;               // auto: the timed kernels, where they ran
   double parallel_choose_seconds_ = 0;  // auto: the parallel parts of choosing
   std::vector<PhaseTiming>& phases() { return phases_; }
@@ -166,7 +167,7 @@ class Engine {
   uint64_t fix(Chunk& chunk, uint32_t true_start);
   void recount_fused(Chunk& chunk);
   void enumerate(Chunk& chunk, Enumerator& paths, const uint32_t* starts, size_t skip);
-  double sampled_accuracy(size_t& slow_misses);
+  double sampled_accuracy(size_t& slow_misses, size_t& sampled);
   bool fused_stays_on_sample();
   bool paths_meet_on_sample();
   bool simd_counts_in_one_pass(const SimdPlan& plan, size_t chunks) const;  // fsm/auto_rates.hpp
