@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-LANES = 64  # simd_plan.hpp kSimdLanes
+LANES = 256  # simd_plan.hpp kSimdLanes: one byte per lane
+NARROW_STATES = 64  # simd_plan.hpp kSimdNarrowStates: past it, VBMI vpermi2b only
 MAX_GROUPS = 4  # simd_plan.hpp kSimdMaxGroups
 PAIRED_MAX_GROUPS = 8  # simd_plan.hpp kSimdPairedMaxGroups: two chunks per AVX2 register
 PSHUFB_STATES = 16
@@ -32,7 +33,8 @@ def cpu_simd_paths(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
 
 
 def simd_path(states: int, paths: frozenset[str]) -> str | None:
-    """The path the runtime's plan takes for `states` states on a CPU with `paths`."""
+    """The path the runtime's plan takes for `states` states on a CPU with `paths`
+    (simd_plan.hpp simd_auto_path)."""
     best = next((p for p in ("avx512vbmi", "avx2", "ssse3") if p in paths), None)
     if best is None or states > LANES:
         return None

@@ -48,8 +48,8 @@ inline __attribute__((target("avx2"), always_inline)) __m256i pair_load(const ui
 inline __attribute__((target("avx2"), always_inline)) __m256i pair_rows(const SimdPlan& p,
                                                                          const SimdLane* lanes,
                                                                          int k, size_t i) {
-  return pair_load(p.next + size_t(lanes[2 * k].data[i]) * kSimdLanes,
-                   p.next + size_t(lanes[2 * k + 1].data[i]) * kSimdLanes);
+  return pair_load(p.next + size_t(lanes[2 * k].data[i]) * kSimdRowBytes,
+                   p.next + size_t(lanes[2 * k + 1].data[i]) * kSimdRowBytes);
 }
 
 // Pair k's lane states back into its two chunks.

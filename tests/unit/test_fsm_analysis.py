@@ -123,7 +123,8 @@ def test_auto_choice_follows_the_measurements() -> None:
 @pytest.mark.parametrize(("states", "paths", "fits"), [
     (3, {"ssse3"}, "ssse3"), (16, {"avx2", "avx512vbmi"}, "avx2"), (17, {"ssse3"}, None),
     (20, {"avx2"}, "avx2"), (33, {"avx2"}, None), (40, {"avx512vbmi", "avx2"}, "avx512vbmi"),
-    (65, {"avx512vbmi"}, None)])
+    (65, {"avx512vbmi"}, "avx512vbmi"), (256, {"avx512vbmi"}, "avx512vbmi"),
+    (257, {"avx512vbmi"}, None), (65, {"avx2"}, None)])
 def test_simd_rule_comes_first_where_the_path_takes_the_machine(states, paths, fits) -> None:
     """Rule 0 (the runtime's auto_rates.hpp): enum wherever this CPU's path takes the
     machine, before speculation that is always right; the reason says what the other
