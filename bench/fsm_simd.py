@@ -80,7 +80,8 @@ def c_headers(size: int) -> bytes:
 
 def three_groups(source: str) -> str:
     """The permutation machine with three reporting states of different tags."""
-    return (source.replace("machine perm12", "machine perm12g3")
+    name = source.split()[1]
+    return (source.replace(f"machine {name} ", f"machine {name}g3 ")
             .replace("state p1 {", "state p1 report one {")
             .replace("state p2 {", "state p2 report two {"))
 
@@ -123,6 +124,8 @@ def cases(size: int, work: Path) -> list[tuple[str, object, Path]]:
     return [("perm12", machine("perm12.fsm", perm12), letters),
             ("perm12_3groups", machine("perm12g3.fsm", three_groups(perm12)), letters),
             ("perm40", machine("perm40.fsm", permutation_source(40)), letters),
+            ("perm40_3groups", machine("perm40g3.fsm", three_groups(permutation_source(40))),
+             letters),
             ("perm100", machine("perm100.fsm", permutation_source(100)), letters),
             ("perm200", machine("perm200.fsm", permutation_source(200)), letters),
             ("random10", machine("random10.fsm", random_source()), letters),

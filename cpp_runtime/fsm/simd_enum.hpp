@@ -42,7 +42,7 @@ inline const char* simd_path_words(const SimdPlan& plan) {
   }
 }
 
-// Bound on the per-chunk counts kept (chunks x groups x 64 lanes): past it, recount.
+// Bound on the per-chunk counts kept (chunks x groups x 256 lanes): past it, recount.
 constexpr size_t kSimdCountEntries = size_t(1) << 24;
 
 // Whether the paths from every state have met after data[0, length).
@@ -151,7 +151,8 @@ std::string Engine<Entry>::run_simd_enum(const SimdPlan& plan) {
   else
     reason << ", then composed and recounted from the true starts (" << plan.groups
            << " groups of reporting states: per-lane counts keep at most " << kSimdMaxGroups
-           << ", or " << kSimdPairedMaxGroups << " for up to 16 states on AVX2)";
+           << ", or " << kSimdPairedMaxGroups << " for up to 16 states on AVX2 and up to 64 "
+           << "on AVX-512 VBMI)";
   return reason.str();
 }
 

@@ -8,8 +8,9 @@
 //               (fsm/simd_kernels_paired.hpp);
 //               composed from 16-entry blocks for up to 64 states: the block of a
 //               lane's state is picked with blends on its bits 4 and 5
-//   avx512vbmi  vpermb, 64 lanes (up to 64 states); vpermi2b on 2 to 4 registers of 64
-//               lanes for 65-256 states (fsm/simd_kernels_wide.hpp)
+//   avx512vbmi  vpermb, 64 lanes (up to 64 states), 2 to 8 groups counted two per 8-bit
+//               counter (fsm/simd_kernels_vbmi_nibbles.hpp); vpermi2b on 2 to 4
+//               registers of 64 lanes for 65-256 states (fsm/simd_kernels_wide.hpp)
 //
 // Every kernel carries its instruction set as a target attribute, so the build needs no
 // -march flag; fsm/cpu_features.hpp says which of them this CPU runs.
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "fsm/simd_kernels_paired.hpp"
+#include "fsm/simd_kernels_vbmi_nibbles.hpp"
 #include "fsm/simd_kernels_wide.hpp"
 #include "fsm/simd_plan.hpp"
 
@@ -253,6 +255,10 @@ inline void simd_summarize(const SimdPlan& p, SimdLane* lanes, int count, int gr
 #ifdef PF_SIMD_X86
   if (p.path == SimdPath::avx512vbmi && p.wide()) {  // 65-256 states
     simd_summarize_wide(p, lanes, count, groups);
+    return;
+  }
+  if (p.path == SimdPath::avx512vbmi && groups >= 2) {  // 17-64 states, 2-8 groups
+    simd_summarize_vbmi_counted(p, lanes, count, groups);
     return;
   }
 #endif

@@ -175,14 +175,17 @@ def exact_groups(machine, groups: int):
     return dataclasses.replace(machine, tag_names=("t0", "t1", "t2", "t3"), state_tags=tags)
 
 
-@pytest.mark.parametrize("states", [9, 16])
-def test_paired_kernel_counts_two_to_eight_groups(states: int, tmp_path) -> None:
-    """Up to 16 states on AVX2, two chunks share a register and 2 to 8 groups are counted
-    two per 8-bit counter (cpp_runtime/fsm/simd_kernels_paired.hpp; an odd last group by
-    compare): chunks long enough for many nibble rounds (15 bytes) and widenings (255),
-    with lengths that are multiples of neither."""
+@pytest.mark.parametrize("states", [9, 16, 17, 64])
+def test_nibble_kernels_count_two_to_eight_groups(states: int, tmp_path) -> None:
+    """Two groups per 8-bit counter, 2 to 8 groups (an odd last group by compare): the
+    paired AVX2 kernel up to 16 states (two chunks share a register,
+    cpp_runtime/fsm/simd_kernels_paired.hpp), the VBMI vpermb kernel for 17-64
+    (simd_kernels_vbmi_nibbles.hpp): chunks long enough for many nibble rounds (15 bytes)
+    and widenings (255), with lengths that are multiples of neither."""
     rng = np.random.default_rng(40 + states)
-    paths = [path for path in SUPPORTED if path in ("avx2", "ssse3", "scalar")]
+    nibbles = "avx2" if states <= 16 else "avx512vbmi"
+    paths = [path for path in SUPPORTED if path in (nibbles, "ssse3", "scalar")
+             and states <= MOST_STATES[path]]
     for groups in range(2, 9):
         kind = "permutation" if groups % 2 else "converging"
         machine = exact_groups(random_machine(rng, states, 4, kind), groups)
@@ -190,6 +193,6 @@ def test_paired_kernel_counts_two_to_eight_groups(states: int, tmp_path) -> None
         configs = [f"enum/{path}:{threads}:{chunks}" for path in paths
                    for threads, chunks in ((1, 1), (1, 4), (2, 8), (3, 13), (2, 999))]
         results = assert_all_equal_reference(machine, data, tmp_path, configs, matches=False)
-        assert_reason_names_path(configs, results)
-        counted = [r for c, r in zip(configs, results, strict=True) if "avx2" in c]
+        assert_reason_names_path(configs, results, states)
+        counted = [r for c, r in zip(configs, results, strict=True) if nibbles in c]
         assert all("counting reports per start state" in r["reason"] for r in counted)

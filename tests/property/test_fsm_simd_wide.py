@@ -19,7 +19,9 @@ from tests.property.test_fsm_simd_enum import SUPPORTED, assert_reason_names_pat
 from tests.required_tools import require_cxx
 
 PATHS = [path for path in ("avx512vbmi", "scalar") if path in SUPPORTED] + ["none"]
-RUNS = ((1, 1), (1, 4), (2, 7), (3, 13))  # threads, chunks
+# threads, chunks: 997 chunks of about 8 bytes start in most of the states, so that a
+# wrong lane shows
+RUNS = ((1, 1), (1, 4), (2, 7), (3, 13), (2, 997))
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -59,7 +61,7 @@ def test_wide_kernels_equal_reference(states: int, tmp_path) -> None:
                                                  matches=matches)
             assert_reason_names_path(configs, results, states)
         counted = [r for c, r in zip(configs, results, strict=True) if "avx512vbmi" in c]
-        if groups <= 4:  # the wide kernels count up to 4 groups in their one pass
+        if groups <= 4 or states <= 64:  # the wide kernels count up to 4 groups, vpermb 8
             assert all("counting reports per start state" in r["reason"] for r in counted)
         else:
             assert all("recounted from the true starts" in r["reason"] for r in counted)
