@@ -11,7 +11,7 @@ from pathlib import Path
 LANES = 256  # simd_plan.hpp kSimdLanes: one byte per lane
 NARROW_STATES = 64  # simd_plan.hpp kSimdNarrowStates: past it, VBMI vpermi2b only
 MAX_GROUPS = 4  # simd_plan.hpp kSimdMaxGroups
-PAIRED_MAX_GROUPS = 8  # simd_plan.hpp kSimdPairedMaxGroups: two groups per 8-bit counter
+PAIRED_MAX_GROUPS = 8  # simd_plan.hpp kSimdPairedMaxGroups: the paired AVX2 kernel
 PSHUFB_STATES = 16
 COMPOSED_AVX2_STATES = 32  # composed vpshufb pays up to this many states
 PATH_FLAGS = {"avx512vbmi": {"avx512f", "avx512bw", "avx512vbmi"}, "avx2": {"avx2"},
@@ -50,6 +50,5 @@ def counts_in_one_pass(states: int, groups: int, paths: frozenset[str]) -> str |
     path = simd_path(states, paths)
     if path is None:
         return None
-    nibbles = (path == "avx2" and states <= PSHUFB_STATES) or (
-        path == "avx512vbmi" and states <= NARROW_STATES)  # simd_plan.hpp SimdPlan::nibbles
-    return path if groups <= MAX_GROUPS or (nibbles and groups <= PAIRED_MAX_GROUPS) else None
+    paired = path == "avx2" and states <= PSHUFB_STATES
+    return path if groups <= MAX_GROUPS or (paired and groups <= PAIRED_MAX_GROUPS) else None

@@ -151,8 +151,7 @@ std::string Engine<Entry>::run_simd_enum(const SimdPlan& plan) {
   else
     reason << ", then composed and recounted from the true starts (" << plan.groups
            << " groups of reporting states: per-lane counts keep at most " << kSimdMaxGroups
-           << ", or " << kSimdPairedMaxGroups << " for up to 16 states on AVX2 and up to 64 "
-           << "on AVX-512 VBMI)";
+           << ", or " << kSimdPairedMaxGroups << " for up to 16 states on AVX2)";
   return reason.str();
 }
 

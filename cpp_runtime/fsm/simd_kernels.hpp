@@ -3,12 +3,13 @@
 // shuffle of all lanes per byte and chunk, and keeps per-lane 8-bit counts of the lanes
 // at or above each group's first state, widened every 255 bytes.
 //
-//   ssse3       pshufb, 16 lanes (machines of up to 16 states)
+//   ssse3       pshufb, 16 lanes (machines of up to 16 states), 2 to 4 groups counted two
+//               per 8-bit counter (fsm/simd_kernels_ssse3_nibbles.hpp)
 //   avx2        vpshufb on 32 lanes: two chunks per register for up to 16 states
 //               (fsm/simd_kernels_paired.hpp);
 //               composed from 16-entry blocks for up to 64 states: the block of a
 //               lane's state is picked with blends on its bits 4 and 5
-//   avx512vbmi  vpermb, 64 lanes (up to 64 states), 2 to 8 groups counted two per 8-bit
+//   avx512vbmi  vpermb, 64 lanes (up to 64 states), 2 to 4 groups counted two per 8-bit
 //               counter (fsm/simd_kernels_vbmi_nibbles.hpp); vpermi2b on 2 to 4
 //               registers of 64 lanes for 65-256 states (fsm/simd_kernels_wide.hpp)
 //
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "fsm/simd_kernels_paired.hpp"
+#include "fsm/simd_kernels_ssse3_nibbles.hpp"
 #include "fsm/simd_kernels_vbmi_nibbles.hpp"
 #include "fsm/simd_kernels_wide.hpp"
 #include "fsm/simd_plan.hpp"
@@ -257,8 +259,12 @@ inline void simd_summarize(const SimdPlan& p, SimdLane* lanes, int count, int gr
     simd_summarize_wide(p, lanes, count, groups);
     return;
   }
-  if (p.path == SimdPath::avx512vbmi && groups >= 2) {  // 17-64 states, 2-8 groups
+  if (p.path == SimdPath::avx512vbmi && groups >= 2) {  // 17-64 states, 2-4 groups
     simd_summarize_vbmi_counted(p, lanes, count, groups);
+    return;
+  }
+  if (p.path == SimdPath::ssse3 && groups >= 2) {  // up to 16 states, 2-4 groups
+    simd_summarize_ssse3_counted(p, lanes, count, groups);
     return;
   }
 #endif

@@ -26,8 +26,9 @@ inline namespace v1 {
 // (AVX-512 VBMI only, fsm/simd_kernels_wide.hpp) use rows of 128 or 256 bytes.
 constexpr uint32_t kSimdLanes = 256, kSimdRowBytes = 64, kSimdNarrowStates = 64;
 constexpr uint32_t kSimdMaxGroups = 4;
-// Two groups per 8-bit counter (the paired AVX2 kernel of up to 16 states, the VBMI
-// vpermb kernel of up to 64) count up to 8 groups.
+// Two groups per 8-bit counter: the paired AVX2 kernel of up to 16 states counts up to 8
+// groups in its one pass. (The SSSE3 and VBMI vpermb kernels count 2 to 4 groups so, but
+// past 4 their one pass ran slower than a pass without counts and a recount.)
 constexpr uint32_t kSimdPairedMaxGroups = 8;
 
 struct SimdPlan {
@@ -43,9 +44,8 @@ struct SimdPlan {
   const uint8_t* next = nullptr;         // [256][row_bytes]: the plan state after byte b from lane p
   bool paired() const { return path == SimdPath::avx2 && states <= 16; }
   bool wide() const { return states > kSimdNarrowStates; }
-  bool nibbles() const { return paired() || (path == SimdPath::avx512vbmi && !wide()); }
   bool counts() const {
-    return groups <= kSimdMaxGroups || (nibbles() && groups <= kSimdPairedMaxGroups);
+    return groups <= kSimdMaxGroups || (paired() && groups <= kSimdPairedMaxGroups);
   }
 };
 

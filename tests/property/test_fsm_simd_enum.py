@@ -177,10 +177,12 @@ def exact_groups(machine, groups: int):
 
 @pytest.mark.parametrize("states", [9, 16, 17, 64])
 def test_nibble_kernels_count_two_to_eight_groups(states: int, tmp_path) -> None:
-    """Two groups per 8-bit counter, 2 to 8 groups (an odd last group by compare): the
-    paired AVX2 kernel up to 16 states (two chunks share a register,
-    cpp_runtime/fsm/simd_kernels_paired.hpp), the VBMI vpermb kernel for 17-64
-    (simd_kernels_vbmi_nibbles.hpp): chunks long enough for many nibble rounds (15 bytes)
+    """Two groups per 8-bit counter (an odd last group by compare): the paired AVX2 kernel
+    up to 16 states with 2 to 8 groups (two chunks share a register,
+    cpp_runtime/fsm/simd_kernels_paired.hpp); SSSE3 up to 16 states
+    (simd_kernels_ssse3_nibbles.hpp) and the VBMI vpermb kernel for 17-64
+    (simd_kernels_vbmi_nibbles.hpp) with 2 to 4, past which they recount: chunks long
+    enough for many nibble rounds (15 bytes)
     and widenings (255), with lengths that are multiples of neither."""
     rng = np.random.default_rng(40 + states)
     nibbles = "avx2" if states <= 16 else "avx512vbmi"
@@ -194,5 +196,6 @@ def test_nibble_kernels_count_two_to_eight_groups(states: int, tmp_path) -> None
                    for threads, chunks in ((1, 1), (1, 4), (2, 8), (3, 13), (2, 999))]
         results = assert_all_equal_reference(machine, data, tmp_path, configs, matches=False)
         assert_reason_names_path(configs, results, states)
-        counted = [r for c, r in zip(configs, results, strict=True) if nibbles in c]
-        assert all("counting reports per start state" in r["reason"] for r in counted)
+        one_pass = [r for c, r in zip(configs, results, strict=True)  # VBMI, SSSE3: 2-4
+                    if "scalar" not in c and ("/avx2" in c or groups <= 4)]
+        assert all("counting reports per start state" in r["reason"] for r in one_pass)

@@ -139,15 +139,15 @@ def test_simd_rule_comes_first_where_the_path_takes_the_machine(states, paths, f
 
 
 def test_simd_rule_needs_the_groups_counted_in_one_pass() -> None:
-    """More than 4 groups are counted in one pass only by the kernels that count two groups
-    per 8-bit counter (up to 8 groups): paired AVX2 (up to 16 states), VBMI vpermb (up to
-    64); not past 64 states."""
+    """More than 4 groups are counted in one pass only by the paired AVX2 kernel (up to 16
+    states, up to 8 groups); SSSE3 and VBMI count two per counter too, but up to 4."""
     from parafuse.fsm_compiler.simd_fit import counts_in_one_pass
     assert counts_in_one_pass(12, 5, frozenset({"avx2"})) == "avx2"
     assert counts_in_one_pass(12, 9, frozenset({"avx2"})) is None
+    assert counts_in_one_pass(12, 4, frozenset({"ssse3"})) == "ssse3"
     assert counts_in_one_pass(12, 5, frozenset({"ssse3"})) is None
-    assert counts_in_one_pass(40, 8, frozenset({"avx512vbmi"})) == "avx512vbmi"
-    assert counts_in_one_pass(40, 9, frozenset({"avx512vbmi"})) is None
+    assert counts_in_one_pass(40, 4, frozenset({"avx512vbmi"})) == "avx512vbmi"
+    assert counts_in_one_pass(40, 5, frozenset({"avx512vbmi"})) is None
     assert counts_in_one_pass(40, 5, frozenset({"avx2"})) is None
     assert counts_in_one_pass(65, 4, frozenset({"avx512vbmi"})) == "avx512vbmi"
     assert counts_in_one_pass(65, 5, frozenset({"avx512vbmi"})) is None
