@@ -98,16 +98,12 @@ void simd_run_ssse3_counted(const SimdPlan& p, SimdLane* lanes, int groups, size
 }
 
 // `count` chunks (up to 4) of a plan of up to 16 states on the SSSE3 path with 2 to 4
-// groups: pairs in lockstep over their common length (16 registers hold two chunks'
-// counters), then each alone.
+// groups, in pairs.
 inline void simd_summarize_ssse3_counted(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
-  size_t common = lanes[0].length;
-  for (int k = 1; k < count; ++k) common = std::min(common, lanes[k].length);
-  int k = 0;
-  for (; k + 2 <= count; k += 2) simd_run_ssse3_counted<2>(p, lanes + k, groups, 0, common);
-  for (; k < count; ++k) simd_run_ssse3_counted<1>(p, lanes + k, groups, 0, common);
-  for (k = 0; k < count; ++k)
-    if (lanes[k].length > common) simd_run_ssse3_counted<1>(p, lanes + k, groups, common, lanes[k].length);
+  simd_in_lockstep(lanes, count, 2, [&](auto k, SimdLane* some, size_t begin, size_t end) {
+    if constexpr (decltype(k)::value <= 2)  // 16 registers hold two chunks' counters
+      simd_run_ssse3_counted<decltype(k)::value>(p, some, groups, begin, end);
+  });
 }
 
 }  // namespace v1

@@ -103,15 +103,11 @@ void simd_run_vbmi_counted(const SimdPlan& p, SimdLane* lanes, int groups, size_
 }
 
 // `count` chunks (up to 4) of a plan of 17 to 64 states on the VBMI path with 2 to 4
-// groups: four in lockstep over their common length, then each alone.
+// groups, four in lockstep where there are four.
 inline void simd_summarize_vbmi_counted(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
-  size_t common = lanes[0].length;
-  for (int k = 1; k < count; ++k) common = std::min(common, lanes[k].length);
-  if (count == 4) simd_run_vbmi_counted<4>(p, lanes, groups, 0, common);
-  else
-    for (int k = 0; k < count; ++k) simd_run_vbmi_counted<1>(p, lanes + k, groups, 0, common);
-  for (int k = 0; k < count; ++k)
-    if (lanes[k].length > common) simd_run_vbmi_counted<1>(p, lanes + k, groups, common, lanes[k].length);
+  simd_in_lockstep(lanes, count, 4, [&](auto k, SimdLane* some, size_t begin, size_t end) {
+    simd_run_vbmi_counted<decltype(k)::value>(p, some, groups, begin, end);
+  });
 }
 
 }  // namespace v1

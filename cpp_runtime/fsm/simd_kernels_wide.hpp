@@ -120,15 +120,10 @@ void simd_run_wide_groups(const SimdPlan& p, SimdLane* lanes, int groups, size_t
 // `count` chunks (up to 4) of a plan of 65 to 256 states on the AVX-512 VBMI path,
 // `groups` counted (0-4): in lockstep over their common length, then each alone.
 inline void simd_summarize_wide(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
-  size_t common = lanes[0].length;
-  for (int k = 1; k < count; ++k) common = std::min(common, lanes[k].length);
-  const int step = simd_wide_lockstep(p.states, groups);
-  int k = 0;
-  for (; step == 4 && k + 4 <= count; k += 4) simd_run_wide_groups<4>(p, lanes + k, groups, 0, common);
-  for (; step >= 2 && k + 2 <= count; k += 2) simd_run_wide_groups<2>(p, lanes + k, groups, 0, common);
-  for (; k < count; ++k) simd_run_wide_groups<1>(p, lanes + k, groups, 0, common);
-  for (k = 0; k < count; ++k)
-    if (lanes[k].length > common) simd_run_wide_groups<1>(p, lanes + k, groups, common, lanes[k].length);
+  simd_in_lockstep(lanes, count, simd_wide_lockstep(p.states, groups),
+                   [&](auto k, SimdLane* some, size_t begin, size_t end) {
+                     simd_run_wide_groups<decltype(k)::value>(p, some, groups, begin, end);
+                   });
 }
 
 }  // namespace v1

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "fsm/cpu_features.hpp"
@@ -174,6 +175,22 @@ SimdPlan make_simd_plan(const Tables& t, const std::string& option, Step step) {
           plan.to_plan[step(plan.from_plan[p] << t.shift, uint8_t(b)) >> t.shift];
   plan.next = next;
   return plan;
+}
+
+// Runs `count` chunks (up to 4): `step` (4, 2 or 1) at a time in lockstep over their
+// common length, the rest one at a time, then each one's bytes past the common length
+// alone. `run(K, lanes, begin, end)` runs K chunks (K a std::integral_constant).
+template <class Run>
+void simd_in_lockstep(SimdLane* lanes, int count, int step, Run&& run) {
+  size_t common = lanes[0].length;
+  for (int k = 1; k < count; ++k) common = std::min(common, lanes[k].length);
+  int k = 0;
+  for (; step == 4 && k + 4 <= count; k += 4) run(std::integral_constant<int, 4>(), lanes + k, 0, common);
+  for (; step >= 2 && k + 2 <= count; k += 2) run(std::integral_constant<int, 2>(), lanes + k, 0, common);
+  for (; k < count; ++k) run(std::integral_constant<int, 1>(), lanes + k, 0, common);
+  for (k = 0; k < count; ++k)
+    if (lanes[k].length > common)
+      run(std::integral_constant<int, 1>(), lanes + k, common, lanes[k].length);
 }
 
 // The portable path: every lane in plain C++, counting as the vector paths do.
