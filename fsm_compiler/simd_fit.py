@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 LANES = 256  # simd_plan.hpp kSimdLanes: one byte per lane
-NARROW_STATES = 64  # simd_plan.hpp kSimdNarrowStates: past it, VBMI vpermi2b only
 MAX_GROUPS = 4  # simd_plan.hpp kSimdMaxGroups
 PAIRED_MAX_GROUPS = 8  # simd_plan.hpp kSimdPairedMaxGroups: the paired AVX2 kernel
 PSHUFB_STATES = 16
