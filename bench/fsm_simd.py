@@ -5,8 +5,9 @@ projected 16/64-core speedups over `seq`.
 
     .venv/bin/python bench/fsm_simd.py [--quick] [--size BYTES] [--repeat K]   (make bench-fsm)
 
-Cases: permutation machines of 12 states (1 and 3 report groups) and 40 states over random
-letters, digits and punctuation (paths never merge); a random 10-state machine; `csv`
+Cases: permutation machines of 12 states (1 and 3 report groups), 40, 100 and 200 states
+over random letters, digits and punctuation (paths never merge; past 64 states only
+AVX-512 VBMI runs them in vectors, with vpermi2b); a random 10-state machine; `csv`
 (a machine that resets at every record); `clexer` (a mode tracker for C comments and
 strings) over real C headers (/usr/include, read at bench time); `weblog` (a pattern set).
 `--quick` (16 MiB inputs, about 1-2 minutes once the projects are built and cached, which
@@ -65,6 +66,7 @@ def cpu_paths() -> list[str]:
 
 
 PATHS = cpu_paths()
+SIMD_MOST_STATES = 256  # simd_plan.hpp kSimdLanes (past 64 states: AVX-512 VBMI vpermi2b)
 
 
 def c_headers(size: int) -> bytes:
@@ -80,7 +82,8 @@ def c_headers(size: int) -> bytes:
 
 def three_groups(source: str) -> str:
     """The permutation machine with three reporting states of different tags."""
-    return (source.replace("machine perm12", "machine perm12g3")
+    name = source.split()[1]
+    return (source.replace(f"machine {name} ", f"machine {name}g3 ")
             .replace("state p1 {", "state p1 report one {")
             .replace("state p2 {", "state p2 report two {"))
 
@@ -123,6 +126,10 @@ def cases(size: int, work: Path) -> list[tuple[str, object, Path]]:
     return [("perm12", machine("perm12.fsm", perm12), letters),
             ("perm12_3groups", machine("perm12g3.fsm", three_groups(perm12)), letters),
             ("perm40", machine("perm40.fsm", permutation_source(40)), letters),
+            ("perm40_3groups", machine("perm40g3.fsm", three_groups(permutation_source(40))),
+             letters),
+            ("perm100", machine("perm100.fsm", permutation_source(100)), letters),
+            ("perm200", machine("perm200.fsm", permutation_source(200)), letters),
             ("random10", machine("random10.fsm", random_source()), letters),
             ("csv", sample("csv"), csv_text),
             ("clexer_headers", sample("clexer"), headers),
@@ -211,7 +218,7 @@ def bench_case(label: str, machine, data: Path, args, driver: Path) -> dict:
         row["auto_fresh"][str(threads)] = fresh["auto"]
         row["best_fresh"][str(threads)] = {"scheme": best, "gbps": fresh["best"]}
         row["choose"][str(threads)] = choose_cost(driver, blob, data, threads)
-    if machine.state_count <= 64:
+    if machine.state_count <= SIMD_MOST_STATES:
         for path in PATHS:
             row["simd"][path] = run(runner, data, "enum", 1, args.repeat, path)
     if label == "perm12":

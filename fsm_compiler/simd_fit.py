@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-LANES = 64  # simd_plan.hpp kSimdLanes
+LANES = 256  # simd_plan.hpp kSimdLanes: one byte per lane
 MAX_GROUPS = 4  # simd_plan.hpp kSimdMaxGroups
-PAIRED_MAX_GROUPS = 8  # simd_plan.hpp kSimdPairedMaxGroups: two chunks per AVX2 register
+PAIRED_MAX_GROUPS = 8  # simd_plan.hpp kSimdPairedMaxGroups: the paired AVX2 kernel
 PSHUFB_STATES = 16
 COMPOSED_AVX2_STATES = 32  # composed vpshufb pays up to this many states
 PATH_FLAGS = {"avx512vbmi": {"avx512f", "avx512bw", "avx512vbmi"}, "avx2": {"avx2"},
@@ -32,7 +32,8 @@ def cpu_simd_paths(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
 
 
 def simd_path(states: int, paths: frozenset[str]) -> str | None:
-    """The path the runtime's plan takes for `states` states on a CPU with `paths`."""
+    """The path the runtime's plan takes for `states` states on a CPU with `paths`
+    (simd_plan.hpp simd_auto_path)."""
     best = next((p for p in ("avx512vbmi", "avx2", "ssse3") if p in paths), None)
     if best is None or states > LANES:
         return None

@@ -129,7 +129,7 @@ inline std::vector<uint8_t> probe_sample(const uint8_t* data, size_t n) {
 // ones met the true path within 1 KiB (each chunk would run about twice).
 inline bool cheap_to_probe(const Tables& t, const std::string& scheme, const std::string& ruled,
                            bool speculation_hopeless) {
-  if (scheme == "enum") return t.states <= kSimdLanes || ruled == "enum";
+  if (scheme == "enum") return t.states <= simd_cheap_enum_states() || ruled == "enum";
   if (scheme == "fused") return t.fused_complete || ruled == "fused";
   if (scheme == "spec" || scheme == "hspec") return !speculation_hopeless;
   return true;

@@ -33,12 +33,16 @@ inline const char* simd_path_words(const SimdPlan& plan) {
       return plan.states <= 16 ? "AVX2 vpshufb, 16 lanes"
              : plan.states <= 32 ? "AVX2 vpshufb composed from 2 blocks, 32 lanes"
                                  : "AVX2 vpshufb composed from 4 blocks, 64 lanes";
-    case SimdPath::avx512vbmi: return "AVX-512 VBMI vpermb, 64 lanes";
+    case SimdPath::avx512vbmi:
+      return plan.states <= kSimdNarrowStates ? "AVX-512 VBMI vpermb, 64 lanes"
+             : plan.states <= 128 ? "AVX-512 VBMI vpermi2b, 128 lanes in 2 registers"
+                                  : "AVX-512 VBMI two vpermi2b and a blend on bit 7, 256 lanes in "
+                                    "up to 4 registers";
     default: return "scalar lanes, no vector instructions";
   }
 }
 
-// Bound on the per-chunk counts kept (chunks x groups x 64 lanes): past it, recount.
+// Bound on the per-chunk counts kept (chunks x groups x 256 lanes): past it, recount.
 constexpr size_t kSimdCountEntries = size_t(1) << 24;
 
 // Whether the paths from every state have met after data[0, length).

@@ -3,12 +3,15 @@
 // shuffle of all lanes per byte and chunk, and keeps per-lane 8-bit counts of the lanes
 // at or above each group's first state, widened every 255 bytes.
 //
-//   ssse3       pshufb, 16 lanes (machines of up to 16 states)
+//   ssse3       pshufb, 16 lanes (machines of up to 16 states), 2 to 4 groups counted two
+//               per 8-bit counter (fsm/simd_kernels_ssse3_nibbles.hpp)
 //   avx2        vpshufb on 32 lanes: two chunks per register for up to 16 states
 //               (fsm/simd_kernels_paired.hpp);
 //               composed from 16-entry blocks for up to 64 states: the block of a
 //               lane's state is picked with blends on its bits 4 and 5
-//   avx512vbmi  vpermb, 64 lanes (up to 64 states)
+//   avx512vbmi  vpermb, 64 lanes (up to 64 states), 2 to 4 groups counted two per 8-bit
+//               counter (fsm/simd_kernels_vbmi_nibbles.hpp); vpermi2b on 2 to 4
+//               registers of 64 lanes for 65-256 states (fsm/simd_kernels_wide.hpp)
 //
 // Every kernel carries its instruction set as a target attribute, so the build needs no
 // -march flag; fsm/cpu_features.hpp says which of them this CPU runs.
@@ -20,6 +23,9 @@
 #include <vector>
 
 #include "fsm/simd_kernels_paired.hpp"
+#include "fsm/simd_kernels_ssse3_nibbles.hpp"
+#include "fsm/simd_kernels_vbmi_nibbles.hpp"
+#include "fsm/simd_kernels_wide.hpp"
 #include "fsm/simd_plan.hpp"
 
 #if defined(__x86_64__)
@@ -50,7 +56,7 @@ __attribute__((target("ssse3"))) void simd_run_ssse3(const SimdPlan& p, SimdLane
 #pragma GCC unroll 4
       for (int k = 0; k < K; ++k) {
         const __m128i row = _mm_load_si128(
-            reinterpret_cast<const __m128i*>(p.next + size_t(lanes[k].data[i]) * kSimdLanes));
+            reinterpret_cast<const __m128i*>(p.next + size_t(lanes[k].data[i]) * kSimdRowBytes));
         v[k] = _mm_shuffle_epi8(row, v[k]);
 #pragma GCC unroll 4
         for (int g = 0; g < G; ++g) acc[k][g] = _mm_sub_epi8(acc[k][g], _mm_cmpgt_epi8(v[k], floor[g]));
@@ -92,7 +98,7 @@ __attribute__((target("avx2"))) void simd_run_avx2(const SimdPlan& p, SimdLane* 
     for (size_t i = b; i < e; ++i) {
 #pragma GCC unroll 4
       for (int k = 0; k < K; ++k) {
-        const uint8_t* row = p.next + size_t(lanes[k].data[i]) * kSimdLanes;
+        const uint8_t* row = p.next + size_t(lanes[k].data[i]) * kSimdRowBytes;
         __m256i block[B];
 #pragma GCC unroll 4
         for (int j = 0; j < B; ++j)
@@ -153,7 +159,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void simd_run_vbmi(
     for (size_t i = b; i < e; ++i) {
 #pragma GCC unroll 4
       for (int k = 0; k < K; ++k) {
-        const __m512i row = _mm512_load_si512(p.next + size_t(lanes[k].data[i]) * kSimdLanes);
+        const __m512i row = _mm512_load_si512(p.next + size_t(lanes[k].data[i]) * kSimdRowBytes);
         v[k] = _mm512_permutexvar_epi8(v[k], row);
 #pragma GCC unroll 4
         for (int g = 0; g < G; ++g)
@@ -248,6 +254,20 @@ inline void simd_run_alone(const SimdPlan& p, SimdLane& lane, int groups, size_t
 // Summarise `count` chunks (up to 4): in lockstep over their common length, then each
 // alone. `groups` is the plan's group count, or 0 to follow the states only.
 inline void simd_summarize(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
+#ifdef PF_SIMD_X86
+  if (p.path == SimdPath::avx512vbmi && p.wide()) {  // 65-256 states
+    simd_summarize_wide(p, lanes, count, groups);
+    return;
+  }
+  if (p.path == SimdPath::avx512vbmi && groups >= 2) {  // 17-64 states, 2-4 groups
+    simd_summarize_vbmi_counted(p, lanes, count, groups);
+    return;
+  }
+  if (p.path == SimdPath::ssse3 && groups >= 2) {  // up to 16 states, 2-4 groups
+    simd_summarize_ssse3_counted(p, lanes, count, groups);
+    return;
+  }
+#endif
   size_t common = lanes[0].length;
   for (int k = 1; k < count; ++k) common = std::min(common, lanes[k].length);
   // Up to 16 states on AVX2: two chunks per register, two such pairs in lockstep.

@@ -48,8 +48,8 @@ inline __attribute__((target("avx2"), always_inline)) __m256i pair_load(const ui
 inline __attribute__((target("avx2"), always_inline)) __m256i pair_rows(const SimdPlan& p,
                                                                          const SimdLane* lanes,
                                                                          int k, size_t i) {
-  return pair_load(p.next + size_t(lanes[2 * k].data[i]) * kSimdLanes,
-                   p.next + size_t(lanes[2 * k + 1].data[i]) * kSimdLanes);
+  return pair_load(p.next + size_t(lanes[2 * k].data[i]) * kSimdRowBytes,
+                   p.next + size_t(lanes[2 * k + 1].data[i]) * kSimdRowBytes);
 }
 
 // Pair k's lane states back into its two chunks.
@@ -122,6 +122,9 @@ __attribute__((target("avx2"))) void simd_run_avx2_pairs_nibbles(const SimdPlan&
   const __m256i low = _mm256_set1_epi8(0x0F);
   const __m256i floor = _mm256_set1_epi8(char(int(p.lo[G - 1]) - 1));
   alignas(32) uint8_t counted[K][G][32];  // 8-bit counts since the last widening
+  const uint8_t* data[2 * K];
+  for (int c = 0; c < 2 * K; ++c) data[c] = lanes[c].data;
+  const uint8_t* const next = p.next;
 #pragma GCC unroll 4
   for (int k = 0; k < K; ++k) v[k] = pair_load(lanes[2 * k].state, lanes[2 * k + 1].state);
 #pragma GCC unroll 4
@@ -137,16 +140,24 @@ __attribute__((target("avx2"))) void simd_run_avx2_pairs_nibbles(const SimdPlan&
       for (int k = 0; k < K; ++k)
 #pragma GCC unroll 4
         for (int a = 0; a < A; ++a) acc[k][a] = _mm256_setzero_si256();
-      for (size_t i = n; i < m; ++i) {
-#pragma GCC unroll 4
-        for (int k = 0; k < K; ++k) {
-          v[k] = _mm256_shuffle_epi8(pair_rows(p, lanes, k, i), v[k]);
-#pragma GCC unroll 4
-          for (int a = 0; a < A; ++a)
-            acc[k][a] = _mm256_add_epi8(acc[k][a], _mm256_shuffle_epi8(weight[a], v[k]));
-          if constexpr (odd) plain[k] = _mm256_sub_epi8(plain[k], _mm256_cmpgt_epi8(v[k], floor));
-        }
+#define PF_NIBBLE_STEP                                                                         \
+  for (int k = 0; k < K; ++k) {                                                                \
+    v[k] = _mm256_shuffle_epi8(pair_load(next + size_t(data[2 * k][i]) * kSimdRowBytes,         \
+                                         next + size_t(data[2 * k + 1][i]) * kSimdRowBytes),    \
+                               v[k]);                                                          \
+    for (int a = 0; a < A; ++a)                                                                \
+      acc[k][a] = _mm256_add_epi8(acc[k][a], _mm256_shuffle_epi8(weight[a], v[k]));            \
+    if constexpr (odd) plain[k] = _mm256_sub_epi8(plain[k], _mm256_cmpgt_epi8(v[k], floor));   \
+  }
+      // Unrolled where the counters leave registers to spare (up to 3 groups): about 30%
+      // fewer instructions per byte; with more groups unrolling spills them.
+      if constexpr (A <= 1) {
+#pragma GCC unroll 5
+        for (size_t i = n; i < m; ++i) { PF_NIBBLE_STEP }
+      } else {
+        for (size_t i = n; i < m; ++i) { PF_NIBBLE_STEP }
       }
+#undef PF_NIBBLE_STEP
 #pragma GCC unroll 4
       for (int k = 0; k < K; ++k)
 #pragma GCC unroll 4

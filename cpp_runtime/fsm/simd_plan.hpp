@@ -1,5 +1,5 @@
 // parafuse boostfsm runtime: SIMD enumeration's data. A *plan* renumbers a machine of at
-// most 64 states for vector lanes: lane p of a vector holds the current state of the path
+// most 256 states (one byte per lane) for vector lanes: lane p of a vector holds the current state of the path
 // that started in state p, and one byte advances every lane at once by looking the lanes
 // up in that byte's row of `next` (one shuffle: fsm/simd_kernels.hpp). Reporting states
 // with the same tags form a *group*, numbered contiguously from `lo[g]`, so that a lane
@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "fsm/cpu_features.hpp"
@@ -21,8 +22,14 @@
 namespace parafuse::fsm {
 inline namespace v1 {
 
-constexpr uint32_t kSimdLanes = 64, kSimdMaxGroups = 4;
-// Two chunks per AVX2 register (machines of up to 16 states) leave registers for more.
+// kSimdLanes: the most states (lanes) a plan takes, and the stride of lane states and
+// counts. kSimdRowBytes: the stride of `next` for plans of up to 64 states; wider plans
+// (AVX-512 VBMI only, fsm/simd_kernels_wide.hpp) use rows of 128 or 256 bytes.
+constexpr uint32_t kSimdLanes = 256, kSimdRowBytes = 64, kSimdNarrowStates = 64;
+constexpr uint32_t kSimdMaxGroups = 4;
+// Two groups per 8-bit counter: the paired AVX2 kernel of up to 16 states counts up to 8
+// groups in its one pass. (The SSSE3 and VBMI vpermb kernels count 2 to 4 groups so, but
+// past 4 their one pass ran slower than a pass without counts and a recount.)
 constexpr uint32_t kSimdPairedMaxGroups = 8;
 
 struct SimdPlan {
@@ -34,8 +41,10 @@ struct SimdPlan {
   std::vector<uint8_t> to_plan;          // [states] internal -> plan number
   std::vector<uint8_t> from_plan;        // [states] plan number -> internal
   std::vector<uint8_t> storage;          // next, 64-byte aligned inside
-  const uint8_t* next = nullptr;         // [256][64]: the plan state after byte b from lane p
+  uint32_t row_bytes = kSimdRowBytes;    // 64; 128 or 256 past 64 states
+  const uint8_t* next = nullptr;         // [256][row_bytes]: the plan state after byte b from lane p
   bool paired() const { return path == SimdPath::avx2 && states <= 16; }
+  bool wide() const { return states > kSimdNarrowStates; }
   bool counts() const {
     return groups <= kSimdMaxGroups || (paired() && groups <= kSimdPairedMaxGroups);
   }
@@ -59,6 +68,48 @@ struct SimdLane {
   }
 };
 
+// The most states forced `path` takes: pshufb looks up 16 entries; AVX2 composes 64 from
+// 16-entry blocks; VBMI takes 256 (vpermb 64, vpermi2b 128, two vpermi2b and a blend 256).
+inline uint32_t simd_path_most_states(SimdPath path) {
+  switch (path) {
+    case SimdPath::ssse3: return 16;
+    case SimdPath::avx2: return kSimdNarrowStates;
+    default: return kSimdLanes;
+  }
+}
+
+// The path auto takes for `n` states on a CPU whose best path is `best` (none: the merging
+// scalar enumeration). pshufb (1-cycle latency) for up to 16 lanes, on AVX2 two chunks per
+// register; vpermb for 17-64, vpermi2b on two registers' tables for 65-128, and two
+// vpermi2b and a blend for 129-256 (fsm/simd_kernels_wide.hpp); without VBMI, AVX2
+// composed from 16-entry blocks pays up to 32 states and not past them (measured: docs/fsm.md).
+// fsm_compiler/simd_fit.py mirrors this choice.
+inline SimdPath simd_auto_path(uint32_t n, SimdPath best) {
+  if (best == SimdPath::scalar) return SimdPath::none;  // lanes in plain C++ do not pay
+  if (n <= 16) return best == SimdPath::avx512vbmi ? SimdPath::avx2 : best;
+  if (best == SimdPath::avx512vbmi) return n <= kSimdLanes ? best : SimdPath::none;
+  if (best == SimdPath::avx2 && n <= 32) return best;
+  return SimdPath::none;
+}
+
+// Why auto takes no vector path for `n` states (simd_auto_path gave none).
+inline std::string simd_auto_why_not(uint32_t n, SimdPath best) {
+  if (n > kSimdLanes) return "SIMD enumeration takes at most 256 states (one byte per lane)";
+  std::string why = std::string("this CPU's vector instructions (") + simd_path_name(best) +
+                    ") do not pay for " + std::to_string(n) + " states";
+  if (best == SimdPath::ssse3) return why + " (pshufb looks up 16 entries)";
+  if (best == SimdPath::avx2)
+    why += n <= kSimdNarrowStates ? " (past 32 states AVX2 takes 4 shuffles and 3 blends per 32 lanes)"
+                                  : " (past 64 states lanes need AVX-512 VBMI vpermi2b)";
+  return why;
+}
+
+// The most states for which enumerating every state stays cheap on this CPU (auto's
+// probes, fsm/auto_probe.hpp): 64, or 256 where AVX-512 VBMI runs them in vectors.
+inline uint32_t simd_cheap_enum_states() {
+  return best_cpu_path() == SimdPath::avx512vbmi ? kSimdLanes : kSimdNarrowStates;
+}
+
 // The tags of internal state s as a key.
 inline std::vector<uint32_t> tag_key(const Tables& t, uint32_t s) {
   return std::vector<uint32_t>(t.tag_list + t.tag_begin[s], t.tag_list + t.tag_begin[s + 1]);
@@ -76,25 +127,21 @@ SimdPlan make_simd_plan(const Tables& t, const std::string& option, Step step) {
     return plan;
   }
   if (n > kSimdLanes) {
-    plan.why_not = "SIMD enumeration takes at most 64 states";
+    plan.why_not = "SIMD enumeration takes at most 256 states (one byte per lane)";
     return plan;
   }
   if (request.forced) {
-    if (request.path == SimdPath::ssse3 && n > 16) {
-      plan.why_not = "SIMD path ssse3 takes at most 16 states";
+    const uint32_t most = simd_path_most_states(request.path);
+    if (n > most) {
+      plan.why_not = std::string("SIMD path ") + simd_path_name(request.path) + " takes at most " +
+                     std::to_string(most) + " states";
       return plan;
     }
     plan.path = request.path;
   } else {
-    // pshufb (1-cycle latency) for 16 lanes; vpermb for 64; composed pshufb pays up to 32.
-    const SimdPath best = best_cpu_path();
-    if (best == SimdPath::scalar) plan.path = SimdPath::none;  // lanes in C++ do not pay
-    else if (n <= 16) plan.path = best == SimdPath::avx512vbmi ? SimdPath::avx2 : best;
-    else if (best == SimdPath::avx512vbmi) plan.path = best;
-    else if (best == SimdPath::avx2 && n <= 32) plan.path = best;
+    plan.path = simd_auto_path(n, best_cpu_path());
     if (plan.path == SimdPath::none) {
-      plan.why_not = std::string("this CPU's vector instructions (") +
-                     simd_path_name(best) + ") do not pay for " + std::to_string(n) + " states";
+      plan.why_not = simd_auto_why_not(n, best_cpu_path());
       return plan;
     }
   }
@@ -119,14 +166,31 @@ SimdPlan make_simd_plan(const Tables& t, const std::string& option, Step step) {
   }
   if (plan.groups <= kSimdPairedMaxGroups) plan.lo[plan.groups] = n;
   for (uint32_t p = 0; p < n; ++p) plan.to_plan[plan.from_plan[p]] = uint8_t(p);
-  plan.storage.assign(256 * kSimdLanes + 64, 0);
+  plan.row_bytes = n <= kSimdNarrowStates ? kSimdRowBytes : n <= 128 ? 128 : 256;
+  plan.storage.assign(256 * plan.row_bytes + 64, 0);
   uint8_t* next = plan.storage.data() + (64 - reinterpret_cast<uintptr_t>(plan.storage.data()) % 64);
   for (uint32_t b = 0; b < 256; ++b)
     for (uint32_t p = 0; p < n; ++p)
-      next[b * kSimdLanes + p] =
+      next[b * plan.row_bytes + p] =
           plan.to_plan[step(plan.from_plan[p] << t.shift, uint8_t(b)) >> t.shift];
   plan.next = next;
   return plan;
+}
+
+// Runs `count` chunks (up to 4): `step` (4, 2 or 1) at a time in lockstep over their
+// common length, the rest one at a time, then each one's bytes past the common length
+// alone. `run(K, lanes, begin, end)` runs K chunks (K a std::integral_constant).
+template <class Run>
+void simd_in_lockstep(SimdLane* lanes, int count, int step, Run&& run) {
+  size_t common = lanes[0].length;
+  for (int k = 1; k < count; ++k) common = std::min(common, lanes[k].length);
+  int k = 0;
+  for (; step == 4 && k + 4 <= count; k += 4) run(std::integral_constant<int, 4>(), lanes + k, 0, common);
+  for (; step >= 2 && k + 2 <= count; k += 2) run(std::integral_constant<int, 2>(), lanes + k, 0, common);
+  for (; k < count; ++k) run(std::integral_constant<int, 1>(), lanes + k, 0, common);
+  for (k = 0; k < count; ++k)
+    if (lanes[k].length > common)
+      run(std::integral_constant<int, 1>(), lanes + k, common, lanes[k].length);
 }
 
 // The portable path: every lane in plain C++, counting as the vector paths do.
@@ -136,7 +200,7 @@ void simd_run_scalar(const SimdPlan& p, SimdLane& lane, size_t begin, size_t end
   std::memcpy(v, lane.state, kSimdLanes);
   const uint32_t n = p.states;
   for (size_t i = begin; i < end; ++i) {
-    const uint8_t* row = p.next + size_t(lane.data[i]) * kSimdLanes;
+    const uint8_t* row = p.next + size_t(lane.data[i]) * p.row_bytes;
     for (uint32_t s = 0; s < n; ++s) v[s] = row[v[s]];
     for (int g = 0; g < G; ++g)
       for (uint32_t s = 0; s < n; ++s) lane.ge[g * kSimdLanes + s] += v[s] >= p.lo[g];

@@ -1,6 +1,6 @@
 """SIMD enumeration (cpp_runtime/fsm/simd_enum.hpp) under every path this CPU runs, forced
 (RunOptions::simd: the driver's SCHEME/PATH), equals the reference executor: machines of
-1 to 64 states,
+1 to 256 states (at each kernel's boundary: 16/17, 64/65, 128/129, 192/193, 256),
 converging and permutation, with 1, 3 and 6 groups of reporting states (6: counted by
 the paired AVX2 kernel of up to 16 states, recounted from the true starts elsewhere),
 matches on and off, thread counts 1 to 3 and chunk counts that put a boundary after every
@@ -33,6 +33,17 @@ import permutation  # noqa: E402
 # The words of the JSON reason of each forced path (cpp_runtime/fsm/simd_enum.hpp).
 PATH_WORDS = {"scalar": "scalar lanes", "ssse3": "SSSE3 pshufb", "avx2": "AVX2 vpshufb",
               "avx512vbmi": "AVX-512 VBMI vpermb"}
+# AVX-512 VBMI past 64 states (cpp_runtime/fsm/simd_kernels_wide.hpp).
+WIDE_WORDS = {128: "AVX-512 VBMI vpermi2b, 128 lanes in 2 registers",
+              256: "AVX-512 VBMI two vpermi2b and a blend on bit 7"}
+# The most states each forced path takes (simd_plan.hpp simd_path_most_states).
+MOST_STATES = {"scalar": 256, "ssse3": 16, "avx2": 64, "avx512vbmi": 256}
+
+
+def path_words(path: str, states: int) -> str:
+    if path == "avx512vbmi" and states > 64:
+        return WIDE_WORDS[128 if states <= 128 else 256]
+    return PATH_WORDS[path]
 PATH_FLAGS = {"scalar": set(), "ssse3": {"ssse3"}, "avx2": {"avx2"},
               "avx512vbmi": {"avx512f", "avx512bw", "avx512vbmi"}}
 
@@ -71,21 +82,21 @@ def compiler() -> None:
 
 
 def path_configs(input_bytes: int, paths: list[str], states: int) -> list[str]:
-    """enum forced to each path (ssse3 takes at most 16 states) at every thread and chunk
-    count of `configurations`."""
+    """enum forced to each path that takes `states` states (MOST_STATES) at every thread and
+    chunk count of `configurations`."""
     return [config.replace("enum", f"enum/{path}", 1) for path in paths
-            if path != "ssse3" or states <= 16
+            if states <= MOST_STATES[path]
             for config in configurations(input_bytes, schemes=("enum",))]
 
 
-def assert_reason_names_path(configs: list[str], results: list[dict]) -> None:
+def assert_reason_names_path(configs: list[str], results: list[dict], states: int = 1) -> None:
     for config, result in zip(configs, results, strict=True):
         path = config.split(":")[0].split("/")[1]
         if path in PATH_WORDS:
-            assert PATH_WORDS[path] in result["reason"], (config, result["reason"])
+            assert path_words(path, states) in result["reason"], (config, result["reason"])
 
 
-@pytest.mark.parametrize("states", [5, 16, 17, 64])
+@pytest.mark.parametrize("states", [5, 16, 17, 64, 65, 129])
 def test_every_path_equals_reference(states: int, tmp_path) -> None:
     rng = np.random.default_rng(states)
     for kind, groups in (("converging", 1), ("permutation", 3), ("permutation", 6)):
@@ -99,7 +110,7 @@ def test_every_path_equals_reference(states: int, tmp_path) -> None:
             for matches in (True, False):
                 results = assert_all_equal_reference(machine, piece, tmp_path, configs,
                                                      matches=matches)
-                assert_reason_names_path(configs, results)
+                assert_reason_names_path(configs, results, states)
 
 
 def test_permutation_machine_every_path(tmp_path) -> None:
@@ -164,14 +175,19 @@ def exact_groups(machine, groups: int):
     return dataclasses.replace(machine, tag_names=("t0", "t1", "t2", "t3"), state_tags=tags)
 
 
-@pytest.mark.parametrize("states", [9, 16])
-def test_paired_kernel_counts_two_to_eight_groups(states: int, tmp_path) -> None:
-    """Up to 16 states on AVX2, two chunks share a register and 2 to 8 groups are counted
-    two per 8-bit counter (cpp_runtime/fsm/simd_kernels_paired.hpp; an odd last group by
-    compare): chunks long enough for many nibble rounds (15 bytes) and widenings (255),
-    with lengths that are multiples of neither."""
+@pytest.mark.parametrize("states", [9, 16, 17, 64])
+def test_nibble_kernels_count_two_to_eight_groups(states: int, tmp_path) -> None:
+    """Two groups per 8-bit counter (an odd last group by compare): the paired AVX2 kernel
+    up to 16 states with 2 to 8 groups (two chunks share a register,
+    cpp_runtime/fsm/simd_kernels_paired.hpp); SSSE3 up to 16 states
+    (simd_kernels_ssse3_nibbles.hpp) and the VBMI vpermb kernel for 17-64
+    (simd_kernels_vbmi_nibbles.hpp) with 2 to 4, past which they recount: chunks long
+    enough for many nibble rounds (15 bytes)
+    and widenings (255), with lengths that are multiples of neither."""
     rng = np.random.default_rng(40 + states)
-    paths = [path for path in SUPPORTED if path in ("avx2", "ssse3", "scalar")]
+    nibbles = "avx2" if states <= 16 else "avx512vbmi"
+    paths = [path for path in SUPPORTED if path in (nibbles, "ssse3", "scalar")
+             and states <= MOST_STATES[path]]
     for groups in range(2, 9):
         kind = "permutation" if groups % 2 else "converging"
         machine = exact_groups(random_machine(rng, states, 4, kind), groups)
@@ -179,6 +195,7 @@ def test_paired_kernel_counts_two_to_eight_groups(states: int, tmp_path) -> None
         configs = [f"enum/{path}:{threads}:{chunks}" for path in paths
                    for threads, chunks in ((1, 1), (1, 4), (2, 8), (3, 13), (2, 999))]
         results = assert_all_equal_reference(machine, data, tmp_path, configs, matches=False)
-        assert_reason_names_path(configs, results)
-        counted = [r for c, r in zip(configs, results, strict=True) if "avx2" in c]
-        assert all("counting reports per start state" in r["reason"] for r in counted)
+        assert_reason_names_path(configs, results, states)
+        one_pass = [r for c, r in zip(configs, results, strict=True)  # VBMI, SSSE3: 2-4
+                    if "scalar" not in c and ("/avx2" in c or groups <= 4)]
+        assert all("counting reports per start state" in r["reason"] for r in one_pass)
