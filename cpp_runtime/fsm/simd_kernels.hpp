@@ -253,7 +253,13 @@ inline void simd_run_alone(const SimdPlan& p, SimdLane& lane, int groups, size_t
 
 // Summarise `count` chunks (up to 4): in lockstep over their common length, then each
 // alone. `groups` is the plan's group count, or 0 to follow the states only.
-inline void simd_summarize(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
+// A template only so that a machine's library can compile it in units of their own, in
+// parallel with the rest: src/M_simd.cpp (`template void simd_summarize<0>`) and, for the
+// AVX-512 VBMI kernels it calls, src/M_simd_vbmi.cpp; src/M.cpp defines
+// PARAFUSE_FSM_SIMD_ELSEWHERE and M_simd.cpp PARAFUSE_FSM_VBMI_ELSEWHERE, which declare
+// them extern. The bodies are the same in every unit.
+template <int Unit = 0>
+void simd_summarize(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
 #ifdef PF_SIMD_X86
   if (p.path == SimdPath::avx512vbmi && p.wide()) {  // 65-256 states
     simd_summarize_wide(p, lanes, count, groups);
@@ -284,6 +290,14 @@ inline void simd_summarize(const SimdPlan& p, SimdLane* lanes, int count, int gr
   for (int k = 0; k < count; ++k)
     if (lanes[k].length > common) simd_run_alone(p, lanes[k], groups, common, lanes[k].length);
 }
+
+#ifdef PARAFUSE_FSM_SIMD_ELSEWHERE
+extern template void simd_summarize<0>(const SimdPlan&, SimdLane*, int, int);
+#endif
+#if defined(PARAFUSE_FSM_VBMI_ELSEWHERE) && defined(PF_SIMD_X86)
+extern template void simd_summarize_wide<0>(const SimdPlan&, SimdLane*, int, int);
+extern template void simd_summarize_vbmi_counted<0>(const SimdPlan&, SimdLane*, int, int);
+#endif
 
 }  // namespace v1
 }  // namespace parafuse::fsm

@@ -104,7 +104,9 @@ void simd_run_vbmi_counted(const SimdPlan& p, SimdLane* lanes, int groups, size_
 
 // `count` chunks (up to 4) of a plan of 17 to 64 states on the VBMI path with 2 to 4
 // groups, four in lockstep where there are four.
-inline void simd_summarize_vbmi_counted(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
+// A template for the same reason as simd_summarize (src/M_simd_vbmi.cpp compiles it).
+template <int Unit = 0>
+void simd_summarize_vbmi_counted(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
   simd_in_lockstep(lanes, count, 4, [&](auto k, SimdLane* some, size_t begin, size_t end) {
     simd_run_vbmi_counted<decltype(k)::value>(p, some, groups, begin, end);
   });

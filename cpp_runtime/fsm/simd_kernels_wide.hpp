@@ -119,7 +119,9 @@ void simd_run_wide_groups(const SimdPlan& p, SimdLane* lanes, int groups, size_t
 
 // `count` chunks (up to 4) of a plan of 65 to 256 states on the AVX-512 VBMI path,
 // `groups` counted (0-4): in lockstep over their common length, then each alone.
-inline void simd_summarize_wide(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
+// A template for the same reason as simd_summarize (src/M_simd_vbmi.cpp compiles it).
+template <int Unit = 0>
+void simd_summarize_wide(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
   simd_in_lockstep(lanes, count, simd_wide_lockstep(p.states, groups),
                    [&](auto k, SimdLane* some, size_t begin, size_t end) {
                      simd_run_wide_groups<decltype(k)::value>(p, some, groups, begin, end);

@@ -1,6 +1,8 @@
 """Emit the C++ project of one machine (templates under templates/fsm/) and build it.
 
     project_files(request)  -> {path: content}: CMakeLists.txt, include/M.hpp, src/M.cpp,
+                               src/M_simd.cpp + src/M_simd_vbmi.cpp (the SIMD kernels, compiled
+                               in parallel),
                                src/M_tables.cpp + src/M.tables.bin, src/M_run.cpp,
                                include/M_mpi.hpp + src/M_mpi.cpp (target M::M_mpi),
                                src/M_python.cpp, cmake/CConfig.cmake.in, runtime/fsm/*.hpp
@@ -101,6 +103,8 @@ def project_files(request: ProjectRequest) -> dict[str, str | bytes]:
         f"include/{name}.hpp": render("fsm/machine.hpp.j2", **context),
         f"src/{name}.cpp": render("fsm/engine_set.cpp.j2" if several else "fsm/machine.cpp.j2",
                                   **context),
+        f"src/{name}_simd.cpp": render("fsm/simd.cpp.j2", **context),
+        f"src/{name}_simd_vbmi.cpp": render("fsm/simd_vbmi.cpp.j2", **context),
         f"src/{name}_tables.cpp": render("fsm/tables.cpp.j2", **context),
         f"src/{name}.tables.bin": blob,
         f"src/{name}_run.cpp": render("fsm/runner.cpp.j2", **context),

@@ -8,6 +8,7 @@ reports the runner's own `auto` choice. One built project (the content cache).""
 from __future__ import annotations
 
 import json
+import platform
 import random
 import re
 import shutil
@@ -127,13 +128,31 @@ def defined_symbols(library: Path) -> str:
     return done.stdout
 
 
+def symbols_by_object(library: Path) -> dict[str, str]:
+    """The names each object of a static library defines."""
+    objects: dict[str, str] = {}
+    for block in defined_symbols(library).split("\n\n"):
+        name, _, names = block.strip().partition(":\n")
+        objects[name] = names
+    return objects
+
+
 def test_the_runtime_is_compiled_once_for_the_machines_entry_width(project) -> None:
-    """M::M compiles the schemes for its blob's entry width alone, and M::M_mpi calls them
-    through M's table of functions (fsm/rank_kernels.hpp) instead of compiling them again."""
+    """M::M compiles the schemes for its blob's entry width alone, its SIMD kernels in
+    units of their own (src/M_simd*.cpp, built in parallel with src/M.cpp), and M::M_mpi
+    calls them through M's table of functions (fsm/rank_kernels.hpp) instead of compiling
+    them again."""
     folder, _ = project
     library = defined_symbols(folder / "build" / "libperm12.a")
     assert "run_typed<unsigned char>" in library
     assert "run_typed<unsigned short>" not in library and "run_typed<unsigned int>" not in library
+    objects = symbols_by_object(folder / "build" / "libperm12.a")
+    assert "simd_summarize<0>" in objects["perm12_simd.cpp.o"]
+    assert "simd_summarize" not in objects["perm12.cpp.o"]
+    assert "simd_run" not in objects["perm12.cpp.o"]
+    if platform.machine() == "x86_64":  # the VBMI kernels in a third unit
+        assert "simd_summarize_wide<0>" in objects["perm12_simd_vbmi.cpp.o"]
+        assert "simd_run_wide" not in objects["perm12_simd.cpp.o"]
     mpi_library = defined_symbols(folder / "build" / "libperm12_mpi.a")
     assert "run_machine_part" in mpi_library
     for scheme_code in ("run_typed<", "Engine<", "simd_summarize", "summarize_range("):
