@@ -72,6 +72,7 @@ def template_context(request: ProjectRequest, blob_bytes: int) -> dict[str, obje
         "python": request.python, "blob_bytes": blob_bytes,
         "config_dependencies": CONFIG_DEPENDENCIES, "check_components": True,
         "mpi_flag": f"{cxx_name}_WITH_MPI",
+        "simd_units": True,  # src/M_simd*.cpp (token sets have no SIMD kernels)
     }
 
 

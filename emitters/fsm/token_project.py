@@ -54,6 +54,7 @@ def token_project_files(
         "python": python, "blob_bytes": len(blob),
         "config_dependencies": ["OpenMP"], "check_components": True,
         "mpi_target": True,  # M::M_mpi (run_mpi) and a runner for mpirun, where MPI is found
+        "simd_units": False,  # a token set has no SIMD kernels to compile apart
     }
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": render("fsm/CMakeLists.txt.j2", **context),

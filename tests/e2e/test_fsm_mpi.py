@@ -157,3 +157,30 @@ def test_the_runtime_is_compiled_once_for_the_machines_entry_width(project) -> N
     assert "run_machine_part" in mpi_library
     for scheme_code in ("run_typed<", "Engine<", "simd_summarize", "summarize_range("):
         assert scheme_code not in mpi_library, scheme_code
+
+
+def test_a_machine_past_64_states_equals_one_process_at_every_rank_count(tmp_path_factory,
+                                                                        tmp_path) -> None:
+    """A 100-state permutation machine: on AVX-512 VBMI the ranks summarise their ranges
+    with the wide kernels (vpermi2b), elsewhere they speculate; either way each rank count
+    gives the one-process result."""
+    require_cxx()
+    require_tool(has_mpi(), "needs Open MPI (mpicxx, mpirun)")
+    from permutation import permutation_source
+
+    source = permutation_source(100)
+    machine = compile_file(SourceFile("perm100.fsm", source)).machines[0]
+    folder = cached_project(project_request(machine, "perm100.fsm"), mpi=True)
+    rng = random.Random(5)
+    path = tmp_path / "input.txt"
+    path.write_bytes(bytes(rng.choice(b"abcXYZ0123 .,\n") for _ in range(150_001)))
+    for options in (["--scheme", "enum", "--threads", "2"], ["--scheme", "enum", "--matches"]):
+        args = [str(path), "--json", *options]
+        done = subprocess.run([str(folder / "build" / "perm100_run"), *args],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        expected = without_timing(json.loads(done.stdout))
+        for ranks in (1, 2, 3):
+            ran = run_ranks(folder, "perm100", ranks, args)
+            assert ran.returncode == 0, ran.stderr
+            assert without_timing(json.loads(ran.stdout)) == expected, (options, ranks)
