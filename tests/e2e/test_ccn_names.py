@@ -109,15 +109,39 @@ def test_the_names_are_taken_by_the_language() -> None:
     assert {"class", "pipe", "errno", "linux", "main", "test", "_x", "a_"} <= set(NAMES)
 
 
-def _syntax_check(folder: Path, sources: list[str], flags: list[str]) -> str:
+def _syntax_check(folder: Path, sources: list[str], preloaded: list[str]) -> str:
     """Errors of `c++ -fsyntax-only` on the project's sources, read as one translation
-    unit (one parse of the headers instead of one per file; '' if none)."""
+    unit (one parse of the headers instead of one per file; '' if none), with the
+    `preloaded` headers (_preloaded) read first."""
     unit = folder / "names_check.cpp"
     unit.write_text("".join(f'#include "{folder / source}"\n' for source in sources))
-    done = subprocess.run([Toolchain.current().tool("mpicxx"), "-std=c++17", "-fopenmp",
-                           "-fsyntax-only", "-I", str(folder / "include"), *flags, str(unit)],
+    done = subprocess.run(_compiler(preloaded) + ["-I", str(folder / "include"),
+                                                  "-fsyntax-only", str(unit)],
                           capture_output=True, text=True)
     return "" if done.returncode == 0 else f"{folder}:\n{done.stderr[-3000:]}"
+
+
+def _compiler(flags: list[str]) -> list[str]:
+    return [Toolchain.current().tool("mpicxx"), "-std=c++17", "-fopenmp", *flags]
+
+
+def _preloaded(folder: Path, flags: list[str]) -> list[str]:
+    """Flags that read, from one precompiled header, every header that the generated sources
+    in `folder` include but their program's own: the system's, pybind11's and the copied
+    runtime's, which no name changes (the groups' runtime copies are read from `folder`,
+    so each is one file). A program's names are still parsed after all of them, as in a
+    project, where its own header includes them first. An unusable precompiled header is
+    an error, not a silent reparse."""
+    generated = [*folder.glob("src/*"), *folder.glob("include/*.hpp")]
+    lines = dict.fromkeys(line for path in generated for line in path.read_text().splitlines()
+                          if line.startswith(("#include <", '#include "ccn/')))
+    header = folder / "preloaded.hpp"
+    header.write_text("\n".join(lines) + "\n")
+    include = ["-I", str(folder / "include")]
+    subprocess.run(_compiler(flags) + include + ["-c", "-x", "c++-header", str(header),
+                                                 "-o", f"{header}.gch"],
+                   check=True, capture_output=True, text=True)
+    return [*flags, *include, "-include", str(header), "-Winvalid-pch", "-Werror=invalid-pch"]
 
 
 def _python_flags() -> list[str]:
@@ -125,28 +149,39 @@ def _python_flags() -> list[str]:
     return ["-I", pybind11.get_include(), "-I", sysconfig.get_paths()["include"]]
 
 
-def _check_group(chunk: list[str], root: Path) -> str:
+EMULATED_FLAGS = ["-DPF_CUDA_EMULATION", "-Wno-unknown-pragmas"]
+
+
+def _write_group(chunk: list[str], root: Path) -> tuple[str, Path, Path]:
+    """The program name of `chunk`, and its CPU and emulated CUDA projects' sources."""
     names = _role_names(chunk)
     module = check_source(program_text(names), "names.ccn")
     program = names["program"]
     schedules = module.schedule_names(program)
-    cpu = root / "cpu"
-    write_tree(cpu, cpu_files(module, program, schedules, "names test", python=True))
+    write_tree(root / "cpu", cpu_files(module, program, schedules, "names test", python=True))
+    write_tree(root / "cuda", emulated_files(module, program, schedules))
+    return program, root / "cpu", root / "cuda"
+
+
+def _check_group(chunk: list[str], root: Path, preloaded: tuple[list[str], list[str]]) -> str:
+    program, cpu, cuda = _write_group(chunk, root)
     sources = [f"src/{program}{suffix}.cpp" for suffix in ("", "_run", "_python")]
-    errors = _syntax_check(cpu, sources, _python_flags())
-    cuda = root / "cuda"
-    write_tree(cuda, emulated_files(module, program, schedules))
+    errors = _syntax_check(cpu, sources, preloaded[0])
     errors += _syntax_check(cuda, [f"src/{program}_emulated.cpp", f"src/{program}_run.cpp"],
-                            ["-I", str(cuda / "include/ccn/cuda_emulated"), "-DPF_CUDA_EMULATION",
-                             "-Wno-unknown-pragmas"])
-    return f"names {names}:\n{errors}" if errors else ""
+                            preloaded[1])
+    return f"names {_role_names(chunk)}:\n{errors}" if errors else ""
 
 
 @pytest.mark.slow
 def test_every_name_in_every_role_compiles(tmp_path) -> None:
+    _, cpu, cuda = _write_group([f"{role}_plain" for role in ROLES], tmp_path / "preloaded")
     with ThreadPoolExecutor(2) as pool:
-        failures = list(pool.map(lambda item: _check_group(item[1], tmp_path / str(item[0])),
-                                 enumerate(GROUPS)))
+        preloaded = tuple(pool.map(lambda args: _preloaded(*args), [
+            (cpu, _python_flags()),
+            (cuda, ["-I", str(cuda / "include/ccn/cuda_emulated"), *EMULATED_FLAGS])]))
+        failures = list(pool.map(
+            lambda item: _check_group(item[1], tmp_path / str(item[0]), preloaded),
+            enumerate(GROUPS)))
     failed = [f for f in failures if f]
     assert not failed, "\n\n".join(failed)[:20000]
 
