@@ -7,6 +7,9 @@
 // One JSON line per configuration: scheme, reason, final_state (per engine, null for
 // an engine without numbered states), counts (per tag), with --matches matches as
 // [offset, tag index], with --profile every engine's phases (fsm/phase_json.hpp).
+// The SIMD kernels are compiled in units of their own (engine_set_driver_simd.cpp,
+// engine_set_driver_simd_vbmi.cpp, from the projects' templates), in parallel with this one.
+#define PARAFUSE_FSM_SIMD_ELSEWHERE 1
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>

@@ -7,6 +7,11 @@
 // One JSON line per configuration: scheme, reason, final_state (the machine's state
 // number), counts (per tag), with --matches matches as [offset, tag index], and with
 // --profile the phases (name, parallel, seconds, seconds of each work unit).
+//
+// Built from units that compile in parallel, as a machine's library is: the SIMD kernels
+// (driver_simd.cpp, driver_simd_vbmi.cpp, from the projects' templates), the schemes for
+// 2- and 4-byte entries (table_driver_wide_entries.cpp), and this unit, with 1-byte ones.
+#define PARAFUSE_FSM_SIMD_ELSEWHERE 1
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -20,6 +25,13 @@
 #include "fsm/input.hpp"
 #include "fsm/json_output.hpp"
 #include "fsm/phase_json.hpp"
+
+namespace parafuse::fsm {
+extern template RunResult run_typed<uint16_t>(const Tables&, const uint8_t*, size_t,
+                                              const RunOptions&, int, size_t);
+extern template RunResult run_typed<uint32_t>(const Tables&, const uint8_t*, size_t,
+                                              const RunOptions&, int, size_t);
+}  // namespace parafuse::fsm
 
 namespace fsm = parafuse::fsm;
 
