@@ -19,7 +19,8 @@ analysis the project embeds comes in the request (fsm_compiler.project_analysis)
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from parafuse.emitters.fsm.blob import entry_bytes, machine_blob
@@ -29,8 +30,10 @@ from parafuse.emitters.names import CXX_KEYWORDS, cpp_name
 from parafuse.emitters.toolchain.cmake import (
     SANITIZED_BUILD_ARGS,
     BuildError,
+    BuildInputs,
     Toolchain,
     cached_build,
+    cached_build_serving,
 )
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME, runtime_files
 from parafuse.fsm_compiler.compiled import CompiledMachine
@@ -149,10 +152,22 @@ def option_arguments(name: str, sanitize: str = "", mpi: bool = True) -> list[st
 
 def cached_project(request: ProjectRequest, sanitize: str = "", mpi: bool = False) -> Path:
     """The built project of `request` from the content-keyed cache (built when new); with
-    M::M_mpi and an mpirun-capable runner only where `mpi` asks for them."""
+    M::M_mpi and an mpirun-capable runner only where `mpi` asks for them. A cached build
+    of the same machine that also has the Python module or M::M_mpi serves as it stands."""
     name = request.machine.name
-    args = cmake_arguments(request.python, sanitize, mpi) + option_arguments(name, sanitize, mpi)
-    return cached_build(f"fsm-{name}", project_files(request), args)
+
+    def inputs(python: bool, with_mpi: bool) -> Callable[[], BuildInputs]:
+        return lambda: (project_files(replace(request, python=python)),
+                        cmake_arguments(python, sanitize, with_mpi) +
+                        option_arguments(name, sanitize, with_mpi))
+    return cached_build_serving(f"fsm-{name}", inputs(request.python, mpi),
+                                [inputs(*more) for more in larger_builds(request.python, mpi)])
+
+
+def larger_builds(python: bool, mpi: bool) -> list[tuple[bool, bool]]:
+    """(python, mpi) of the builds of a project that hold all that (python, mpi) asks for."""
+    return [(p, m) for p in {python, True} for m in {mpi, has_mpi()}
+            if (p, m) != (python, mpi) and m >= mpi]
 
 
 def kernel_units(name: str, cxx_name: str, banner: str) -> dict[str, str]:

@@ -15,13 +15,19 @@ Python module:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from parafuse.emitters.fsm.project import RUNTIME_HEADERS, cmake_arguments, option_arguments
+from parafuse.emitters.fsm.project import (
+    RUNTIME_HEADERS,
+    cmake_arguments,
+    larger_builds,
+    option_arguments,
+)
 from parafuse.emitters.fsm.token_blob import TokenHints, token_blob
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.names import CXX_KEYWORDS, cpp_name
-from parafuse.emitters.toolchain.cmake import cached_build
+from parafuse.emitters.toolchain.cmake import BuildInputs, cached_build, cached_build_serving
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME, runtime_files
 from parafuse.fsm_compiler.token_analysis import fall_in_step
 from parafuse.fsm_compiler.token_sets import CompiledTokenSet
@@ -76,9 +82,14 @@ def cached_token_project(token_set: CompiledTokenSet, source_name: str, hints: T
                          python: bool = False, sanitize: str = "", mpi: bool = False) -> Path:
     """The built project from the content-keyed cache (built when new; with M::M_mpi only
     where `mpi` asks for it, as project.cached_project)."""
-    args = cmake_arguments(python, sanitize, mpi) + option_arguments(token_set.name, sanitize, mpi)
-    files = token_project_files(token_set, source_name, hints, python)
-    return cached_build(f"fsm-{token_set.name}", files, args)
+    name = token_set.name
+
+    def inputs(with_python: bool, with_mpi: bool) -> Callable[[], BuildInputs]:
+        return lambda: (token_project_files(token_set, source_name, hints, with_python),
+                         cmake_arguments(with_python, sanitize, with_mpi) +
+                         option_arguments(name, sanitize, with_mpi))
+    return cached_build_serving(f"fsm-{name}", inputs(python, mpi),
+                                [inputs(*more) for more in larger_builds(python, mpi)])
 
 
 def token_driver(sanitize: str = "") -> Path:

@@ -188,6 +188,29 @@ def content_key(files: Mapping[str, str | bytes], cmake_args: list[str]) -> str:
     return digest.hexdigest()[:20]
 
 
+# What one cached build is made of: its files and its CMake arguments.
+BuildInputs = tuple[Mapping[str, str | bytes], list[str]]
+
+
+def cached_build_serving(name: str, wanted: Callable[[], BuildInputs],
+                         larger: list[Callable[[], BuildInputs]]) -> Path:
+    """The cached build of `wanted`; else a complete cached build of one of `larger` (the
+    same project with more targets, which serves `wanted` as it stands); else a new build
+    of `wanted`. Each is made only when asked for (rendering a project takes a moment)."""
+    files, args = wanted()
+    if (found := _built(name, files, args)) is not None:
+        return found
+    for variant in larger:
+        if (found := _built(name, *variant())) is not None:
+            return found
+    return cached_build(name, files, args)
+
+
+def _built(name: str, files: Mapping[str, str | bytes], cmake_args: list[str]) -> Path | None:
+    project = cache_root() / f"{name}-{content_key(files, cmake_args)}"
+    return project if (project / "build" / ".built").exists() else None
+
+
 def cached_build(name: str, files: Mapping[str, str | bytes], cmake_args: list[str]) -> Path:
     """The project folder of a build of `files` (built now if this content never was)."""
     key = content_key(files, cmake_args)

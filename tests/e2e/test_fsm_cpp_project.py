@@ -111,7 +111,8 @@ def test_runner_bad_input_is_one_clear_line(csv_project, args, message) -> None:
     assert done.stdout == b""
 
 
-def test_boostfsm_run_cpp_equals_reference_backend(csv_input) -> None:
+def test_boostfsm_run_cpp_equals_reference_backend(csv_input, csv_project) -> None:
+    """`boostfsm run` finds csv_project's build (it has more: the Python module) and uses it."""
     results = {}
     for backend in ("cpp", "reference"):
         done = subprocess.run([BOOSTFSM, "run", str(SAMPLES / "csv.fsm"), str(csv_input),

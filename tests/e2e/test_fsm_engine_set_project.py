@@ -53,11 +53,12 @@ def test_engine_set_project_runs_like_the_reference(files) -> None:
                                     "--matches", "--json").stdout)
     assert len(reference["final_state"]) > 2 and reference["final_state"][-1] is None
     assert all(reference["counts"].values())
-    done = boostfsm("run", str(source), str(data), "--matches", "--json")  # builds, cached
-    assert json.loads(done.stdout)["final_state"] == reference["final_state"], done.stderr
     machine = compile_file(SourceFile(str(source), source.read_text())).machines[0]
-    # the build of test_fsm_mpi_sets (same name, M::M_mpi included): one build for both
+    # the build of test_fsm_mpi_sets (same name, M::M_mpi included): one build for both,
+    # and for `boostfsm run`, which finds it
     project = cached_project(project_request(machine, source.name, python=True), mpi=True)
+    done = boostfsm("run", str(source), str(data), "--matches", "--json")
+    assert json.loads(done.stdout)["final_state"] == reference["final_state"], done.stderr
     runner = project / "build" / "words_run"
     for scheme in ("seq", "enum", "fused", "spec", "hspec", "auto"):
         done = subprocess.run([str(runner), str(data), "--scheme", scheme, "--threads", "2",

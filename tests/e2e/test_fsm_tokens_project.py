@@ -87,7 +87,8 @@ def test_tokens_out_writes_npy_and_nothing_on_failure(json_project, json_input, 
     assert not failed.parent.exists()
 
 
-def test_boostfsm_run_backends_agree(json_input) -> None:
+def test_boostfsm_run_backends_agree(json_input, json_project) -> None:
+    """`boostfsm run` finds json_project's build (it has more: the Python module) and uses it."""
     require_cxx()
     results = []
     for backend in ("reference", "cpp"):
