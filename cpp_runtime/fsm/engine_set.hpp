@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fsm/auto_choice.hpp"
+#include "fsm/entry_widths.hpp"
 #include "fsm/lazy_nfa.hpp"
 #include "fsm/nfa_engine.hpp"
 #include "fsm/prefilter_engine.hpp"
@@ -76,11 +77,13 @@ inline void append_phases(std::vector<PhaseTiming>& all, const std::vector<Phase
 }
 
 // Runs every engine with `options` (the scheme applies to every DFA engine; `auto`
-// chooses per engine) and merges the results.
-inline SetResult run_engine_set(const std::vector<SetEngine>& engines, uint32_t tag_count,
-                                const uint8_t* data, size_t n, const RunOptions& options) {
+// chooses per engine) and merges the results. Widths: the entry widths of the DFA
+// engines' tables (fsm/entry_widths.hpp).
+template <class Widths = AllEntryWidths>
+SetResult run_engine_set(const std::vector<SetEngine>& engines, uint32_t tag_count,
+                         const uint8_t* data, size_t n, const RunOptions& options) {
   if (!is_scheme(options.scheme) || options.threads < 0 || options.chunks > kMaxChunks)
-    run_machine(Tables(), data, 0, options);  // throws its std::invalid_argument
+    Widths::run(Tables(), data, 0, options);  // throws its std::invalid_argument
   const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
   const size_t chunks = options.chunks ? options.chunks : size_t(threads) * kLanes;
   SetResult result;
@@ -90,7 +93,7 @@ inline SetResult run_engine_set(const std::vector<SetEngine>& engines, uint32_t 
   for (size_t i = 0; i < engines.size(); ++i) {
     std::string scheme, reason;
     if (engines[i].kind == EngineKind::prefilter) {
-      PrefilterResult raw = run_prefilter(engines[i].prefilter, data, n, tag_count, options,
+      PrefilterResult raw = run_prefilter<Widths>(engines[i].prefilter, data, n, tag_count, options,
                                           threads, chunks);
       append_phases(result.phases, raw.phases, i);
       result.final_states.push_back(-1);
@@ -100,7 +103,7 @@ inline SetResult run_engine_set(const std::vector<SetEngine>& engines, uint32_t 
       scheme = raw.scheme;
       reason = raw.reason;
     } else if (engines[i].is_dfa()) {
-      RunResult raw = run_machine(engines[i].tables, data, n, options);
+      RunResult raw = Widths::run(engines[i].tables, data, n, options);
       append_phases(result.phases, raw.phases, i);
       result.final_states.push_back(raw.final_state);
       for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += raw.counts[tag];

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "fsm/auto_choice.hpp"
+#include "fsm/entry_widths.hpp"
 #include "fsm/lazy_nfa.hpp"
 #include "fsm/nfa_engine.hpp"
 #include "fsm/prefilter_literals.hpp"
@@ -171,9 +172,11 @@ struct ConfirmJob {
   size_t pattern, begin, end;  // ranges[pattern][begin, end)
 };
 
-inline PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, size_t n,
-                                     uint32_t tag_count, const RunOptions& options, int threads,
-                                     size_t chunks) {
+// Widths: the entry widths the literal DFA may have (fsm/entry_widths.hpp).
+template <class Widths = AllEntryWidths>
+PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, size_t n,
+                              uint32_t tag_count, const RunOptions& options, int threads,
+                              size_t chunks) {
   PrefilterResult result;
   std::vector<std::vector<Match>> hits;  // factor ends by offset, in lists one after another
   if (options.scheme == "auto") {
@@ -190,7 +193,7 @@ inline PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* da
   } else {
     RunOptions literal_options = options;
     literal_options.matches = true;
-    RunResult run = run_machine(p.literals, data, n, literal_options);
+    RunResult run = Widths::run(p.literals, data, n, literal_options);
     result.phases = run.phases;
     for (PhaseTiming& phase : result.phases) phase.name = "literals " + phase.name;
     result.scheme = run.scheme;

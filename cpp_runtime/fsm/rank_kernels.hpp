@@ -45,14 +45,16 @@ RankKernels machine_rank_kernels() {
   return kernels;
 }
 
-// The table of a pattern set: its DFA engines at every entry width.
-inline RankKernels engine_set_rank_kernels() {
+// The table of a pattern set whose DFA engines' tables have the entry widths Widths
+// (fsm/entry_widths.hpp).
+template <class Widths>
+RankKernels engine_set_rank_kernels() {
   RankKernels kernels;
-  kernels.run_machine = &run_machine;
+  kernels.run_machine = &Widths::run;
   kernels.plan_for_tables = &plan_for_tables;
   kernels.summarize_range = &summarize_range;
   kernels.nfa_scan = &nfa_scan;
-  kernels.run_prefilter = &run_prefilter;
+  kernels.run_prefilter = &run_prefilter<Widths>;
   return kernels;
 }
 

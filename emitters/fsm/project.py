@@ -90,7 +90,16 @@ def _state_context(machine: CompiledMachine | EngineSet) -> dict[str, object]:
     states = [engine.machine.state_count for engine in machine.engines
               if engine_kind(engine) == "dfa"]
     return {"state_count": max(states, default=0), "start_state": 0, "state_names": (),
-            "engine_count": len(machine.engines), "engine_summary": summary}
+            "engine_count": len(machine.engines), "engine_summary": summary,
+            "entry_widths": entry_widths(machine)}
+
+
+def entry_widths(engine_set: EngineSet) -> list[str]:
+    """The C++ entry types of the tables of `engine_set`'s DFA engines and prefilters'
+    literal DFAs (what the runtime is compiled for), narrowest first."""
+    machines = [engine.machine if engine_kind(engine) == "dfa" else engine.literals
+                for engine in engine_set.engines if engine_kind(engine) != "nfa"]
+    return [f"uint{8 * size}_t" for size in sorted({entry_bytes(m) for m in machines})]
 
 
 def project_files(request: ProjectRequest) -> dict[str, str | bytes]:

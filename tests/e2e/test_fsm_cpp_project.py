@@ -20,7 +20,7 @@ from parafuse.emitters.toolchain.cmake import Toolchain, build
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.fsm_compiler.reference_executor import result_json, run_reference
 from parafuse.grammar.diagnostics import SourceFile
-from tests.conftest import SAMPLES
+from tests.conftest import REPO, SAMPLES
 from tests.property.fsm_cpp_driver import (
     assert_all_equal_reference,
     configurations,
@@ -112,12 +112,13 @@ def test_runner_bad_input_is_one_clear_line(csv_project, args, message) -> None:
 
 
 def test_boostfsm_run_cpp_equals_reference_backend(csv_input, csv_project) -> None:
-    """`boostfsm run` finds csv_project's build (it has more: the Python module) and uses it."""
+    """`boostfsm run` finds csv_project's build (the same source name, and more: the Python
+    module) and uses it."""
     results = {}
     for backend in ("cpp", "reference"):
-        done = subprocess.run([BOOSTFSM, "run", str(SAMPLES / "csv.fsm"), str(csv_input),
+        done = subprocess.run([BOOSTFSM, "run", "samples/csv.fsm", str(csv_input),
                                "--backend", backend, "--json", "--matches", "--threads", "2"],
-                              capture_output=True, text=True, timeout=600)
+                              capture_output=True, text=True, timeout=600, cwd=REPO)
         assert done.returncode == 0, done.stderr
         results[backend] = json.loads(done.stdout)
     assert {k: results["cpp"][k] for k in COMPARED} == {

@@ -33,8 +33,8 @@ patterns words {
 COMPARED = ("machine", "bytes", "final_state", "counts", "matches")
 
 
-def boostfsm(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([BOOSTFSM, *args], capture_output=True, text=True, timeout=600)
+def boostfsm(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([BOOSTFSM, *args], capture_output=True, text=True, timeout=600, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def test_engine_set_project_runs_like_the_reference(files) -> None:
     # the build of test_fsm_mpi_sets (same name, M::M_mpi included): one build for both,
     # and for `boostfsm run`, which finds it
     project = cached_project(project_request(machine, source.name, python=True), mpi=True)
-    done = boostfsm("run", str(source), str(data), "--matches", "--json")
+    done = boostfsm("run", source.name, str(data), "--matches", "--json", cwd=source.parent)
     assert json.loads(done.stdout)["final_state"] == reference["final_state"], done.stderr
     runner = project / "build" / "words_run"
     for scheme in ("seq", "enum", "fused", "spec", "hspec", "auto"):

@@ -17,6 +17,7 @@ from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.grammar.diagnostics import SourceFile
 from tests.e2e.fsm_mpi_embedding import build_mpi_app
 from tests.e2e.test_fsm_engine_set_project import SOURCE, boostfsm
+from tests.e2e.test_fsm_mpi import defined_symbols
 from tests.property.fsm_cpp_driver import project_request
 from tests.required_tools import require_cxx, require_tool
 
@@ -109,3 +110,15 @@ def test_installed_mpi_target_is_found_with_find_package(tmp_path) -> None:
     expected = one_process(project, "words", [str(path), "--json"])["counts"]
     assert all(expected.values())
     assert build_mpi_app(project, "words", tmp_path, path) == list(expected.values())
+
+
+def test_a_pattern_sets_library_is_compiled_for_its_engines_entry_widths(tmp_path) -> None:
+    """words' DFA engines have 1- and 2-byte entries, tags' 1-byte ones alone: M::M compiles
+    the schemes for those widths only (fsm/entry_widths.hpp), M::M_mpi for none."""
+    words = built(tmp_path, "words", SOURCE, python=True) / "build"
+    library = defined_symbols(words / "libwords.a")
+    assert "run_typed<unsigned char>" in library and "run_typed<unsigned short>" in library
+    assert "run_typed<unsigned int>" not in library
+    assert "run_typed<" not in defined_symbols(words / "libwords_mpi.a")
+    tags = defined_symbols(built(tmp_path, "tags", UNBOUNDED, python=False) / "build" / "libtags.a")
+    assert "run_typed<unsigned char>" in tags and "run_typed<unsigned short>" not in tags

@@ -18,14 +18,15 @@ from parafuse.emitters.fsm.token_project import TokenHints, cached_token_project
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.fsm_compiler.reference_tokenizer import kind_counts, tokenize
 from parafuse.grammar.diagnostics import SourceFile
-from tests.conftest import SAMPLES
+from tests.conftest import REPO, SAMPLES
 from tests.required_tools import require_cxx
 
 sys.path.insert(0, str(SAMPLES / "tokens"))
 import token_inputs  # noqa: E402
 
 BOOSTFSM = str(sys.executable).rsplit("/", 1)[0] + "/boostfsm"
-JSON_SAMPLE = SAMPLES / "tokens" / "json_tokens.fsm"
+# as json_project names it, so that the CLI's builds (relative to the repository) are that one
+JSON_SAMPLE = "samples/tokens/json_tokens.fsm"
 
 
 def sample_token_set(name: str):
@@ -36,7 +37,7 @@ def sample_token_set(name: str):
 @pytest.fixture(scope="module")
 def json_project():
     require_cxx()
-    return cached_token_project(sample_token_set("json_tokens"), "samples/tokens/json_tokens.fsm",
+    return cached_token_project(sample_token_set("json_tokens"), JSON_SAMPLE,
                                 TokenHints(), python=True)
 
 
@@ -88,21 +89,22 @@ def test_tokens_out_writes_npy_and_nothing_on_failure(json_project, json_input, 
 
 
 def test_boostfsm_run_backends_agree(json_input, json_project) -> None:
-    """`boostfsm run` finds json_project's build (it has more: the Python module) and uses it."""
+    """`boostfsm run` finds json_project's build (the same source name, and more: the Python
+    module) and uses it."""
     require_cxx()
     results = []
     for backend in ("reference", "cpp"):
-        done = subprocess.run([BOOSTFSM, "run", str(JSON_SAMPLE), str(json_input), "--tokens",
+        done = subprocess.run([BOOSTFSM, "run", JSON_SAMPLE, str(json_input), "--tokens",
                                "--json", "--backend", backend], capture_output=True, text=True,
-                              check=True)
+                              check=True, cwd=REPO)
         results.append(json.loads(done.stdout))
     assert results[0]["tokens"] == results[1]["tokens"]
     assert results[0]["counts"] == results[1]["counts"]
 
 
-def test_analyze_reports_fall_in_step(json_input) -> None:
-    done = subprocess.run([BOOSTFSM, "analyze", str(JSON_SAMPLE), "--input", str(json_input),
-                           "--json"], capture_output=True, text=True, check=True)
+def test_analyze_reports_fall_in_step(json_input, json_project) -> None:
+    done = subprocess.run([BOOSTFSM, "analyze", JSON_SAMPLE, "--input", str(json_input),
+                           "--json"], capture_output=True, text=True, check=True, cwd=REPO)
     report = json.loads(done.stdout)[0]
     fall = report["fall_in_step"]
     assert report["kind"] == "tokens" and fall["positions"] > 0
@@ -121,8 +123,8 @@ def test_analyze_says_what_the_runner_picks(json_project, tmp_path) -> None:
     small.write_bytes(token_inputs.json_tokens(1 << 14))
     for path, said in ((big, "measured at 16 positions"), (small, "no training measurement")):
         report = json.loads(subprocess.run(
-            [BOOSTFSM, "analyze", str(JSON_SAMPLE), "--input", str(path), "--json"],
-            capture_output=True, text=True, check=True, env=env).stdout)[0]
+            [BOOSTFSM, "analyze", JSON_SAMPLE, "--input", str(path), "--json"],
+            capture_output=True, text=True, check=True, env=env, cwd=REPO).stdout)[0]
         runner = json.loads(subprocess.run(
             [str(json_project / "build" / "json_tokens_run"), str(path), "--scheme", "auto",
              "--json"], capture_output=True, text=True, check=True, env=env).stdout)
@@ -130,8 +132,8 @@ def test_analyze_says_what_the_runner_picks(json_project, tmp_path) -> None:
         assert (report["auto_scheme"], report["auto_reason"]) == (runner["scheme"],
                                                                   runner["reason"])
         assert said in report["auto_reason"]
-    text = subprocess.run([BOOSTFSM, "analyze", str(JSON_SAMPLE), "--input", str(big)],
-                          capture_output=True, text=True, check=True, env=env).stdout
+    text = subprocess.run([BOOSTFSM, "analyze", JSON_SAMPLE, "--input", str(big)],
+                          capture_output=True, text=True, check=True, env=env, cwd=REPO).stdout
     assert "(the runner on this input)" in text and "trained auto:" in text
 
 
