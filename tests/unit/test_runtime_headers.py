@@ -1,14 +1,12 @@
 """Every header of cpp_runtime/ compiles alone with `-I cpp_runtime`: the C++ headers with the
 host compiler (OpenMP, the wheel's MPI and oneDNN), those of ccn/cuda/ with nvcc (NCCL and cuBLAS
 from their wheels, or the system's). Each is compiled as a one-line source that includes
-it, as a generated project does; two compilers at a time."""
+it, as a generated project does, in the test of its own (pytest-xdist spreads them)."""
 
 from __future__ import annotations
 
 import functools
 import subprocess
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -61,22 +59,15 @@ def _compile(header: str, folder: Path) -> str:
     return "" if done.returncode == 0 else done.stdout + done.stderr
 
 
-@functools.cache
-def _results() -> dict[str, str]:
-    """Every header compiled once (CUDA headers only where nvcc is found)."""
-    headers = [h for h in HEADERS if not _needs_nvcc(h) or find_nvcc()]
-    with tempfile.TemporaryDirectory() as folder, ThreadPoolExecutor(2) as pool:
-        return dict(zip(headers, pool.map(lambda h: _compile(h, Path(folder)), headers)))
-
-
 def test_the_tree_holds_headers_of_every_folder() -> None:
     folders = {header.rsplit("/", 1)[0] for header in HEADERS}
     assert {"ccn", "ccn/cpu", "ccn/cuda", "fsm"} <= folders
 
 
 @pytest.mark.parametrize("header", HEADERS)
-def test_header_compiles_alone(header: str) -> None:
+def test_header_compiles_alone(header: str, tmp_path) -> None:
     require_cxx()
     if _needs_nvcc(header):
         require_nvcc()
-    assert _results()[header] == "", f"{header} alone:\n{_results()[header]}"
+    complaints = _compile(header, tmp_path)
+    assert complaints == "", f"{header} alone:\n{complaints}"
