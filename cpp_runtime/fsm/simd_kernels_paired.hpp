@@ -17,13 +17,12 @@
 // bytes) before they can overflow, and those are widened into the 64-bit counts every
 // kSimdFlush bytes, as the other kernels do.
 //
-// Measured on a Zen 4 core (bench/fsm_simd.py; docs/fsm.md): every added instruction per
-// byte costs about as much as any other, shuffle or not: counting a group by a compare
-// into a mask register and a masked add (2 instructions, no shuffle) ran 25-40% slower
-// than the nibbles (1 per group), and four chunks per 512-bit register (half the
-// instructions, but Zen 4 runs each as two 256-bit halves) no faster than two per 256-bit
-// register. What paid: the AVX-512VL build, unrolled for every group count, 7-11% faster.
-// (Before: compare and subtract per group; 5 groups of 14 states ran 1.5 GB/s per core.)
+// Measured on a Zen 4 core (docs/fsm.md, bench/fsm_simd_paths.py): the AVX-512VL build runs
+// 5 groups of 14 states 8% faster and 2 groups 10% (whole runs, one thread); tried and
+// not kept: a compare into a mask register and a masked add per group (no shuffle, but 2
+// instructions: 20-40% slower than the nibbles), and four chunks per 512-bit register
+// (half the instructions; Zen 4 runs each as two halves: no faster).
+// (Before the nibbles: compare and subtract per group; 5 groups of 14 states ran 1.5 GB/s.)
 #pragma once
 
 #include <algorithm>
