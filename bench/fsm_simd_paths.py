@@ -3,7 +3,9 @@ states (where several paths run the same plan) and perm40 (unchanged, a check): 
 runner processes alternating between the paths round after round, so that every path
 meets the same load, each process `--repeat K` runs.
 
-    .venv/bin/python bench/fsm_simd_paths.py [--rounds N] [--repeat K] [--size BYTES]   (make bench-fsm)
+    .venv/bin/python bench/fsm_simd_paths.py [--rounds N] [--repeat K] [--size BYTES]
+
+(also run by `make bench-fsm`)
 
 Per path: the median over the rounds of the runner's own median GB/s (wall clock, the
 whole `enum` run: plan, chunks, compose, counts) and of the CPU-time rate of the whole
