@@ -48,12 +48,11 @@ inline __attribute__((target("avx2"), always_inline)) __m256i pair_load(const ui
       _mm_load_si128(reinterpret_cast<const __m128i*>(high)), 1);
 }
 
-// Pair k's rows of `next` for its chunks' byte i.
-inline __attribute__((target("avx2"), always_inline)) __m256i pair_rows(const SimdPlan& p,
-                                                                         const SimdLane* lanes,
-                                                                         int k, size_t i) {
-  return pair_load(p.next + size_t(lanes[2 * k].data[i]) * kSimdRowBytes,
-                   p.next + size_t(lanes[2 * k + 1].data[i]) * kSimdRowBytes);
+// Pair k's rows of `next` for its chunks' byte i (data[2k], data[2k + 1]: their bytes).
+inline __attribute__((target("avx2"), always_inline)) __m256i pair_rows_at(
+    const uint8_t* next, const uint8_t* const* data, int k, size_t i) {
+  return pair_load(next + size_t(data[2 * k][i]) * kSimdRowBytes,
+                   next + size_t(data[2 * k + 1][i]) * kSimdRowBytes);
 }
 
 // Pair k's lane states back into its two chunks.
