@@ -18,8 +18,8 @@
 // kSimdFlush bytes, as the other kernels do.
 //
 // Measured on a Zen 4 core (docs/fsm.md, bench/fsm_simd_paths.py): the AVX-512VL build runs
-// 5 groups of 14 states 8% faster and 2 groups 10% (whole runs, one thread); tried and
-// not kept: a compare into a mask register and a masked add per group (no shuffle, but 2
+// 5 groups of 14 states 3-15% faster (its loop unrolled where AVX2's stays rolled); with
+// fewer groups the two builds are within the shared machine's noise. Tried and not kept: a compare into a mask register and a masked add per group (no shuffle, but 2
 // instructions: 20-40% slower than the nibbles), and four chunks per 512-bit register
 // (half the instructions; Zen 4 runs each as two halves: no faster).
 // (Before the nibbles: compare and subtract per group; 5 groups of 14 states ran 1.5 GB/s.)

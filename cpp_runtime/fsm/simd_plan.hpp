@@ -84,7 +84,7 @@ inline uint32_t simd_path_most_states(SimdPath path) {
 // The path auto takes for `n` states on a CPU whose best path is `best` (none: the merging
 // scalar enumeration; `vl`: the CPU has AVX-512 BW and VL). pshufb (1-cycle latency) for up
 // to 16 lanes, two chunks per register on AVX2, compiled for AVX-512VL where the CPU has it
-// (32 registers: every group count unrolled, about 10% faster: docs/fsm.md); vpermb for
+// (32 registers: every group count unrolled; 4+ groups run faster: docs/fsm.md); vpermb for
 // 17-64, vpermi2b on two registers' tables for 65-128, and two vpermi2b and a blend for
 // 129-256 (fsm/simd_kernels_wide.hpp); without VBMI, AVX2 composed from 16-entry blocks pays
 // up to 32 states and not past them (measured: docs/fsm.md).
