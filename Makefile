@@ -31,6 +31,8 @@ bench-fsm: $(STAMP)
 	$(BIN)/python -m pip install -q matplotlib
 	$(BIN)/python bench/fsm_schemes.py
 	$(BIN)/python bench/fsm_simd.py
+	$(BIN)/python bench/fsm_simd_paths.py
+	$(BIN)/python bench/fsm_simd_kernel.py
 
 # flex and re2c are the benchmark's competitors, not the product's dependencies.
 bench-fsm-tokens: $(STAMP)

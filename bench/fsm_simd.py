@@ -51,7 +51,12 @@ from parafuse.grammar.diagnostics import SourceFile  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 PATH_FLAGS = {"scalar": set(), "ssse3": {"ssse3"}, "avx2": {"avx2"},
+              "avx512vl": {"avx2", "avx512f", "avx512bw", "avx512vl"},
               "avx512vbmi": {"avx512f", "avx512bw", "avx512vbmi"}}
+# The most states each forced path takes (simd_plan.hpp simd_path_most_states): past it,
+# the table shows "-" (forced, `enum` would run the merging enumeration instead).
+PATH_MOST_STATES = {"scalar": 256, "ssse3": 16, "avx2": 64, "avx512vl": 16, "avx512vbmi": 256,
+                    "none": 1 << 32}
 FIXED = [scheme for scheme in SCHEMES if scheme != "auto"]
 
 
@@ -220,7 +225,8 @@ def bench_case(label: str, machine, data: Path, args, driver: Path) -> dict:
         row["choose"][str(threads)] = choose_cost(driver, blob, data, threads)
     if machine.state_count <= SIMD_MOST_STATES:
         for path in PATHS:
-            row["simd"][path] = run(runner, data, "enum", 1, args.repeat, path)
+            if machine.state_count <= PATH_MOST_STATES[path]:
+                row["simd"][path] = run(runner, data, "enum", 1, args.repeat, path)
     if label == "perm12":
         row["mpi"] = mpi_rates(folder, machine.name, data, args.repeat)
     row["seq_seconds"] = row["runs"]["seq/1"].get("seconds")
@@ -278,12 +284,13 @@ def table(rows: list[dict]) -> str:
                          else "-")
         lines.append(f"| {row['label']} | " + " | ".join(cells) + " |")
     lines += ["", "`enum` at one thread under each SIMD path (GB/s; `none`: the merging scalar "
-              "enumeration):", "", "| case | " + " | ".join(PATHS) + " |",
+              "enumeration; `-`: more states than the path takes):", "",
+              "| case | " + " | ".join(PATHS) + " |",
               "|" + "---|" * (len(PATHS) + 1)]
     for row in rows:
         if row["simd"]:
             lines.append(f"| {row['label']} | " + " | ".join(
-                f"{gbps(row['simd'][p]):.2f}" for p in PATHS) + " |")
+                f"{gbps(row['simd'][p]):.2f}" if p in row["simd"] else "-" for p in PATHS) + " |")
     for row in rows:
         if "mpi" in row:
             mpi = row["mpi"]

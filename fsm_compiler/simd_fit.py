@@ -10,10 +10,11 @@ from pathlib import Path
 
 LANES = 256  # simd_plan.hpp kSimdLanes: one byte per lane
 MAX_GROUPS = 4  # simd_plan.hpp kSimdMaxGroups
-PAIRED_MAX_GROUPS = 8  # simd_plan.hpp kSimdPairedMaxGroups: the paired AVX2 kernel
+PAIRED_MAX_GROUPS = 8  # simd_plan.hpp kSimdPairedMaxGroups: the paired kernels (AVX2, AVX-512VL)
 PSHUFB_STATES = 16
 COMPOSED_AVX2_STATES = 32  # composed vpshufb pays up to this many states
-PATH_FLAGS = {"avx512vbmi": {"avx512f", "avx512bw", "avx512vbmi"}, "avx2": {"avx2"},
+PATH_FLAGS = {"avx512vbmi": {"avx512f", "avx512bw", "avx512vbmi"},
+              "avx512vl": {"avx2", "avx512f", "avx512bw", "avx512vl"}, "avx2": {"avx2"},
               "ssse3": {"ssse3"}}
 
 
@@ -33,12 +34,17 @@ def cpu_simd_paths(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
 
 def simd_path(states: int, paths: frozenset[str]) -> str | None:
     """The path the runtime's plan takes for `states` states on a CPU with `paths`
-    (simd_plan.hpp simd_auto_path)."""
-    best = next((p for p in ("avx512vbmi", "avx2", "ssse3") if p in paths), None)
+    (simd_plan.hpp simd_auto_path): up to 16 states the paired kernels, built for
+    AVX-512VL where the CPU has it; past 16, a CPU whose best is AVX-512VL runs AVX2's."""
+    best = next((p for p in ("avx512vbmi", "avx512vl", "avx2", "ssse3") if p in paths), None)
     if best is None or states > LANES:
         return None
     if states <= PSHUFB_STATES:
+        if "avx512vl" in paths:
+            return "avx512vl"
         return "avx2" if best == "avx512vbmi" else best
+    if best == "avx512vl":
+        best = "avx2"
     if best == "avx512vbmi" or (best == "avx2" and states <= COMPOSED_AVX2_STATES):
         return best
     return None
@@ -49,5 +55,5 @@ def counts_in_one_pass(states: int, groups: int, paths: frozenset[str]) -> str |
     path = simd_path(states, paths)
     if path is None:
         return None
-    paired = path == "avx2" and states <= PSHUFB_STATES
+    paired = path in ("avx2", "avx512vl") and states <= PSHUFB_STATES
     return path if groups <= MAX_GROUPS or (paired and groups <= PAIRED_MAX_GROUPS) else None

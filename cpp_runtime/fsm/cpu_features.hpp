@@ -5,7 +5,8 @@
 //
 // RunOptions::simd, else the environment variable PARAFUSE_FSM_SIMD, forces a path of SIMD enumeration:
 // auto (the default: the best the CPU has), none (the scalar enumeration that merges
-// paths), scalar (the lane-per-state enumeration in plain C++), ssse3, avx2, avx512vbmi.
+// paths), scalar (the lane-per-state enumeration in plain C++), ssse3, avx2, avx512vl (the
+// paired kernels of up to 16 states on AVX-512 BW/VL: 32 vector registers), avx512vbmi.
 #pragma once
 
 #include <cstdlib>
@@ -15,7 +16,7 @@
 namespace parafuse::fsm {
 inline namespace v1 {
 
-enum class SimdPath { none, scalar, ssse3, avx2, avx512vbmi };
+enum class SimdPath { none, scalar, ssse3, avx2, avx512vl, avx512vbmi };
 
 inline const char* simd_path_name(SimdPath path) {
   switch (path) {
@@ -23,6 +24,7 @@ inline const char* simd_path_name(SimdPath path) {
     case SimdPath::scalar: return "scalar";
     case SimdPath::ssse3: return "ssse3";
     case SimdPath::avx2: return "avx2";
+    case SimdPath::avx512vl: return "avx512vl";
     case SimdPath::avx512vbmi: return "avx512vbmi";
   }
   return "none";
@@ -35,6 +37,9 @@ inline bool cpu_supports(SimdPath path) {
   switch (path) {
     case SimdPath::ssse3: return __builtin_cpu_supports("ssse3");
     case SimdPath::avx2: return __builtin_cpu_supports("avx2");
+    case SimdPath::avx512vl:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
     case SimdPath::avx512vbmi:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vbmi");
@@ -47,7 +52,7 @@ inline bool cpu_supports(SimdPath path) {
 
 // The most capable path of this CPU.
 inline SimdPath best_cpu_path() {
-  for (SimdPath path : {SimdPath::avx512vbmi, SimdPath::avx2, SimdPath::ssse3})
+  for (SimdPath path : {SimdPath::avx512vbmi, SimdPath::avx512vl, SimdPath::avx2, SimdPath::ssse3})
     if (cpu_supports(path)) return path;
   return SimdPath::scalar;
 }
@@ -64,14 +69,14 @@ inline SimdRequest simd_request(const std::string& option) {
   const std::string value = !option.empty() ? option : text ? text : "";
   if (value.empty() || value == "auto") return SimdRequest{};
   for (SimdPath path : {SimdPath::none, SimdPath::scalar, SimdPath::ssse3, SimdPath::avx2,
-                        SimdPath::avx512vbmi}) {
+                        SimdPath::avx512vl, SimdPath::avx512vbmi}) {
     if (value != simd_path_name(path)) continue;
     if (!cpu_supports(path))
       throw std::invalid_argument("SIMD path " + value + ": this CPU lacks " + value);
     return SimdRequest{true, path};
   }
   throw std::invalid_argument("unknown SIMD path '" + value +
-                              "' (paths are auto, none, scalar, ssse3, avx2, avx512vbmi)");
+                              "' (paths are auto, none, scalar, ssse3, avx2, avx512vl, avx512vbmi)");
 }
 
 }  // namespace v1

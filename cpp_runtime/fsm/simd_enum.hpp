@@ -33,6 +33,7 @@ inline const char* simd_path_words(const SimdPlan& plan) {
       return plan.states <= 16 ? "AVX2 vpshufb, 16 lanes"
              : plan.states <= 32 ? "AVX2 vpshufb composed from 2 blocks, 32 lanes"
                                  : "AVX2 vpshufb composed from 4 blocks, 64 lanes";
+    case SimdPath::avx512vl: return "AVX-512VL vpshufb, 16 lanes, 32 registers";
     case SimdPath::avx512vbmi:
       return plan.states <= kSimdNarrowStates ? "AVX-512 VBMI vpermb, 64 lanes"
              : plan.states <= 128 ? "AVX-512 VBMI vpermi2b, 128 lanes in 2 registers"
@@ -151,7 +152,7 @@ std::string Engine<Entry>::run_simd_enum(const SimdPlan& plan) {
   else
     reason << ", then composed and recounted from the true starts (" << plan.groups
            << " groups of reporting states: per-lane counts keep at most " << kSimdMaxGroups
-           << ", or " << kSimdPairedMaxGroups << " for up to 16 states on AVX2)";
+           << ", or " << kSimdPairedMaxGroups << " for up to 16 states on AVX2 or AVX-512VL)";
   return reason.str();
 }
 

@@ -9,6 +9,8 @@
 //               (fsm/simd_kernels_paired.hpp);
 //               composed from 16-entry blocks for up to 64 states: the block of a
 //               lane's state is picked with blends on its bits 4 and 5
+//   avx512vl    the paired kernels of up to 16 states compiled for AVX-512 BW/VL: the same
+//               256-bit code with 32 registers, unrolled for every group count
 //   avx512vbmi  vpermb, 64 lanes (up to 64 states), 2 to 4 groups counted two per 8-bit
 //               counter (fsm/simd_kernels_vbmi_nibbles.hpp); vpermi2b on 2 to 4
 //               registers of 64 lanes for 65-256 states (fsm/simd_kernels_wide.hpp)
@@ -188,6 +190,7 @@ void simd_run_fixed(const SimdPlan& p, SimdLane* lanes, size_t begin, size_t end
   switch (p.path) {
 #ifdef PF_SIMD_X86
     case SimdPath::ssse3: simd_run_ssse3<K, G>(p, lanes, begin, end); return;
+    case SimdPath::avx512vl:  // up to 16 states: one chunk alone, as on AVX2
     case SimdPath::avx2:
       if (p.states <= 16) simd_run_avx2<K, G, 1, 1>(p, lanes, begin, end);
       else if (p.states <= 32) simd_run_avx2<K, G, 2, 1>(p, lanes, begin, end);
@@ -212,26 +215,42 @@ void simd_run_lockstep(const SimdPlan& p, SimdLane* lanes, int groups, size_t be
   }
 }
 
-// K pairs of chunks (2K lanes) of a machine of up to 16 states on the AVX2 path: 2 to 8
-// groups counted two per 8-bit counter (fsm/simd_kernels_paired.hpp), two pairs in
-// lockstep while their counters fit the registers (up to 6 groups).
+// K pairs of chunks (2K lanes) of a machine of up to 16 states on the AVX2 or AVX-512VL
+// path: 2 to 8 groups counted two per 8-bit counter (fsm/simd_kernels_paired.hpp), two
+// pairs in lockstep while their counters fit the registers (AVX2: up to 6 groups; AVX-512VL:
+// all 8).
 template <int K>
 void simd_run_pairs(const SimdPlan& p, SimdLane* lanes, int groups, size_t begin, size_t end) {
 #ifdef PF_SIMD_X86
-  switch (groups) {
-    case 0: simd_run_avx2_pairs<K, 0>(p, lanes, begin, end); break;
-    case 1: simd_run_avx2_pairs<K, 1>(p, lanes, begin, end); break;
-    case 2: simd_run_avx2_pairs_nibbles<K, 2>(p, lanes, begin, end); break;
-    case 3: simd_run_avx2_pairs_nibbles<K, 3>(p, lanes, begin, end); break;
-    case 4: simd_run_avx2_pairs_nibbles<K, 4>(p, lanes, begin, end); break;
-    case 5: simd_run_avx2_pairs_nibbles<K, 5>(p, lanes, begin, end); break;
-    case 6: simd_run_avx2_pairs_nibbles<K, 6>(p, lanes, begin, end); break;
-    default:  // 7 or 8 groups: one pair at a time, so that the counters fit the registers
-      for (int k = 0; k < K; ++k) {
-        if (groups == 7) simd_run_avx2_pairs_nibbles<1, 7>(p, lanes + 2 * k, begin, end);
-        else simd_run_avx2_pairs_nibbles<1, 8>(p, lanes + 2 * k, begin, end);
-      }
+  const auto with_groups = [groups](auto&& run) {  // run(integral_constant<int, groups>)
+    switch (groups) {
+      case 0: run(std::integral_constant<int, 0>()); break;
+      case 1: run(std::integral_constant<int, 1>()); break;
+      case 2: run(std::integral_constant<int, 2>()); break;
+      case 3: run(std::integral_constant<int, 3>()); break;
+      case 4: run(std::integral_constant<int, 4>()); break;
+      case 5: run(std::integral_constant<int, 5>()); break;
+      case 6: run(std::integral_constant<int, 6>()); break;
+      case 7: run(std::integral_constant<int, 7>()); break;
+      default: run(std::integral_constant<int, 8>()); break;
+    }
+  };
+  if (p.path == SimdPath::avx512vl) {
+    with_groups([&](auto g) {
+      if constexpr (g() <= 1) simd_run_avx512vl_pairs<K, g()>(p, lanes, begin, end);
+      else simd_run_avx512vl_pairs_nibbles<K, g()>(p, lanes, begin, end);
+    });
+    return;
   }
+  with_groups([&](auto g) {
+    if constexpr (g() <= 1) {
+      simd_run_avx2_pairs<K, g()>(p, lanes, begin, end);
+    } else if constexpr (g() <= 6) {
+      simd_run_avx2_pairs_nibbles<K, g()>(p, lanes, begin, end);
+    } else {  // 7 or 8 groups: one pair at a time, so that the counters fit the registers
+      for (int k = 0; k < K; ++k) simd_run_avx2_pairs_nibbles<1, g()>(p, lanes + 2 * k, begin, end);
+    }
+  });
 #else
   simd_run_lockstep<2 * K>(p, lanes, groups, begin, end);
 #endif
@@ -276,8 +295,8 @@ void simd_summarize(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
 #endif
   size_t common = lanes[0].length;
   for (int k = 1; k < count; ++k) common = std::min(common, lanes[k].length);
-  // Up to 16 states on AVX2: two chunks per register, two such pairs in lockstep.
-  const bool paired = p.path == SimdPath::avx2 && p.states <= 16;
+  // Up to 16 states on AVX2 or AVX-512VL: two chunks per register, two pairs in lockstep.
+  const bool paired = p.paired();
   if (paired && count == 4) simd_run_pairs<2>(p, lanes, groups, 0, common);
   else if (paired && count >= 2) simd_run_pairs<1>(p, lanes, groups, 0, common);
   // Four chunks in lockstep while their registers fit (16 on AVX2), else pairs.

@@ -27,7 +27,7 @@ inline namespace v1 {
 // (AVX-512 VBMI only, fsm/simd_kernels_wide.hpp) use rows of 128 or 256 bytes.
 constexpr uint32_t kSimdLanes = 256, kSimdRowBytes = 64, kSimdNarrowStates = 64;
 constexpr uint32_t kSimdMaxGroups = 4;
-// Two groups per 8-bit counter: the paired AVX2 kernel of up to 16 states counts up to 8
+// Two groups per 8-bit counter: the paired kernels of up to 16 states (AVX2, AVX-512VL) count up to 8
 // groups in its one pass. (The SSSE3 and VBMI vpermb kernels count 2 to 4 groups so, but
 // past 4 their one pass ran slower than a pass without counts and a recount.)
 constexpr uint32_t kSimdPairedMaxGroups = 8;
@@ -43,7 +43,9 @@ struct SimdPlan {
   std::vector<uint8_t> storage;          // next, 64-byte aligned inside
   uint32_t row_bytes = kSimdRowBytes;    // 64; 128 or 256 past 64 states
   const uint8_t* next = nullptr;         // [256][row_bytes]: the plan state after byte b from lane p
-  bool paired() const { return path == SimdPath::avx2 && states <= 16; }
+  bool paired() const {
+    return (path == SimdPath::avx2 || path == SimdPath::avx512vl) && states <= 16;
+  }
   bool wide() const { return states > kSimdNarrowStates; }
   bool counts() const {
     return groups <= kSimdMaxGroups || (paired() && groups <= kSimdPairedMaxGroups);
@@ -72,21 +74,25 @@ struct SimdLane {
 // 16-entry blocks; VBMI takes 256 (vpermb 64, vpermi2b 128, two vpermi2b and a blend 256).
 inline uint32_t simd_path_most_states(SimdPath path) {
   switch (path) {
-    case SimdPath::ssse3: return 16;
+    case SimdPath::ssse3:
+    case SimdPath::avx512vl: return 16;
     case SimdPath::avx2: return kSimdNarrowStates;
     default: return kSimdLanes;
   }
 }
 
 // The path auto takes for `n` states on a CPU whose best path is `best` (none: the merging
-// scalar enumeration). pshufb (1-cycle latency) for up to 16 lanes, on AVX2 two chunks per
-// register; vpermb for 17-64, vpermi2b on two registers' tables for 65-128, and two
-// vpermi2b and a blend for 129-256 (fsm/simd_kernels_wide.hpp); without VBMI, AVX2
-// composed from 16-entry blocks pays up to 32 states and not past them (measured: docs/fsm.md).
+// scalar enumeration; `vl`: the CPU has AVX-512 BW and VL). pshufb (1-cycle latency) for up
+// to 16 lanes, two chunks per register on AVX2, compiled for AVX-512VL where the CPU has it
+// (32 registers: every group count unrolled; 4+ groups run faster: docs/fsm.md); vpermb for
+// 17-64, vpermi2b on two registers' tables for 65-128, and two vpermi2b and a blend for
+// 129-256 (fsm/simd_kernels_wide.hpp); without VBMI, AVX2 composed from 16-entry blocks pays
+// up to 32 states and not past them (measured: docs/fsm.md).
 // fsm_compiler/simd_fit.py mirrors this choice.
-inline SimdPath simd_auto_path(uint32_t n, SimdPath best) {
+inline SimdPath simd_auto_path(uint32_t n, SimdPath best, bool vl) {
   if (best == SimdPath::scalar) return SimdPath::none;  // lanes in plain C++ do not pay
-  if (n <= 16) return best == SimdPath::avx512vbmi ? SimdPath::avx2 : best;
+  if (n <= 16) return vl ? SimdPath::avx512vl : best == SimdPath::avx512vbmi ? SimdPath::avx2 : best;
+  if (best == SimdPath::avx512vl) best = SimdPath::avx2;  // past 16 states: the AVX2 kernels
   if (best == SimdPath::avx512vbmi) return n <= kSimdLanes ? best : SimdPath::none;
   if (best == SimdPath::avx2 && n <= 32) return best;
   return SimdPath::none;
@@ -95,6 +101,7 @@ inline SimdPath simd_auto_path(uint32_t n, SimdPath best) {
 // Why auto takes no vector path for `n` states (simd_auto_path gave none).
 inline std::string simd_auto_why_not(uint32_t n, SimdPath best) {
   if (n > kSimdLanes) return "SIMD enumeration takes at most 256 states (one byte per lane)";
+  if (best == SimdPath::avx512vl) best = SimdPath::avx2;  // past 16 states: the AVX2 kernels
   std::string why = std::string("this CPU's vector instructions (") + simd_path_name(best) +
                     ") do not pay for " + std::to_string(n) + " states";
   if (best == SimdPath::ssse3) return why + " (pshufb looks up 16 entries)";
@@ -139,7 +146,7 @@ SimdPlan make_simd_plan(const Tables& t, const std::string& option, Step step) {
     }
     plan.path = request.path;
   } else {
-    plan.path = simd_auto_path(n, best_cpu_path());
+    plan.path = simd_auto_path(n, best_cpu_path(), cpu_supports(SimdPath::avx512vl));
     if (plan.path == SimdPath::none) {
       plan.why_not = simd_auto_why_not(n, best_cpu_path());
       return plan;

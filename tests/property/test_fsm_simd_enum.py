@@ -32,12 +32,12 @@ import permutation  # noqa: E402
 
 # The words of the JSON reason of each forced path (cpp_runtime/fsm/simd_enum.hpp).
 PATH_WORDS = {"scalar": "scalar lanes", "ssse3": "SSSE3 pshufb", "avx2": "AVX2 vpshufb",
-              "avx512vbmi": "AVX-512 VBMI vpermb"}
+              "avx512vl": "AVX-512VL vpshufb", "avx512vbmi": "AVX-512 VBMI vpermb"}
 # AVX-512 VBMI past 64 states (cpp_runtime/fsm/simd_kernels_wide.hpp).
 WIDE_WORDS = {128: "AVX-512 VBMI vpermi2b, 128 lanes in 2 registers",
               256: "AVX-512 VBMI two vpermi2b and a blend on bit 7"}
 # The most states each forced path takes (simd_plan.hpp simd_path_most_states).
-MOST_STATES = {"scalar": 256, "ssse3": 16, "avx2": 64, "avx512vbmi": 256}
+MOST_STATES = {"scalar": 256, "ssse3": 16, "avx2": 64, "avx512vl": 16, "avx512vbmi": 256}
 
 
 def path_words(path: str, states: int) -> str:
@@ -45,6 +45,7 @@ def path_words(path: str, states: int) -> str:
         return WIDE_WORDS[128 if states <= 128 else 256]
     return PATH_WORDS[path]
 PATH_FLAGS = {"scalar": set(), "ssse3": {"ssse3"}, "avx2": {"avx2"},
+              "avx512vl": {"avx2", "avx512f", "avx512bw", "avx512vl"},
               "avx512vbmi": {"avx512f", "avx512bw", "avx512vbmi"}}
 
 
@@ -177,8 +178,8 @@ def exact_groups(machine, groups: int):
 
 @pytest.mark.parametrize("states", [9, 16, 17, 64])
 def test_nibble_kernels_count_two_to_eight_groups(states: int, tmp_path) -> None:
-    """Two groups per 8-bit counter (an odd last group by compare): the paired AVX2 kernel
-    up to 16 states with 2 to 8 groups (two chunks share a register,
+    """Two groups per 8-bit counter (an odd last group by compare): the paired kernels
+    (AVX2 and AVX-512VL) up to 16 states with 2 to 8 groups (two chunks share a register,
     cpp_runtime/fsm/simd_kernels_paired.hpp); SSSE3 up to 16 states
     (simd_kernels_ssse3_nibbles.hpp) and the VBMI vpermb kernel for 17-64
     (simd_kernels_vbmi_nibbles.hpp) with 2 to 4, past which they recount: chunks long
@@ -186,7 +187,7 @@ def test_nibble_kernels_count_two_to_eight_groups(states: int, tmp_path) -> None
     and widenings (255), with lengths that are multiples of neither."""
     rng = np.random.default_rng(40 + states)
     nibbles = "avx2" if states <= 16 else "avx512vbmi"
-    paths = [path for path in SUPPORTED if path in (nibbles, "ssse3", "scalar")
+    paths = [path for path in SUPPORTED if path in (nibbles, "avx512vl", "ssse3", "scalar")
              and states <= MOST_STATES[path]]
     for groups in range(2, 9):
         kind = "permutation" if groups % 2 else "converging"
@@ -197,5 +198,34 @@ def test_nibble_kernels_count_two_to_eight_groups(states: int, tmp_path) -> None
         results = assert_all_equal_reference(machine, data, tmp_path, configs, matches=False)
         assert_reason_names_path(configs, results, states)
         one_pass = [r for c, r in zip(configs, results, strict=True)  # VBMI, SSSE3: 2-4
-                    if "scalar" not in c and ("/avx2" in c or groups <= 4)]
+                    if "scalar" not in c and ("/avx2" in c or "/avx512vl" in c or groups <= 4)]
         assert all("counting reports per start state" in r["reason"] for r in one_pass)
+
+
+# threads, chunks: one chunk alone; two (a pair); three (a pair and one alone); four (two
+# pairs in lockstep); 8 and 13 over 2 and 3 threads; 997 chunks of about 5 bytes (shorter
+# than a 15-byte nibble round, starting in most states)
+PAIRED_RUNS = ((1, 1), (1, 2), (1, 3), (1, 4), (2, 8), (3, 13), (2, 997))
+
+
+@pytest.mark.parametrize("states", [9, 14, 16])
+def test_paired_kernels_equal_reference_zero_to_six_groups(states: int, tmp_path) -> None:
+    """The paired kernels of up to 16 states (cpp_runtime/fsm/simd_kernels_paired.hpp) under
+    every path this CPU runs them on: avx2, and avx512vl (the same code built for AVX-512
+    BW/VL, unrolled for every group count), beside the scalar lanes: 0 to 6 groups of
+    reporting states counted in the one pass, chunk counts that leave chunks of unequal
+    lengths, and an input whose length divides neither 15 (a nibble round) nor 255 (a
+    widening); the reason names the path and says the counts came from the one pass."""
+    rng = np.random.default_rng(1500 + states)
+    paths = [path for path in ("avx512vl", "avx2", "scalar") if path in SUPPORTED]
+    data = rng.integers(0, 256, 3 * 2003, dtype=np.uint8).tobytes()
+    configs = [f"enum/{path}:{threads}:{chunks}" for path in paths
+               for threads, chunks in PAIRED_RUNS]
+    for groups in range(7):
+        machine = random_machine(rng, states, 5, "permutation" if groups % 2 else "converging")
+        machine = (exact_groups(machine, groups) if groups else
+                   dataclasses.replace(machine, state_tags=((),) * states))
+        results = assert_all_equal_reference(machine, data, tmp_path, configs, matches=False)
+        assert_reason_names_path(configs, results, states)
+        vector = [r for c, r in zip(configs, results, strict=True) if "/scalar" not in c]
+        assert all("counting reports per start state" in r["reason"] for r in vector)
