@@ -17,20 +17,24 @@ namespace parafuse::fsm {
 inline namespace v1 {
 
 constexpr size_t kAccuracySpacing = 256;   // bytes between sampled positions (walked)
-constexpr size_t kAccuracyPositions = 64;  // fewer for big machines: see sampled_accuracy
+constexpr size_t kAccuracyPositions = 64, kAccuracyMinPositions = 16;  // see sampled_accuracy
 constexpr size_t kAccuracyLookups = size_t(1) << 21;  // the budget's cap
-constexpr size_t kAccuracyMinLookups = size_t(1) << 16, kAccuracyShare = 64;
+constexpr size_t kAccuracyMinLookups = size_t(1) << 15, kAccuracyShare = 256;
 constexpr size_t kFusedWindows = 16, kFusedWindowBytes = 4096;
 constexpr size_t kMeetBytes = 1024;  // hspec: a wrong guess that meets the true path by then
 constexpr size_t kEnumMeetBytes = size_t(16) << 10, kMeetPositions = 16;  // enum: all paths
 
 // Lookback accuracy at positions kAccuracySpacing bytes apart at the input's start (truth:
 // one sequential run, advanced from position to position); negative when the input is too
-// short. The positions' lookups (the walk between them and each prediction from every
-// state) are budgeted at 1/kAccuracyShare of the input's bytes per thread (the run walks
-// at least a byte per lookup per thread), within [kAccuracyMinLookups, kAccuracyLookups]:
-// 8 to 64 positions (16 MiB at 2 threads: 35 positions of a 342-state machine, 64 of a
-// 14-state one). Before: 64 positions over a 64 KiB prefix, whose walk alone cost 40-60 us.
+// short. The positions' lookups (the walk between them, each prediction from every state,
+// the walks of a wrong guess beside the truth) are budgeted at 1/kAccuracyShare of the
+// input's bytes per thread (a lookup costs 1-3 ns, the run about 0.3-1 ns a byte a thread:
+// 0.3-1.5% of the run), within [kAccuracyMinLookups, kAccuracyLookups], a prediction
+// counted with twice the states for merging its paths: sampling stops once they are spent,
+// after kAccuracyMinPositions (kHopelessAfter) at least and kAccuracyPositions at most
+// (16 MiB: a 342-state
+// pattern set 43 positions at one thread, 21 at two; a 14-state machine 64). Before: 64
+// positions over a 64 KiB prefix, whose walk alone cost 40-60 us, and up to 2^21 lookups.
 // Also measured: the lookups each prediction took (paths merge as they run, and past
 // kPredictLookups a prediction walks from the start state alone), which price
 // speculation's predictions for the probes (fsm/auto_probe.hpp).
@@ -46,16 +50,13 @@ constexpr size_t kHopelessAfter = 16;
 template <class Entry>
 double Engine<Entry>::sampled_accuracy(size_t& slow_misses, size_t& sampled) {
   slow_misses = sampled = 0;
-  const size_t budget = std::clamp(n_ / size_t(std::max(1, threads_)) / kAccuracyShare,
-                                   kAccuracyMinLookups, kAccuracyLookups);
-  const size_t unpredicted = size_t(t_.states) * t_.lookback;  // an upper bound: see predict
-  const size_t per_position =
-      kAccuracySpacing + (unpredicted > kPredictLookups ? size_t(t_.lookback) : unpredicted);
-  const size_t positions = std::clamp<size_t>(budget / per_position, 8, kAccuracyPositions);
+  const uint64_t budget = std::clamp(n_ / size_t(std::max(1, threads_)) / kAccuracyShare,
+                                     kAccuracyMinLookups, kAccuracyLookups);
+  const size_t positions = kAccuracyPositions;
   const size_t prefix = std::min(n_, t_.lookback + (positions + 1) * kAccuracySpacing);
   if (prefix <= size_t(t_.lookback) + kAccuracyPositions) return -1.0;
   size_t right = 0, slow = 0, done = 0;
-  uint64_t prediction_lookups = 0;
+  uint64_t prediction_lookups = 0, spent = 0;  // lookups: predictions, walks, meetings
   uint32_t real_state = t_.start << t_.shift;
   std::vector<double> units;
   Enumerator paths;
@@ -65,19 +66,25 @@ double Engine<Entry>::sampled_accuracy(size_t& slow_misses, size_t& sampled) {
     Chunk probe;
     probe.begin = t_.lookback + (prefix - t_.lookback) * (i + 1) / (positions + 1);
     real_state = walk_one(m_, data_ + done, probe.begin - done, 0, real_state, NoVisit{});
+    spent += probe.begin - done;
     done = probe.begin;
     const uint64_t steps_before = paths.steps;
     uint32_t guess = predict(probe, paths), real = real_state;
     // Enumerated predictions count their lookups; one from the start state walks the window.
-    prediction_lookups += paths.steps != steps_before ? paths.steps - steps_before
-                                                      : uint64_t(std::min<size_t>(t_.lookback, probe.begin));
+    const uint64_t lookups = paths.steps != steps_before
+                                 ? paths.steps - steps_before
+                                 : uint64_t(std::min<size_t>(t_.lookback, probe.begin));
+    prediction_lookups += lookups;
     right += guess == real;
     const size_t horizon = std::min(kMeetBytes, n_ - probe.begin);
-    for (size_t j = 0; j < horizon && guess != real; ++j)
+    size_t j = 0;
+    for (; j < horizon && guess != real; ++j)
       guess = m_.step(guess, data_[probe.begin + j]), real = m_.step(real, data_[probe.begin + j]);
     slow += guess != real;
+    spent += lookups + 2 * uint64_t(t_.states) + 2 * j;  // + the merges of the starts' paths
     if (profile_) units.push_back(omp_get_wtime() - unit_began);
     if (++sampled == kHopelessAfter && right == 0 && slow == sampled) break;
+    if (sampled >= kAccuracyMinPositions && spent >= budget) break;  // the budget is spent
   }
   const double seconds = omp_get_wtime() - began;
   parallel_choose_seconds_ += seconds;
