@@ -156,14 +156,18 @@ FRESH_PAIRS = 15
 
 def fresh_pairs(runner: Path, data: Path, best: str, threads: int, pairs: int) -> dict:
     """`pairs` fresh processes of `auto` alternating with fresh processes of `best`, one run
-    each (auto pays its choosing every time): the medians, the per-pair ratios' median and
-    quartiles (how much the ratio moves from pair to pair), and auto's choices."""
+    each (auto pays its choosing every time; before: `auto` always first in a pair): the
+    medians, the per-pair ratios' median and quartiles (how much the ratio moves from pair
+    to pair), and auto's choices."""
     autos, bests, schemes = [], [], {}
-    for _ in range(pairs):
+    for pair in range(pairs):  # which runs first alternates (the second finds a warmer cache)
+        if pair % 2:
+            bests.append(gbps(run(runner, data, best, threads, 1)))
         result = run(runner, data, "auto", threads, 1)
         autos.append(gbps(result))
         schemes[result.get("scheme", "error")] = schemes.get(result.get("scheme", "error"), 0) + 1
-        bests.append(gbps(run(runner, data, best, threads, 1)))
+        if pair % 2 == 0:
+            bests.append(gbps(run(runner, data, best, threads, 1)))
     ratios = sorted(a / b for a, b in zip(autos, bests, strict=True) if b)
     quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
     return {"auto": statistics.median(autos), "best": statistics.median(bests),

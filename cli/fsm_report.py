@@ -79,8 +79,9 @@ def print_analysis(analysis: MachineAnalysis, measured: tuple[str, str] | None =
         click.echo(f"  auto picks:    {analysis.scheme}: {analysis.reason}")
         click.echo("  at run time:   SIMD enumeration is timed against table walks on the "
                    "input where it fits, and lookback right at 99% or more decides spec; "
-                   "what those leave open on inputs of 16 MiB or more, timed probes of every "
-                   "scheme decide (--input asks the runtime)")
+                   "what those leave open on inputs of 16 MiB or more per thread, timed "
+                   "probes of the schemes decide; at one thread, spec where the rules say "
+                   "hspec (--input asks the runtime)")
     else:
         click.echo(f"  rules pick:    {analysis.scheme}: {analysis.reason}")
         click.echo(f"  auto picks:    {measured[0]} (the runtime, on this input): {measured[1]}")

@@ -123,9 +123,11 @@ def random_sample() -> bytes:
 
 
 def analyse(machine: CompiledMachine, sample: bytes, sample_name: str,
-            simd_paths: frozenset[str] | None = None) -> MachineAnalysis:
+            simd_paths: frozenset[str] | None = None,
+            threads: int | None = None) -> MachineAnalysis:
     """Stage 4: fused states, convergence, lookback accuracy and the `auto` choice;
-    `simd_paths`: the vector paths of the CPU the choice is for (None: this one's)."""
+    `simd_paths`: the vector paths of the CPU the choice is for (None: this one's);
+    `threads`: the run's thread count (None: the runtime's default)."""
     sample = sample[:SAMPLE_LIMIT]
     classes = np.frombuffer(bytes(sample), dtype=np.uint8)
     classes = machine.byte_class[classes].astype(np.int64)
@@ -136,7 +138,7 @@ def analyse(machine: CompiledMachine, sample: bytes, sample_name: str,
     groups = len({machine.reports(state) for state in range(machine.state_count)} - {()})
     paths = cpu_simd_paths() if simd_paths is None else simd_paths
     scheme, reason = choose_scheme(fused, steps, accuracy, slow_misses, lookback,
-                                   (machine.state_count, groups, paths))
+                                   (machine.state_count, groups, paths), threads)
     return MachineAnalysis(machine, fused, steps, accuracy, tried, sample_name, len(sample),
                            scheme, reason)
 

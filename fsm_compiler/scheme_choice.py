@@ -16,6 +16,13 @@ thresholds):
 6. speculation is right at least half the time                    -> hspec
 7. the vector shrinks to <=4 states eventually (median known)     -> enum
 8. otherwise                                                      -> seq
+At one thread rules 3 and 6 pick `spec` instead of `hspec` (hspec's parallel rounds of
+re-runs then run one after another: spec's work where every guess was right, more where a
+chunk is re-run against a result corrected later; it never beats spec there), and the
+probes leave `hspec` out. The analysis takes the runtime's default thread count (OpenMP's:
+OMP_NUM_THREADS, else the CPUs this process may run on) unless told. Where rule 2 holds,
+the runtime runs the merging scalar enumeration if SIMD enumeration was timed slower than
+the walks or its plan is past 64 states (it times nothing here, so its reason does not say).
 The runtime decides by rule 1 without timed probes on any input and machine (before:
 only where it had timed the SIMD kernels; big machines were probed as well), so where
 rule 1 holds on the input, `analyze` and the runtime agree without them.
@@ -30,6 +37,8 @@ were picked where SIMD enumeration ran 2.5x faster.)
 """
 
 from __future__ import annotations
+
+import os
 
 from .analysis import RECOVERY_HORIZON, Convergence, FusedStates
 from .simd_fit import counts_in_one_pass
@@ -47,12 +56,24 @@ def _by_threshold(convergence: list[Convergence], threshold: int) -> Convergence
     return next((c for c in convergence if c.threshold == threshold), None)
 
 
+def runtime_default_threads() -> int:
+    """The thread count the runtime runs with when none is asked for (OpenMP's default)."""
+    text = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if text.isdigit() and int(text) > 0:
+        return int(text)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def choose_scheme(fused: FusedStates, convergence: list[Convergence], accuracy: float | None,
                   slow_misses: int, lookback: int,
-                  simd: tuple[int, int, frozenset[str]] | None = None) -> tuple[str, str]:
-    """(scheme, one-sentence reason) that `auto` would pick; `simd` is (states, groups of
-    reporting states, the CPU's vector paths) of the machine, or None where unknown."""
-    rest = _after_simd_rule(fused, convergence, accuracy, slow_misses, lookback)
+                  simd: tuple[int, int, frozenset[str]] | None = None,
+                  threads: int | None = None) -> tuple[str, str]:
+    """(scheme, one-sentence reason) that `auto` would pick at `threads` threads (None: the
+    runtime's default); `simd` is (states, groups of reporting states, the CPU's vector
+    paths) of the machine, or None where unknown."""
+    threads = runtime_default_threads() if threads is None else threads
+    rest = _at_threads(_after_simd_rule(fused, convergence, accuracy, slow_misses, lookback),
+                       threads)
     if simd is None or counts_in_one_pass(*simd) is None:
         return rest
     return "enum", (f"the machine fits SIMD enumeration counted in one pass on this CPU "
@@ -60,6 +81,14 @@ def choose_scheme(fused: FusedStates, convergence: list[Convergence], accuracy: 
                     "not depend on the input: at run time (without matches) auto times it "
                     "against table walks on the input and takes it where it is at least as "
                     f"fast per core; where walks are faster: {rest[0]}, as {rest[1]}")
+
+
+def _at_threads(choice: tuple[str, str], threads: int) -> tuple[str, str]:
+    """`hspec` becomes `spec` at one thread (the module's docstring)."""
+    if choice[0] != "hspec" or threads > 1:
+        return choice
+    return "spec", (f"{choice[1]} (at one thread, spec: parallel rounds of re-runs cannot beat "
+                    "one sequential validation)")
 
 
 def _after_simd_rule(fused: FusedStates, convergence: list[Convergence], accuracy: float | None,

@@ -1,8 +1,8 @@
 // parafuse boostfsm runtime: `auto` (compile-time analysis + a cheap look at the
 // input), and run_machine, the entry point every generated library calls.
 // The rules mirror fsm_compiler/scheme_choice.py, with lookback accuracy measured
-// on this input (its first 64 KiB) instead of the training sample, and a partial
-// fused DFA accepted when walks over samples of this input stay inside it.
+// on this input (at its start: fsm/auto_samples.hpp) instead of the training sample, and a
+// partial fused DFA accepted when walks over samples of this input stay inside it.
 // The first rule (fsm/auto_rates.hpp) times SIMD enumeration against table walks on
 // small windows spread over the input where SIMD enumeration counts the run in one pass;
 // where it is at least as fast per core it is the fastest scheme, and auto takes it without
@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdint>
 #include <sstream>
 #include <stdexcept>
@@ -26,122 +27,13 @@
 
 #include "fsm/auto_probe.hpp"
 #include "fsm/auto_rates.hpp"
+#include "fsm/auto_samples.hpp"
 #include "fsm/schemes.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
 
 constexpr size_t kSmallInput = size_t(64) << 10;
-constexpr size_t kAccuracyPrefix = size_t(64) << 10;  // walked sequentially: keep it short
-constexpr size_t kAccuracyPositions = 64;  // fewer for big machines: see sampled_accuracy
-constexpr size_t kAccuracyLookups = size_t(1) << 21;
-constexpr size_t kFusedWindows = 16, kFusedWindowBytes = 4096;
-constexpr size_t kMeetBytes = 1024;  // hspec: a wrong guess that meets the true path by then
-constexpr size_t kEnumMeetBytes = size_t(16) << 10, kMeetPositions = 16;  // enum: all paths
-
-// Lookback accuracy at evenly spaced positions of the input's prefix (truth: one
-// sequential run over the prefix, advanced from position to position); negative when the
-// prefix is too short. At a wrong prediction, also how far the two paths run before they
-// meet: `slow_misses` counts those that did not meet within kMeetBytes. `sampled`: the
-// positions measured. Where none of the first kHopelessAfter was right and none of those
-// wrong guesses met the true path within kMeetBytes, sampling stops there: even at 50%
-// accuracy (the threshold any rule asks for) that happens once in 65536, and the rules
-// decide the same as on 0% of 64. (Before: every position, the whole 64 KiB prefix walked
-// first: 0.25 ms on a 40-state permutation machine against runs of 5-10 ms.) On one
-// thread: a parallel region costs a whole time slice (measured: 20 ms against runs of 5-10
-// ms) where a core is busy elsewhere, and the predictions are bounded by kAccuracyLookups.
-constexpr size_t kHopelessAfter = 16;
-
-template <class Entry>
-double Engine<Entry>::sampled_accuracy(size_t& slow_misses, size_t& sampled) {
-  slow_misses = sampled = 0;
-  const size_t prefix = std::min(n_, kAccuracyPrefix);
-  if (prefix <= size_t(t_.lookback) + kAccuracyPositions) return -1.0;
-  // Each prediction runs the lookback from every state: bound the total lookups.
-  const size_t positions = std::clamp<size_t>(
-      kAccuracyLookups / (size_t(t_.states) * t_.lookback), 8, kAccuracyPositions);
-  size_t right = 0, slow = 0, done = 0;
-  uint32_t real_state = t_.start << t_.shift;
-  std::vector<double> units;
-  Enumerator paths;
-  const double began = omp_get_wtime();
-  for (size_t i = 0; i < positions; ++i) {
-    const double unit_began = omp_get_wtime();
-    Chunk probe;
-    probe.begin = t_.lookback + (prefix - t_.lookback) * (i + 1) / (positions + 1);
-    real_state = walk_one(m_, data_ + done, probe.begin - done, 0, real_state, NoVisit{});
-    done = probe.begin;
-    uint32_t guess = predict(probe, paths), real = real_state;
-    right += guess == real;
-    const size_t horizon = std::min(kMeetBytes, n_ - probe.begin);
-    for (size_t j = 0; j < horizon && guess != real; ++j)
-      guess = m_.step(guess, data_[probe.begin + j]), real = m_.step(real, data_[probe.begin + j]);
-    slow += guess != real;
-    if (profile_) units.push_back(omp_get_wtime() - unit_began);
-    if (++sampled == kHopelessAfter && right == 0 && slow == sampled) break;
-  }
-  const double seconds = omp_get_wtime() - began;
-  parallel_choose_seconds_ += seconds;
-  if (profile_) phases_.push_back(PhaseTiming{"choose: predict", true, seconds, units});
-  slow_misses = slow;
-  speculation_hopeless_ = 2 * right < sampled && slow == sampled - right;
-  return double(right) / double(sampled);
-}
-
-// Whether the paths from every state meet within kEnumMeetBytes (fewer for big machines:
-// a budget of lookups) at evenly spaced positions of the input; the runs are parallel.
-template <class Entry>
-bool Engine<Entry>::paths_meet_on_sample() {
-  const size_t horizon =
-      std::min(kEnumMeetBytes, kAccuracyLookups / kMeetPositions / size_t(t_.states));
-  size_t missed = 0;
-  std::vector<double> units(profile_ ? kMeetPositions : 0);
-  const SimdPlan simd = simd_plan();  // all states at once where it runs (fsm/simd_enum.hpp)
-  const double began = omp_get_wtime();
-  std::atomic<bool> any_missed{false};
-  const int team = 1;  // as in sampled_accuracy: no parallel region while choosing
-#pragma omp parallel num_threads(team) reduction(+ : missed)
-  {
-    Enumerator paths;
-#pragma omp for schedule(dynamic, 1)
-    for (long i = 0; i < long(kMeetPositions); ++i) {
-      const double unit_began = omp_get_wtime();
-      const size_t begin = (n_ - std::min(n_, horizon)) * size_t(i) / (kMeetPositions - 1);
-      if (any_missed) continue;  // one position where paths do not meet decides
-      if (simd.path != SimdPath::none) {
-        missed += !simd_paths_meet(simd, data_ + begin, std::min(horizon, n_ - begin));
-      } else {
-        paths.run(m_, t_.states, data_ + begin, std::min(horizon, n_ - begin),
-                  all_states_.data(), t_.states, nullptr, true);
-        missed += paths.met == kNoMiss;
-      }
-      if (missed) any_missed = true;
-      if (profile_) units[size_t(i)] = omp_get_wtime() - unit_began;
-    }
-  }
-  const double seconds = omp_get_wtime() - began;
-  parallel_choose_seconds_ += seconds;
-  if (profile_) phases_.push_back(PhaseTiming{"choose: meet", true, seconds, units});
-  return missed == 0;
-}
-
-// Whether walks of the partial fused DFA from its start stay inside the stored part: the
-// first missing transition decides. (Before: each window walked to its end with a
-// histogram of every reporting fused state, allocated per call: 0.27 ms, mostly page
-// faults, on a 40-state permutation machine whose walks left the stored part at once.)
-template <class Entry>
-bool Engine<Entry>::fused_stays_on_sample() {
-  for (size_t w = 0; w < kFusedWindows; ++w) {
-    const size_t begin = (n_ - std::min(n_, kFusedWindowBytes)) * w / kFusedWindows;
-    const size_t end = begin + std::min(n_ - begin, kFusedWindowBytes);
-    uint32_t fused = t_.fused_start << t_.fused_shift;
-    for (size_t i = begin; i < end; ++i) {
-      fused = step_column(t_.fused_next, t_.byte_class, fused, data_[i]);
-      if (fused == kFusedMissing) return false;
-    }
-  }
-  return true;
-}
 
 // body(), timed as a phase of choosing of its own where profiling (`name`: "choose: ...").
 template <class Entry, class Body>
@@ -156,6 +48,12 @@ auto choice_phase(Engine<Entry>& engine, const char* name, Body&& body) {
   return result;
 }
 
+inline std::string fixed2(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
+
 inline std::string percent(double fraction) {
   std::ostringstream text;
   text.setf(std::ios::fixed);
@@ -166,37 +64,38 @@ inline std::string percent(double fraction) {
 
 template <class Entry>
 std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
-  std::ostringstream why;
   if (n_ < kSmallInput || chunks < 2) {
-    why << (chunks < 2 ? "one chunk was requested" : "the input is under 64 KiB")
-        << ", so splitting it cannot pay off";
-    reason = why.str();
+    reason = std::string(chunks < 2 ? "one chunk was requested" : "the input is under 64 KiB") +
+             ", so splitting it cannot pay off";
     return "seq";
   }
+  std::string opening;  // the rates, where they did not decide
   {  // the first rule; where it measured but did not decide, its rates open the reason
     // (the plan is built once per process and machine: `enum` would build it too)
     const SimdPlan simd = choice_phase(*this, "choose: plan", [&] { return simd_plan(); });
     if (simd_counts_in_one_pass(simd, chunks)) {
       rates_ = choice_phase(*this, "choose: rates", [&] { return kernel_rates(simd); });
       const double simd_rate = rates_.simd, walk_rate = rates_.walks;
-      std::ostringstream rates;
-      rates.setf(std::ios::fixed);
-      rates.precision(2);
-      rates << "SIMD enumeration (" << simd_path_words(simd) << ", " << t_.states << " states, "
-            << simd.groups << " counted groups) ran " << simd_rate / 1e9 << " GB/s per core and "
-            << kLanes << " interleaved table walks " << walk_rate / 1e9
-            << " GB/s over the same bytes of this input";
+      // Plain strings: a fresh process's first formatted stream output costs 30-40 us.
+      const std::string rates =
+          std::string("SIMD enumeration (") + simd_path_words(simd) + ", " + std::to_string(t_.states) +
+          " states, " + std::to_string(simd.groups) + " counted groups) ran " +
+          fixed2(simd_rate / 1e9) + " GB/s per core and " + std::to_string(kLanes) +
+          " interleaved table walks " + fixed2(walk_rate / 1e9) +
+          " GB/s over the same bytes of this input (fastest of " + std::to_string(rates_.rounds) +
+          (rates_.rounds < kRateRounds ? " rounds, decisive or budgeted)" : " rounds)");
       if (simd_rate >= walk_rate) {
-        why << rates.str() << ": every other scheme walks a table at least once per byte, and "
-            << "enumeration's speed does not depend on the input, so it is the fastest at any "
-            << "thread count (one pass counts each chunk from every start state)";
-        reason = why.str();
+        reason = rates + ": every other scheme walks a table at least once per byte, and "
+                 "enumeration's speed does not depend on the input, so it is the fastest at any "
+                 "thread count (one pass counts each chunk from every start state)";
         decided_by_rates_ = true;
         return "enum";
       }
-      why << rates.str() << ", so not taken on that ground; ";
+      opening = rates + ", so not taken on that ground; ";
     }
   }
+  std::ostringstream why;
+  why << opening;
   size_t slow_misses = 0, sampled = 0;
   const double accuracy = sampled_accuracy(slow_misses, sampled);
   std::string measured = accuracy < 0 ? std::string("unmeasured") : percent(accuracy);
@@ -227,15 +126,36 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     why << "from every state, the paths met within " << kEnumMeetBytes << " bytes at all "
         << kMeetPositions << " sampled positions (speculation was right at " << measured
         << "), so each chunk is enumerated only until its paths meet, then walked once";
+    // SIMD enumeration advances every state's lane to the chunk's end, merged or not: where
+    // it ran slower than the walks (timed: the first rule did not take it) or a plan is past
+    // 64 states (vpermi2b over 128 or 256 lanes: 0.2-0.8 GB/s), merging scalar enumeration,
+    // which walks once from where the paths meet, runs at about the walks' rate.
+    const SimdPlan simd = simd_plan();
+    merging_enum_ = simd.path != SimdPath::none && !simd_request(simd_).forced &&
+                    (rates_.simd > 0 || simd.wide());
+    if (merging_enum_)
+      why << " (merging scalar enumeration: SIMD enumeration "
+          << (rates_.simd > 0 ? "ran slower than table walks" : "of over 64 states is slow")
+          << " and does not stop where paths meet)";
     reason = why.str();
     return "enum";
   }
+  // At one thread hspec's rounds run one after another: the same work as spec's sequential
+  // validation where chunks were guessed right, more where a chunk was re-run against a
+  // predecessor's result that was itself corrected later; so spec there.
+  const auto in_rounds = [&] {
+    if (threads_ > 1) return "hspec";
+    why << " (at one thread, spec: parallel rounds of re-runs cannot beat one sequential "
+        << "validation)";
+    return "spec";
+  };
   if (accuracy >= 0.5 && slow_misses == 0) {
     why << "speculation from " << t_.lookback << " bytes of lookback was right at " << measured
         << " and every wrong guess met the true path within " << kMeetBytes
         << " bytes, so misspeculated chunks are re-run briefly, in parallel rounds";
+    const char* scheme = in_rounds();
     reason = why.str();
-    return "hspec";
+    return scheme;
   }
   if (t_.fused_complete) {
     why << "the fused DFA has " << t_.fused_count << " states (bound " << t_.fused_bound
@@ -258,8 +178,9 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
   if (accuracy >= 0.5) {
     why << "speculation was right at " << measured << ", so misspeculated"
         << " chunks are re-validated in parallel rounds";
+    const char* scheme = in_rounds();
     reason = why.str();
-    return "hspec";
+    return scheme;
   }
   if (t_.converge4_median != kUnknown) {
     why << "speculation was right at " << measured << ", and half the "
@@ -310,12 +231,14 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
       choice = (engine.decided_by_rates_ ? "measured rates: " : "by the lookback rule: ") + choice;
       remember_choice(t, data, n, probing, scheme, choice);
     } else {
+      const RuledChoice ruled{scheme, engine.speculation_hopeless_, engine.rates_.simd,
+                              engine.prediction_lookups_, engine.merging_enum_};
       scheme = choice_phase(engine, "choose: probes", [&] {
-        return measured_choice<Entry>(t, data, n, probing, scheme, engine.speculation_hopeless_,
-                                      engine.rates_.simd, choice);
+        return measured_choice<Entry>(t, data, n, probing, ruled, choice);
       });
     }
   }
+  if (scheme == kMergingEnum) engine.simd_ = "none", scheme = "enum";  // auto_probe.hpp
   if (options.profile && options.scheme == "auto")  // the predictions are a phase of their own
     engine.phases().push_back(
         PhaseTiming{"choose", false, omp_get_wtime() - began - engine.parallel_choose_seconds_, {}});

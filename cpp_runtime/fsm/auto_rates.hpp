@@ -56,6 +56,14 @@ constexpr size_t kRateShare = 2048;
 constexpr size_t kRateMinBytes = size_t(2) << 10, kRateMaxBytes = size_t(8) << 10;
 constexpr int kRateRounds = 4;
 constexpr double kRateClockFloor = 1e-7;  // seconds: below the clock's resolution
+// Rounds stop early once the leader is decisive: after two rounds (at least), where each
+// round's ratio of the two rates lies beyond kRateDecisive on the same side (a busy core
+// slows one run of a round; two rounds agreeing by 25% are not that). And all rounds
+// together time at most 1/kRateBudgetShare of the input's bytes (each kernel once per
+// round), at least one round: 4 rounds from 2 MiB up, 1 under 1 MiB.
+constexpr double kRateDecisive = 1.25;
+constexpr size_t kRateWarmBytes = 256;  // per window, untimed, before the first round
+constexpr size_t kRateBudgetShare = 128;
 
 // Whether SIMD enumeration counts this run in one pass (see above).
 template <class Entry>
@@ -97,32 +105,59 @@ KernelRates Engine<Entry>::kernel_rates(const SimdPlan& plan) {
   size_t ids[kLanes];
   for (int k = 0; k < kLanes; ++k) ids[k] = size_t(k);
   double simd_seconds = 1e300, walk_seconds = 1e300;
-  for (int round = 0; round < kRateRounds; ++round) {
+  const int budgeted = int(std::clamp<size_t>(n_ / kRateBudgetShare / (2 * bytes), 1, kRateRounds));
+  // Each kernel over `windows`, cut to `length` bytes each; seconds.
+  const auto simd = [&](const std::vector<Chunk>& windows, size_t length) {
+    SimdLane lanes[kLanes];
+    for (int k = 0; k < kLanes; ++k) {
+      lanes[k].data = data_ + windows[size_t(k)].begin;
+      lanes[k].length = length;
+      lanes[k].start_everywhere(plan.states);
+      lanes[k].ge = ge.data() + size_t(k) * std::max(groups, 1) * kSimdLanes;
+    }
+    const double began = omp_get_wtime();
+    simd_summarize(plan, lanes, kLanes, groups);
+    return std::max(omp_get_wtime() - began, kRateClockFloor);
+  };
+  const auto walks = [&](const std::vector<Chunk>& windows, size_t length) {
+    walker.chunks_ = windows;
+    for (Chunk& chunk : walker.chunks_)
+      chunk.start = t_.start << t_.shift, chunk.end = chunk.begin + length;
+    const double began = omp_get_wtime();
+    walker.walk_group(ids, kLanes, false);
+    return std::max(omp_get_wtime() - began, kRateClockFloor);
+  };
+  // Untimed first: the kernels' tables, code and the walker's counters (allocated at their
+  // first walk) would otherwise weigh on the first round alone (a single budgeted round
+  // timed 90-state walks 3x slower than they run). Over bytes no round times (just past
+  // the first round's windows, in the gaps between windows): a branch predictor that
+  // learned timed bytes would make the walks look faster than they run.
+  std::vector<Chunk> warm = rate_windows(n_, window, 0);
+  for (Chunk& w : warm) w.begin = std::min(w.end, n_ - std::min(n_, kRateWarmBytes));
+  simd(warm, std::min<size_t>(window, kRateWarmBytes));
+  walks(warm, std::min<size_t>(window, kRateWarmBytes));
+  double least_ratio = 1e300, most_ratio = 0;  // simd / walk time, per round
+  int round = 0;
+  while (round < budgeted) {
     const std::vector<Chunk> windows = rate_windows(n_, window, round);
-    const auto simd = [&] {
-      SimdLane lanes[kLanes];
-      for (int k = 0; k < kLanes; ++k) {
-        lanes[k].data = data_ + windows[size_t(k)].begin;
-        lanes[k].length = window;
-        lanes[k].start_everywhere(plan.states);
-        lanes[k].ge = ge.data() + size_t(k) * std::max(groups, 1) * kSimdLanes;
-      }
-      const double began = omp_get_wtime();
-      simd_summarize(plan, lanes, kLanes, groups);
-      simd_seconds = std::min(simd_seconds, omp_get_wtime() - began);
-    };
-    const auto walks = [&] {
-      walker.chunks_ = windows;
-      for (Chunk& chunk : walker.chunks_) chunk.start = t_.start << t_.shift;
-      const double began = omp_get_wtime();
-      walker.walk_group(ids, kLanes, false);
-      walk_seconds = std::min(walk_seconds, omp_get_wtime() - began);
-    };
-    if (round % 2) walks(), simd();
-    else simd(), walks();
+    // The round's bytes are read once before either kernel is timed, so that neither pays
+    // their page faults and cache misses alone (which made the first kernel of each round
+    // look as slow as the other, and no round decisive).
+    uint8_t touched = 0;
+    for (const Chunk& w : windows)
+      for (size_t i = w.begin; i < w.end; i += 64) touched ^= data_[i];
+    touch_sink_ ^= touched;
+    double simd_round = 0, walk_round = 0;
+    if (round % 2) walk_round = walks(windows, window), simd_round = simd(windows, window);
+    else simd_round = simd(windows, window), walk_round = walks(windows, window);
+    simd_seconds = std::min(simd_seconds, simd_round);
+    walk_seconds = std::min(walk_seconds, walk_round);
+    least_ratio = std::min(least_ratio, simd_round / walk_round);
+    most_ratio = std::max(most_ratio, simd_round / walk_round);
+    ++round;
+    if (round >= 2 && (most_ratio * kRateDecisive <= 1 || least_ratio >= kRateDecisive)) break;
   }
-  return KernelRates{double(bytes) / std::max(simd_seconds, kRateClockFloor),
-                     double(bytes) / std::max(walk_seconds, kRateClockFloor), 0.0};
+  return KernelRates{double(bytes) / simd_seconds, double(bytes) / walk_seconds, 0.0, round};
 }
 
 // One counting walk's rate (seq's kernel) over the same windows one after another, timed
@@ -132,7 +167,7 @@ double Engine<Entry>::single_walk_rate() {
   const size_t window = rate_window();
   Engine<Entry> single(t_, data_, n_, 1);
   double seconds = 1e300;
-  for (int round = 0; round < kRateRounds; ++round) {
+  for (int round = 0; round < std::max(1, rates_.rounds); ++round) {
     single.chunks_ = rate_windows(n_, window, round);
     const double began = omp_get_wtime();
     for (size_t k = 0; k < single.chunks_.size(); ++k) {

@@ -57,6 +57,7 @@ struct KernelRates {
   double simd = 0;    // SIMD enumeration counting the plan's groups, kLanes chunks in lockstep
   double walks = 0;   // kLanes interleaved counting walks of the machine's table
   double single = 0;  // one counting walk (seq's kernel)
+  int rounds = 0;     // rounds timed (fewer than kRateRounds where decisive or budgeted)
 };
 
 constexpr size_t kMaxChunks = size_t(1) << 20;
@@ -151,6 +152,10 @@ class Engine {
   bool decided_by_rates_ = false;  // auto: decided by the timed kernels alone (auto_rates.hpp)
   bool decided_by_lookback_ = false;  // auto: lookback right almost always: spec, no probes
   KernelRates rates_;               // auto: the timed kernels, where they ran
+  double prediction_lookups_ = 0;   // auto: lookups per lookback prediction, as sampled (0: not)
+  bool merging_enum_ = false;       // auto: enum runs as the merging scalar enumeration
+  uint64_t prediction_lookups_done_ = 0;  // spec, hspec: the lookups their predictions took
+  volatile uint8_t touch_sink_ = 0;  // auto: bytes read only to fault their pages in
   double parallel_choose_seconds_ = 0;  // auto: the parallel parts of choosing
   std::vector<PhaseTiming>& phases() { return phases_; }
  private:

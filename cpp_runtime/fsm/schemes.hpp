@@ -215,8 +215,16 @@ template <class Entry>
 void Engine<Entry>::predict_and_walk(const std::vector<size_t>& ids) {
   each_group(ids, [&](const size_t* group, int count) {
     Enumerator paths;
-    for (int k = 0; k < count; ++k)
-      if (group[k] != 0) chunks_[group[k]].start = predict(chunks_[group[k]], paths);
+    uint64_t lookups = 0;  // as sampled_accuracy counts them (fsm/auto_choice.hpp)
+    for (int k = 0; k < count; ++k) {
+      if (group[k] == 0) continue;
+      const uint64_t before = paths.steps;
+      chunks_[group[k]].start = predict(chunks_[group[k]], paths);
+      lookups += paths.steps != before ? paths.steps - before
+                                       : std::min<size_t>(t_.lookback, chunks_[group[k]].begin);
+    }
+#pragma omp atomic
+    prediction_lookups_done_ += lookups;
     walk_group(group, count, false);  // matches come once the starts are known
   }, "speculate");
 }
@@ -290,7 +298,8 @@ std::string Engine<Entry>::run_speculative(bool higher_order) {
   }
   std::ostringstream reason;
   reason << "speculated " << chunks_.size() - 1 << " chunk starts from " << t_.lookback
-         << " bytes of lookback; " << misspeculated << " misspeculated";
+         << " bytes of lookback (" << prediction_lookups_done_ << " lookups); " << misspeculated
+         << " misspeculated";
   if (higher_order) reason << "; " << rounds << " parallel re-validation rounds";
   reason << " re-ran " << rerun_bytes << " bytes until the paths converged";
   if (matches_) reason << "; matches from a second pass from the chunks' start states";

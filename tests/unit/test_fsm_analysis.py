@@ -185,6 +185,9 @@ def test_auto_choice_speculates_in_rounds_where_wrong_guesses_recover() -> None:
     # Two rotations never merge (paths from every state do not meet), but within the true
     # one a reset (1 byte in 8) brings a wrong guess back within a few bytes.
     machine = machine_of(_reset_rotation(2, 3, 8), lookback=8)
-    result = analyse(machine, RANDOM_BYTES, "r", NO_SIMD)
+    result = analyse(machine, RANDOM_BYTES, "r", NO_SIMD, threads=2)
     assert 0.5 <= result.lookback_accuracy < 0.99
     assert result.scheme == "hspec" and "within 1024 bytes" in result.reason
+    # At one thread hspec's rounds run one after another: never better than spec.
+    alone = analyse(machine, RANDOM_BYTES, "r", NO_SIMD, threads=1)
+    assert alone.scheme == "spec" and "at one thread, spec" in alone.reason

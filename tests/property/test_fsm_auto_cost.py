@@ -1,0 +1,152 @@
+"""`auto`'s choosing, bounded and priced right (cpp_runtime/fsm/auto_rates.hpp,
+auto_samples.hpp, auto_probe.hpp, auto_choice.hpp): the timed kernels stop after two rounds
+where both say the same by 25% or more and time a single round on small inputs; `hspec`
+is never picked at one thread (rules and probes); speculation's predictions are priced
+from the lookups a prediction took on the lookback sample, which on a big machine whose
+paths merge is far below states x lookback; such a machine's `enum` runs as the merging
+scalar enumeration, not SIMD enumeration of every state to each chunk's end. Results are
+checked against the reference executor; the timed rules only where the two timings
+differ by far (or tie), so that a busy core does not decide them."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+from parafuse.fsm_compiler.compiled import CompiledMachine
+from parafuse.fsm_compiler.options import MachineOptions
+from parafuse.fsm_compiler.pipeline import analyse, compile_file
+from parafuse.grammar.diagnostics import Location, SourceFile
+from tests.property.fsm_cpp_driver import assert_all_equal_reference, driver_results
+from tests.property.test_fsm_auto_decisive import always_wrong_soon_met
+from tests.property.test_fsm_auto_rates import INPUT_BYTES, fits, permutation
+from tests.required_tools import require_cxx
+
+PROBES_ON = dict(os.environ, PARAFUSE_FSM_PROBE_MIN_BYTES="1")  # probes on small inputs
+ROUNDS = re.compile(r"fastest of (\d) rounds")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiler() -> None:
+    require_cxx()
+
+
+def test_timed_rounds_stop_when_decisive_and_fit_the_input(tmp_path) -> None:
+    """perm12 over letters: SIMD enumeration runs several times faster than the walks, so
+    two rounds decide (of 4 the 2 MiB input allows); 96 KiB allow one round. A 90-state
+    rotation whose two rates tie takes more than two rounds in some run of three."""
+    perm12 = compile_file(SourceFile("perm12.fsm", permutation.permutation_source(12))).machines[0]
+    if not fits(perm12):
+        pytest.skip("this CPU has no SIMD path for 12 states")  # the rule does not run
+    rng = np.random.default_rng(61)
+    letters = rng.choice(np.frombuffer(b"abcXYZ0123 .,\n", dtype=np.uint8), 2 << 20).tobytes()
+    for result in driver_results(perm12, letters, ["auto:1:0"] * 3, tmp_path, matches=False):
+        assert ROUNDS.search(result["reason"]).group(1) == "2", result["reason"]
+        assert result["scheme"] == "enum", result["reason"]
+    for result in assert_all_equal_reference(perm12, letters[:INPUT_BYTES], tmp_path,
+                                             ["auto:1:0", "auto:2:0"], matches=False):
+        assert ROUNDS.search(result["reason"]).group(1) == "1", result["reason"]
+    tie, _ = always_wrong_soon_met(rng)
+    if not fits(tie):
+        return
+    results = driver_results(tie, letters, ["auto:1:0"] * 3, tmp_path, matches=False)
+    assert any(int(ROUNDS.search(r["reason"]).group(1)) > 2 for r in results), \
+        [r["reason"][:300] for r in results]
+
+
+def two_rotations() -> CompiledMachine:
+    """Two rotations of 3 states; class 0 resets each to its first state (one byte in 8):
+    paths from all states never meet, lookback is right at 50-99% and every wrong guess
+    meets the true path at the next reset (tests/unit/test_fsm_analysis.py). The reporting
+    states are the last, so that the runtime's numbering (reporting states last) keeps the
+    order in which lookback's votes break ties (towards the true rotation)."""
+    rows = [[s - s % 3] + [s - s % 3 + (s % 3 + 1) % 3] * 7 for s in range(6)]
+    return CompiledMachine(
+        name="rotations", kind="explicit", state_names=tuple(f"s{i}" for i in range(6)),
+        start=0, byte_class=(np.arange(256) % 8).astype(np.uint8),
+        transitions=np.array(rows, dtype=np.int32), tag_names=("t",),
+        state_tags=((), (), (0,), (0,), (0,), (0,)), options=MachineOptions(lookback=8),
+        location=Location("rotations.fsm", 1, 1))
+
+
+def test_hspec_is_never_picked_at_one_thread(tmp_path) -> None:
+    """The rules pick `hspec` at two threads and `spec` at one (runtime and analysis
+    agree); with probes on, one thread does not probe `hspec`. With matches: SIMD
+    enumeration's rule does not run."""
+    machine = two_rotations()
+    data = np.random.default_rng(62).integers(0, 256, INPUT_BYTES, dtype=np.uint8).tobytes()
+    ruled = assert_all_equal_reference(machine, data, tmp_path, ["auto:1:0", "auto:1:7",
+                                                                  "auto:2:7"])
+    for result, threads in zip(ruled, (1, 1, 2), strict=True):
+        assert result["scheme"] == ("spec" if threads == 1 else "hspec"), result["reason"]
+        assert ("at one thread, spec" in result["reason"]) == (threads == 1), result["reason"]
+        assert analyse(machine, data, "input", frozenset(), threads).scheme == result["scheme"]
+    for result in assert_all_equal_reference(machine, data, tmp_path, ["auto:1:7"] * 2,
+                                             env=PROBES_ON):
+        assert "measured: every scheme" in result["reason"], result["reason"]
+        assert "(hspec not probed at one thread)" in result["reason"], result["reason"]
+        assert " hspec " not in result["reason"].split("; the analysis rules")[0]
+        assert result["scheme"] != "hspec"
+
+
+def merging_machine(states: int = 200, lookback: int = 64) -> CompiledMachine:
+    """A big machine whose paths merge at once: byte 'r' sends the first 140 states but
+    state 1 to state 0 and the rest to 1 (fixed points of every other byte but 'z'), other
+    bytes rotate states 2.. and fix 0 and 1, 'z' sends every state to 1 (the start). The
+    true state is always 1; lookback's vote says 0 unless a 'z' lies in its window, and
+    a wrong guess meets the truth at the next 'z'. Predictions from all states merge to 2
+    paths at the first 'r': a few hundred lookups, not states x lookback (12800)."""
+    rotate = [0, 1] + [2 + (s - 1) % (states - 2) for s in range(2, states)]
+    reset = [0 if s < 140 and s != 1 else 1 for s in range(states)]
+    transitions = np.array([[reset[s], rotate[s], 1] for s in range(states)], dtype=np.int32)
+    byte_class = np.ones(256, dtype=np.uint8)
+    byte_class[ord("r")], byte_class[ord("z")] = 0, 2
+    tags = tuple((0,) if s in (1, 7) else () for s in range(states))
+    return CompiledMachine(
+        name="merging", kind="explicit", state_names=tuple(f"s{i}" for i in range(states)),
+        start=1, byte_class=byte_class, transitions=transitions, tag_names=("hit",),
+        state_tags=tags, options=MachineOptions(lookback=lookback, max_fused_states=64),
+        location=Location("merging.fsm", 1, 1))
+
+
+def merging_input(size: int, seed: int = 63) -> bytes:
+    """'r' and 'q' at random, a 'z' every 100 bytes."""
+    data = np.random.default_rng(seed).choice(np.frombuffer(b"rq", dtype=np.uint8), size)
+    data[::100] = ord("z")
+    return data.tobytes()
+
+
+PRICED = re.compile(r"predictions priced at ([0-9.]+) lookups per chunk \(as measured")
+SPEC_LOOKUPS = re.compile(r"lookback \((\d+) lookups\)")
+
+
+def test_speculation_priced_from_measured_predictions(tmp_path) -> None:
+    """The probes price each chunk's prediction from the lookback sample; a `spec` run over
+    the same chunks counts what its predictions took: within a factor of 2 (states x
+    lookback, the price before, is over 20 times that)."""
+    machine, data = merging_machine(), merging_input(INPUT_BYTES)
+    configs = ["auto:1:64", "auto:2:64", "spec:1:64"]
+    results = assert_all_equal_reference(machine, data, tmp_path, configs, env=PROBES_ON)
+    actual = int(SPEC_LOOKUPS.search(results[-1]["reason"]).group(1)) / 63
+    assert actual * 20 < machine.state_count * machine.options.lookback
+    for result in results[:-1]:
+        priced = float(PRICED.search(result["reason"]).group(1))
+        assert actual / 2 <= priced <= actual * 2, (priced, actual, result["reason"])
+
+
+def test_big_merging_machine_enumerates_by_merging(tmp_path) -> None:
+    """Paths meet on the sample, so the rules pick `enum`; it runs as the merging scalar
+    enumeration (walked once from where the paths meet), not SIMD enumeration of all 200
+    states to each chunk's end (AVX-512 VBMI: 0.2 GB/s); with and without matches."""
+    machine, data = merging_machine(), merging_input(INPUT_BYTES)
+    for matches in (False, True):
+        for result in assert_all_equal_reference(machine, data, tmp_path, ["auto:1:0", "auto:2:7"],
+                                                 matches=matches):
+            assert result["scheme"] == "enum", result["reason"]
+            assert "paths met" in result["reason"], result["reason"]
+            run = result["reason"].split("merging scalar enumeration")[-1]
+            assert "chunks each ran from all" not in run, result["reason"]  # SIMD's words
+            assert "lookups per byte as paths merged" in run, result["reason"]
