@@ -2,7 +2,7 @@
 // for machines of up to 16 states: two chunks share a 256-bit register (the first chunk's
 // 16 lanes in the low half, the second's in the high half; vpshufb looks each half up in
 // its own 128 bits), so one shuffle advances two chunks and the counting work per byte is
-// shared by both. The same code is compiled twice (fsm/simd_kernels_paired_body.hpp): for
+// shared by both. The same code is compiled twice (fsm/simd_kernels_paired_body.inc): for
 // AVX2 (path avx2) and for AVX-512 BW/VL (path avx512vl), where 32 vector registers let
 // the byte loop unroll for every group count.
 //
@@ -86,13 +86,13 @@ inline __attribute__((target("avx2"))) __m256i nibble_weights(const SimdPlan& p,
 #define PF_PAIRED_TARGET "avx2"
 #define PF_PAIRED(name) simd_run_avx2_##name
 #define PF_PAIRED_UNROLLED_COUNTERS 1
-#include "fsm/simd_kernels_paired_body.hpp"
+#include "fsm/simd_kernels_paired_body.inc"
 
 // simd_run_avx512vl_pairs and simd_run_avx512vl_pairs_nibbles: the same 256-bit code under
 // AVX-512 BW/VL, whose 32 vector registers hold every group count's counters unrolled.
 #define PF_PAIRED_TARGET "avx2,avx512f,avx512bw,avx512vl"
 #define PF_PAIRED(name) simd_run_avx512vl_##name
 #define PF_PAIRED_UNROLLED_COUNTERS 4
-#include "fsm/simd_kernels_paired_body.hpp"
+#include "fsm/simd_kernels_paired_body.inc"
 
 #endif  // __x86_64__

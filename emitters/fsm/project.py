@@ -40,9 +40,11 @@ from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.engines import EngineSet, engine_kind
 from parafuse.fsm_compiler.project_analysis import ProjectAnalysis
 
-# The runtime tree a project ships, copied as it stands: every header of cpp_runtime/fsm.
+# The runtime tree a project ships, copied as it stands: every header of cpp_runtime/fsm
+# (and the .inc bodies that a header includes several times, each under other macros).
 RUNTIME_HEADERS = sorted(path.relative_to(CPP_RUNTIME).as_posix()
-                         for path in (CPP_RUNTIME / "fsm").glob("*.hpp"))
+                         for pattern in ("*.hpp", "*.inc")
+                         for path in (CPP_RUNTIME / "fsm").glob(pattern))
 CONFIG_DEPENDENCIES = ["OpenMP"]  # find_dependency() of the installed package
 
 

@@ -21,7 +21,6 @@ from parafuse.fsm_compiler.options import MachineOptions
 from parafuse.fsm_compiler.pipeline import analyse, compile_file
 from parafuse.grammar.diagnostics import Location, SourceFile
 from tests.property.fsm_cpp_driver import assert_all_equal_reference, driver_results
-from tests.property.test_fsm_auto_decisive import always_wrong_soon_met
 from tests.property.test_fsm_auto_rates import INPUT_BYTES, fits, permutation
 from tests.required_tools import require_cxx
 
@@ -36,8 +35,8 @@ def compiler() -> None:
 
 def test_timed_rounds_stop_when_decisive_and_fit_the_input(tmp_path) -> None:
     """perm12 over letters: SIMD enumeration runs several times faster than the walks, so
-    two rounds decide (of 4 the 2 MiB input allows); 96 KiB allow one round. A 90-state
-    rotation whose two rates tie takes more than two rounds in some run of three."""
+    two rounds decide (of 4 the 2 MiB input allows); 96 KiB allow one round. (That rates
+    which tie take more rounds depends on the machine's load: bench/fsm_choose_cost.py.)"""
     perm12 = compile_file(SourceFile("perm12.fsm", permutation.permutation_source(12))).machines[0]
     if not fits(perm12):
         pytest.skip("this CPU has no SIMD path for 12 states")  # the rule does not run
@@ -49,12 +48,6 @@ def test_timed_rounds_stop_when_decisive_and_fit_the_input(tmp_path) -> None:
     for result in assert_all_equal_reference(perm12, letters[:INPUT_BYTES], tmp_path,
                                              ["auto:1:0", "auto:2:0"], matches=False):
         assert ROUNDS.search(result["reason"]).group(1) == "1", result["reason"]
-    tie, _ = always_wrong_soon_met(rng)
-    if not fits(tie):
-        return
-    results = driver_results(tie, letters, ["auto:1:0"] * 3, tmp_path, matches=False)
-    assert any(int(ROUNDS.search(r["reason"]).group(1)) > 2 for r in results), \
-        [r["reason"][:300] for r in results]
 
 
 def two_rotations() -> CompiledMachine:
