@@ -238,7 +238,10 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
       });
     }
   }
-  if (scheme == kMergingEnum) engine.simd_ = "none", scheme = "enum";  // auto_probe.hpp
+  if (scheme == kMergingEnum) {  // auto_probe.hpp
+    engine.simd_ = "none", scheme = "enum";
+    engine.merging_enum_ = true;  // a remembered choice sets no rule's flag
+  }
   if (options.profile && options.scheme == "auto")  // the predictions are a phase of their own
     engine.phases().push_back(
         PhaseTiming{"choose", false, omp_get_wtime() - began - engine.parallel_choose_seconds_, {}});

@@ -114,7 +114,8 @@ std::string Engine<Entry>::run_enum() {
          << " states (" << (enumerated ? double(steps) / double(enumerated) : 0.0)
          << " lookups per byte as paths merged); in " << met << " the paths met (after "
          << enumerated << " bytes in all) and the rest was walked once; then recounted the "
-         << "parts before from their true start states (" << simd.why_not << ")";
+         << "parts before from their true start states ("
+         << (merging_enum_ ? "auto runs the merging scalar enumeration here" : simd.why_not) << ")";
   return reason.str();
 }
 
