@@ -36,6 +36,7 @@ target_link_libraries({target} PUBLIC MPI::MPI_CXX)
 add_executable({name}_run src/{name}_run.cpp)
 target_link_libraries({name}_run PRIVATE {target})
 target_compile_definitions({name}_run PRIVATE PF_BACKEND_NAME="{backend}")
+target_compile_options({name}_run PRIVATE -O1 -ffp-contract=off)
 set_target_properties({name}_run PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}})
 """
 
@@ -45,7 +46,9 @@ PYTHON_CMAKE = """\
 set_target_properties({target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
 find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Module)
 find_package(pybind11 CONFIG REQUIRED)
+set(CMAKE_INTERPROCEDURAL_OPTIMIZATION OFF)
 pybind11_add_module({name}_py src/{name}_python.cpp)
+target_compile_options({name}_py PRIVATE -O1 -ffp-contract=off)
 target_include_directories({name}_py BEFORE PRIVATE {emulation})
 target_compile_definitions({name}_py PRIVATE PF_CUDA_EMULATION)
 set_target_properties({name}_py PROPERTIES OUTPUT_NAME {name}
