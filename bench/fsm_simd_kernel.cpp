@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   }
   std::ifstream in(argv[1]);
   SimdPlan plan;
+  plan.kernels = simd_kernels_of<0, -1>();
   in >> plan.states >> plan.groups;
   for (uint32_t g = 0; g < plan.groups; ++g) in >> plan.lo[g];
   plan.lo[plan.groups] = plan.states;

@@ -39,7 +39,10 @@ inline const char* kind_name(EngineKind kind) {
   return kind == EngineKind::dfa ? "dfa" : kind == EngineKind::nfa ? "nfa" : "prefilter";
 }
 
-inline std::vector<SetEngine> parse_engine_set(const uint8_t* blob, size_t size) {
+// `kernels`: the SIMD kernels of its DFA engines and prefilters' literal DFAs (those of
+// every plan: the engines' state and group counts vary; fsm/simd_plan.hpp SimdKernels).
+inline std::vector<SetEngine> parse_engine_set(const uint8_t* blob, size_t size,
+                                               const SimdKernels* kernels) {
   const uint64_t* words = reinterpret_cast<const uint64_t*>(blob);
   if (size < 16 || words[0] != kSetMagic) throw std::runtime_error("not a parafuse engine set");
   const uint64_t count = words[1];
@@ -56,6 +59,8 @@ inline std::vector<SetEngine> parse_engine_set(const uint8_t* blob, size_t size)
       engines[i].nfa = parse_nfa(blob + offset, bytes);
     else
       engines[i].prefilter = parse_prefilter(blob + offset, bytes);
+    engines[i].tables.simd_kernels = kernels;
+    engines[i].prefilter.literals.simd_kernels = kernels;
   }
   return engines;
 }

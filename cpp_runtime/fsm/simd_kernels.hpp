@@ -21,6 +21,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -184,138 +186,160 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void simd_run_vbmi(
 
 #endif  // PF_SIMD_X86
 
-// Run lanes[0..K) over bytes [begin, end) of each with `G` counted groups.
-template <int K, int G>
+// Run lanes[0..K) over bytes [begin, end) of each with `G` counted groups: the kernel of
+// the plan's path where the unit compiles it for the plan's states (class `Most`:
+// fsm/simd_plan.hpp SimdKernels), else (never for a plan its kernels fit) the scalar lanes.
+template <int K, int G, int Most>
 void simd_run_fixed(const SimdPlan& p, SimdLane* lanes, size_t begin, size_t end) {
   switch (p.path) {
 #ifdef PF_SIMD_X86
-    case SimdPath::ssse3: simd_run_ssse3<K, G>(p, lanes, begin, end); return;
+    case SimdPath::ssse3:
+      if constexpr (simd_fit_states(Most, 1, 16)) return simd_run_ssse3<K, G>(p, lanes, begin, end);
+      break;
     case SimdPath::avx512vl:  // up to 16 states: one chunk alone, as on AVX2
     case SimdPath::avx2:
-      if (p.states <= 16) simd_run_avx2<K, G, 1, 1>(p, lanes, begin, end);
-      else if (p.states <= 32) simd_run_avx2<K, G, 2, 1>(p, lanes, begin, end);
-      else simd_run_avx2<K, G, 4, 2>(p, lanes, begin, end);
-      return;
-    case SimdPath::avx512vbmi: simd_run_vbmi<K, G>(p, lanes, begin, end); return;
+      if (p.states <= 16) {
+        if constexpr (simd_fit_states(Most, 1, 16)) return simd_run_avx2<K, G, 1, 1>(p, lanes, begin, end);
+      } else if (p.states <= 32) {
+        if constexpr (simd_fit_states(Most, 17, 32)) return simd_run_avx2<K, G, 2, 1>(p, lanes, begin, end);
+      } else {
+        if constexpr (simd_fit_states(Most, 33, 64)) return simd_run_avx2<K, G, 4, 2>(p, lanes, begin, end);
+      }
+      break;
+    case SimdPath::avx512vbmi:
+      if constexpr (simd_fit_states(Most, 1, 64)) return simd_run_vbmi<K, G>(p, lanes, begin, end);
+      break;
 #endif
-    default:
-#pragma GCC unroll 4
-      for (int k = 0; k < K; ++k) simd_run_scalar<G>(p, lanes[k], begin, end);
+    default: break;
   }
+#pragma GCC unroll 4
+  for (int k = 0; k < K; ++k) simd_run_scalar<G>(p, lanes[k], begin, end);
 }
 
-template <int K>
+template <int K, int Most, int Groups>
 void simd_run_lockstep(const SimdPlan& p, SimdLane* lanes, int groups, size_t begin, size_t end) {
-  switch (groups) {
-    case 0: simd_run_fixed<K, 0>(p, lanes, begin, end); break;
-    case 1: simd_run_fixed<K, 1>(p, lanes, begin, end); break;
-    case 2: simd_run_fixed<K, 2>(p, lanes, begin, end); break;
-    case 3: simd_run_fixed<K, 3>(p, lanes, begin, end); break;
-    default: simd_run_fixed<K, 4>(p, lanes, begin, end); break;
-  }
+  simd_with_groups<4, Groups>(groups, [&](auto g) {
+    simd_run_fixed<K, decltype(g)::value, Most>(p, lanes, begin, end);
+  });
 }
 
 // K pairs of chunks (2K lanes) of a machine of up to 16 states on the AVX2 or AVX-512VL
 // path: 2 to 8 groups counted two per 8-bit counter (fsm/simd_kernels_paired.hpp), two
 // pairs in lockstep while their counters fit the registers (AVX2: up to 6 groups; AVX-512VL:
 // all 8).
-template <int K>
+template <int K, int Most, int Groups>
 void simd_run_pairs(const SimdPlan& p, SimdLane* lanes, int groups, size_t begin, size_t end) {
 #ifdef PF_SIMD_X86
-  const auto with_groups = [groups](auto&& run) {  // run(integral_constant<int, groups>)
-    switch (groups) {
-      case 0: run(std::integral_constant<int, 0>()); break;
-      case 1: run(std::integral_constant<int, 1>()); break;
-      case 2: run(std::integral_constant<int, 2>()); break;
-      case 3: run(std::integral_constant<int, 3>()); break;
-      case 4: run(std::integral_constant<int, 4>()); break;
-      case 5: run(std::integral_constant<int, 5>()); break;
-      case 6: run(std::integral_constant<int, 6>()); break;
-      case 7: run(std::integral_constant<int, 7>()); break;
-      default: run(std::integral_constant<int, 8>()); break;
+  if constexpr (simd_fit_states(Most, 1, 16)) {  // past 16 states no plan pairs chunks
+    const auto with_groups = [groups](auto&& run) {
+      simd_with_groups<int(kSimdPairedMaxGroups), Groups>(groups, run);
+    };
+    if (p.path == SimdPath::avx512vl) {
+      with_groups([&](auto g) {
+        if constexpr (g() <= 1) simd_run_avx512vl_pairs<K, g()>(p, lanes, begin, end);
+        else simd_run_avx512vl_pairs_nibbles<K, g()>(p, lanes, begin, end);
+      });
+    } else {
+      with_groups([&](auto g) {
+        if constexpr (g() <= 1) {
+          simd_run_avx2_pairs<K, g()>(p, lanes, begin, end);
+        } else if constexpr (g() <= 6) {
+          simd_run_avx2_pairs_nibbles<K, g()>(p, lanes, begin, end);
+        } else {  // 7 or 8 groups: one pair at a time, so that the counters fit the registers
+          for (int k = 0; k < K; ++k)
+            simd_run_avx2_pairs_nibbles<1, g()>(p, lanes + 2 * k, begin, end);
+        }
+      });
     }
-  };
-  if (p.path == SimdPath::avx512vl) {
-    with_groups([&](auto g) {
-      if constexpr (g() <= 1) simd_run_avx512vl_pairs<K, g()>(p, lanes, begin, end);
-      else simd_run_avx512vl_pairs_nibbles<K, g()>(p, lanes, begin, end);
-    });
-    return;
   }
-  with_groups([&](auto g) {
-    if constexpr (g() <= 1) {
-      simd_run_avx2_pairs<K, g()>(p, lanes, begin, end);
-    } else if constexpr (g() <= 6) {
-      simd_run_avx2_pairs_nibbles<K, g()>(p, lanes, begin, end);
-    } else {  // 7 or 8 groups: one pair at a time, so that the counters fit the registers
-      for (int k = 0; k < K; ++k) simd_run_avx2_pairs_nibbles<1, g()>(p, lanes + 2 * k, begin, end);
-    }
-  });
 #else
-  simd_run_lockstep<2 * K>(p, lanes, groups, begin, end);
+  simd_run_lockstep<2 * K, Most, Groups>(p, lanes, groups, begin, end);
 #endif
 }
 
 // One chunk alone; past kSimdMaxGroups groups (the paired kernel only), beside a copy of
 // itself whose counts go to scratch.
-inline void simd_run_alone(const SimdPlan& p, SimdLane& lane, int groups, size_t begin, size_t end) {
+template <int Most, int Groups>
+void simd_run_alone(const SimdPlan& p, SimdLane& lane, int groups, size_t begin, size_t end) {
   if (groups <= int(kSimdMaxGroups)) {
-    simd_run_lockstep<1>(p, &lane, groups, begin, end);
+    simd_run_lockstep<1, Most, Groups>(p, &lane, groups, begin, end);
     return;
   }
   std::vector<uint64_t> scratch(size_t(groups) * kSimdLanes, 0);
   SimdLane pair[2] = {lane, lane};
   pair[1].ge = scratch.data();
-  simd_run_pairs<1>(p, pair, groups, begin, end);
+  simd_run_pairs<1, Most, Groups>(p, pair, groups, begin, end);
   std::copy(pair[0].state, pair[0].state + kSimdLanes, lane.state);
 }
 
 // Summarise `count` chunks (up to 4): in lockstep over their common length, then each
-// alone. `groups` is the plan's group count, or 0 to follow the states only.
-// A template only so that a machine's library can compile it in units of their own, in
-// parallel with the rest: src/M_simd.cpp (`template void simd_summarize<0>`) and, for the
-// AVX-512 VBMI kernels it calls, src/M_simd_vbmi.cpp; src/M.cpp defines
-// PARAFUSE_FSM_SIMD_ELSEWHERE and M_simd.cpp PARAFUSE_FSM_VBMI_ELSEWHERE, which declare
-// them extern. The bodies are the same in every unit.
-template <int Unit = 0>
-void simd_summarize(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
+// alone. `groups` is the plan's group count, or 0 to follow the states only. Compiled for
+// the plans of one class of state counts and one group count (`Most`, `Groups`:
+// fsm/simd_plan.hpp SimdKernels) in a unit of its own, in parallel with the rest of the
+// library: src/M_simd.cpp, and src/M_simd_vbmi.cpp for the AVX-512 VBMI kernels of 17 to
+// 256 states (simd_summarize_wide, simd_summarize_vbmi_counted), which M_simd.cpp declares
+// extern.
+template <int Most, int Groups>
+void simd_summarize_fit(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
+  if (!simd_fit_states(Most, int(p.states), int(p.states)) || !simd_fit_groups(Groups, groups))
+    throw std::logic_error("SIMD kernels for " + std::to_string(simd_class_most(Most)) +
+                           " states and " + std::to_string(Groups) + " groups ran a plan of " +
+                           std::to_string(p.states) + " states counting " +
+                           std::to_string(groups));  // make_simd_plan checks first
 #ifdef PF_SIMD_X86
-  if (p.path == SimdPath::avx512vbmi && p.wide()) {  // 65-256 states
-    simd_summarize_wide(p, lanes, count, groups);
-    return;
+  if constexpr (simd_fit_states(Most, kSimdNarrowStates + 1, kSimdLanes)) {
+    if (p.path == SimdPath::avx512vbmi && p.wide()) {  // 65-256 states
+      simd_summarize_wide<Groups>(p, lanes, count, groups);
+      return;
+    }
   }
-  if (p.path == SimdPath::avx512vbmi && groups >= 2) {  // 17-64 states, 2-4 groups
-    simd_summarize_vbmi_counted(p, lanes, count, groups);
-    return;
+  if constexpr (simd_fit_states(Most, 17, kSimdNarrowStates) && Groups != 0 && Groups != 1) {
+    if (p.path == SimdPath::avx512vbmi && groups >= 2) {  // 17-64 states, 2-4 groups
+      simd_summarize_vbmi_counted<Groups>(p, lanes, count, groups);
+      return;
+    }
   }
-  if (p.path == SimdPath::ssse3 && groups >= 2) {  // up to 16 states, 2-4 groups
-    simd_summarize_ssse3_counted(p, lanes, count, groups);
-    return;
+  if constexpr (simd_fit_states(Most, 1, 16) && Groups != 0 && Groups != 1) {
+    if (p.path == SimdPath::ssse3 && groups >= 2) {  // up to 16 states, 2-4 groups
+      simd_summarize_ssse3_counted<Groups>(p, lanes, count, groups);
+      return;
+    }
   }
 #endif
   size_t common = lanes[0].length;
   for (int k = 1; k < count; ++k) common = std::min(common, lanes[k].length);
   // Up to 16 states on AVX2 or AVX-512VL: two chunks per register, two pairs in lockstep.
   const bool paired = p.paired();
-  if (paired && count == 4) simd_run_pairs<2>(p, lanes, groups, 0, common);
-  else if (paired && count >= 2) simd_run_pairs<1>(p, lanes, groups, 0, common);
+  if (paired && count == 4) simd_run_pairs<2, Most, Groups>(p, lanes, groups, 0, common);
+  else if (paired && count >= 2) simd_run_pairs<1, Most, Groups>(p, lanes, groups, 0, common);
   // Four chunks in lockstep while their registers fit (16 on AVX2), else pairs.
   const bool four = !paired && count == 4 &&
                     (groups <= 1 || (groups == 2 && p.path == SimdPath::avx512vbmi));
-  if (four) simd_run_lockstep<4>(p, lanes, groups, 0, common);
+  if (four) simd_run_lockstep<4, Most, Groups>(p, lanes, groups, 0, common);
   for (int k = paired ? count / 2 * 2 : four ? 4 : 0; k + 1 < count; k += 2)
-    simd_run_lockstep<2>(p, lanes + k, groups, 0, common);
-  if (count % 2) simd_run_alone(p, lanes[count - 1], groups, 0, common);
+    simd_run_lockstep<2, Most, Groups>(p, lanes + k, groups, 0, common);
+  if (count % 2) simd_run_alone<Most, Groups>(p, lanes[count - 1], groups, 0, common);
   for (int k = 0; k < count; ++k)
-    if (lanes[k].length > common) simd_run_alone(p, lanes[k], groups, common, lanes[k].length);
+    if (lanes[k].length > common)
+      simd_run_alone<Most, Groups>(p, lanes[k], groups, common, lanes[k].length);
+}
+
+// The kernels of one class and group count, for Tables::simd_kernels. Where a unit
+// compiles simd_summarize_fit<Most, Groups> elsewhere, it declares it extern first
+// (src/M.cpp; PARAFUSE_FSM_SIMD_ELSEWHERE: the kernels of every plan, <0, -1>).
+template <int Most, int Groups>
+const SimdKernels* simd_kernels_of() {
+  static const SimdKernels kernels{&simd_summarize_fit<Most, Groups>, Most, Groups};
+  return &kernels;
+}
+
+// Summarise `count` chunks with the kernels of the plan's tables.
+inline void simd_summarize(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
+  p.kernels->summarize(p, lanes, count, groups);
 }
 
 #ifdef PARAFUSE_FSM_SIMD_ELSEWHERE
-extern template void simd_summarize<0>(const SimdPlan&, SimdLane*, int, int);
-#endif
-#if defined(PARAFUSE_FSM_VBMI_ELSEWHERE) && defined(PF_SIMD_X86)
-extern template void simd_summarize_wide<0>(const SimdPlan&, SimdLane*, int, int);
-extern template void simd_summarize_vbmi_counted<0>(const SimdPlan&, SimdLane*, int, int);
+extern template void simd_summarize_fit<0, -1>(const SimdPlan&, SimdLane*, int, int);
 #endif
 
 }  // namespace v1

@@ -88,21 +88,21 @@ __attribute__((target("ssse3"))) void simd_run_ssse3_nibbles(const SimdPlan& p, 
   for (int k = 0; k < K; ++k) _mm_store_si128(reinterpret_cast<__m128i*>(lanes[k].state), v[k]);
 }
 
-template <int K>
+template <int K, int Groups>
 void simd_run_ssse3_counted(const SimdPlan& p, SimdLane* lanes, int groups, size_t begin, size_t end) {
-  switch (groups) {
-    case 2: simd_run_ssse3_nibbles<K, 2>(p, lanes, begin, end); break;
-    case 3: simd_run_ssse3_nibbles<K, 3>(p, lanes, begin, end); break;
-    default: simd_run_ssse3_nibbles<K, 4>(p, lanes, begin, end); break;
-  }
+  simd_with_groups<4, Groups>(groups, [&](auto g) {
+    if constexpr (decltype(g)::value >= 2)
+      simd_run_ssse3_nibbles<K, decltype(g)::value>(p, lanes, begin, end);
+  });
 }
 
 // `count` chunks (up to 4) of a plan of up to 16 states on the SSSE3 path with 2 to 4
-// groups, in pairs.
-inline void simd_summarize_ssse3_counted(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
+// groups, in pairs; `Groups` as in fsm/simd_plan.hpp SimdKernels.
+template <int Groups>
+void simd_summarize_ssse3_counted(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
   simd_in_lockstep(lanes, count, 2, [&](auto k, SimdLane* some, size_t begin, size_t end) {
     if constexpr (decltype(k)::value <= 2)  // 16 registers hold two chunks' counters
-      simd_run_ssse3_counted<decltype(k)::value>(p, some, groups, begin, end);
+      simd_run_ssse3_counted<decltype(k)::value, Groups>(p, some, groups, begin, end);
   });
 }
 

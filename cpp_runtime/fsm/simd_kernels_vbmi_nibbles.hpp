@@ -93,22 +93,22 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void simd_run_vbmi_nibble
   for (int k = 0; k < K; ++k) _mm512_store_si512(lanes[k].state, v[k]);
 }
 
-template <int K>
+template <int K, int Groups>
 void simd_run_vbmi_counted(const SimdPlan& p, SimdLane* lanes, int groups, size_t begin, size_t end) {
   switch (groups) {
-    case 2: simd_run_vbmi_nibbles<K, 2>(p, lanes, begin, end); break;
-    case 3: simd_run_vbmi_nibbles<K, 3>(p, lanes, begin, end); break;
-    default: simd_run_vbmi_nibbles<K, 4>(p, lanes, begin, end); break;
+    case 2: if constexpr (simd_fit_groups(Groups, 2)) simd_run_vbmi_nibbles<K, 2>(p, lanes, begin, end); break;
+    case 3: if constexpr (simd_fit_groups(Groups, 3)) simd_run_vbmi_nibbles<K, 3>(p, lanes, begin, end); break;
+    default: if constexpr (simd_fit_groups(Groups, 4)) simd_run_vbmi_nibbles<K, 4>(p, lanes, begin, end); break;
   }
 }
 
 // `count` chunks (up to 4) of a plan of 17 to 64 states on the VBMI path with 2 to 4
 // groups, four in lockstep where there are four.
-// A template for the same reason as simd_summarize (src/M_simd_vbmi.cpp compiles it).
-template <int Unit = 0>
+// `Groups`: the group count it is compiled for (-1: any; fsm/simd_plan.hpp SimdKernels).
+template <int Groups>
 void simd_summarize_vbmi_counted(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
   simd_in_lockstep(lanes, count, 4, [&](auto k, SimdLane* some, size_t begin, size_t end) {
-    simd_run_vbmi_counted<decltype(k)::value>(p, some, groups, begin, end);
+    simd_run_vbmi_counted<decltype(k)::value, Groups>(p, some, groups, begin, end);
   });
 }
 

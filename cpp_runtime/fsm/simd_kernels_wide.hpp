@@ -106,25 +106,22 @@ inline int simd_wide_lockstep(uint32_t states, int groups) {
   return groups <= 1 ? 2 : 1;
 }
 
-template <int K>
+template <int K, int Groups>
 void simd_run_wide_groups(const SimdPlan& p, SimdLane* lanes, int groups, size_t begin, size_t end) {
-  switch (groups) {
-    case 0: simd_run_wide_states<K, 0>(p, lanes, begin, end); break;
-    case 1: simd_run_wide_states<K, 1>(p, lanes, begin, end); break;
-    case 2: if constexpr (K <= 2) simd_run_wide_states<K, 2>(p, lanes, begin, end); break;
-    case 3: if constexpr (K <= 2) simd_run_wide_states<K, 3>(p, lanes, begin, end); break;
-    default: if constexpr (K <= 2) simd_run_wide_states<K, 4>(p, lanes, begin, end); break;
-  }
+  simd_with_groups<4, Groups>(groups, [&](auto g) {
+    if constexpr (K <= 2 || decltype(g)::value <= 1)  // simd_wide_lockstep
+      simd_run_wide_states<K, decltype(g)::value>(p, lanes, begin, end);
+  });
 }
 
 // `count` chunks (up to 4) of a plan of 65 to 256 states on the AVX-512 VBMI path,
 // `groups` counted (0-4): in lockstep over their common length, then each alone.
-// A template for the same reason as simd_summarize (src/M_simd_vbmi.cpp compiles it).
-template <int Unit = 0>
+// `Groups`: the group count it is compiled for (-1: any; fsm/simd_plan.hpp SimdKernels).
+template <int Groups>
 void simd_summarize_wide(const SimdPlan& p, SimdLane* lanes, int count, int groups) {
   simd_in_lockstep(lanes, count, simd_wide_lockstep(p.states, groups),
                    [&](auto k, SimdLane* some, size_t begin, size_t end) {
-                     simd_run_wide_groups<decltype(k)::value>(p, some, groups, begin, end);
+                     simd_run_wide_groups<decltype(k)::value, Groups>(p, some, groups, begin, end);
                    });
 }
 

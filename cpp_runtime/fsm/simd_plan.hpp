@@ -32,8 +32,11 @@ constexpr uint32_t kSimdMaxGroups = 4;
 // past 4 their one pass ran slower than a pass without counts and a recount.)
 constexpr uint32_t kSimdPairedMaxGroups = 8;
 
+struct SimdKernels;  // below
+
 struct SimdPlan {
   SimdPath path = SimdPath::none;
+  const SimdKernels* kernels = nullptr;  // its tables' (fsm/simd_kernels.hpp simd_summarize)
   std::string why_not;  // when path is none: why the scalar enumeration runs instead
   uint32_t states = 0, groups = 0;
   uint32_t lo[kSimdPairedMaxGroups + 1] = {};  // group g is plan states [lo[g], lo[g + 1])
@@ -69,6 +72,62 @@ struct SimdLane {
     for (uint32_t p = 0; p < kSimdLanes; ++p) state[p] = uint8_t(p < states ? p : 0);
   }
 };
+
+// The SIMD kernels a library compiled for its tables (Tables::simd_kernels; src/M_simd.cpp
+// instantiates fsm/simd_kernels.hpp simd_summarize_fit<most, groups>): those for plans of
+// one class of state counts (`most` 16: up to 16 states; 64: 17 to 64; 256: 65 to 256;
+// 0: any) that count `groups` groups or none (-1: any count). A machine's plans always
+// have its state count and count its groups or none, so its library compiles one class
+// and one count; the test drivers and pattern sets, whose tables vary, compile them all.
+struct SimdKernels {
+  void (*summarize)(const SimdPlan&, SimdLane*, int count, int groups) = nullptr;
+  int most = 0, groups = -1;
+};
+
+constexpr int simd_class_least(int most) { return most == 64 ? 17 : most == 256 ? 65 : 1; }
+constexpr int simd_class_most(int most) { return most == 0 ? int(kSimdLanes) : most; }
+// Whether kernels of class `most` run some plan of `lo` to `hi` states.
+constexpr bool simd_fit_states(int most, int lo, int hi) {
+  return lo <= simd_class_most(most) && hi >= simd_class_least(most);
+}
+// Whether kernels compiled for `groups` count `counted` groups (0: the states alone).
+constexpr bool simd_fit_groups(int groups, int counted) {
+  return groups < 0 || counted == 0 || counted == groups;
+}
+
+// Calls run(integral_constant<int, g>) for the group count `groups` (0 to Max; past Max,
+// Max) where a unit compiled for `Groups` counts it (fsm/simd_plan.hpp simd_fit_groups).
+template <int Max, int Groups, class Run>
+void simd_with_groups(int groups, Run&& run) {
+  const auto at = [&](auto g) {
+    if constexpr (simd_fit_groups(Groups, decltype(g)::value)) run(g);
+  };
+  switch (groups) {
+    case 0: at(std::integral_constant<int, 0>()); break;
+    case 1: at(std::integral_constant<int, 1>()); break;
+    case 2: at(std::integral_constant<int, 2>()); break;
+    case 3: at(std::integral_constant<int, 3>()); break;
+    case 4: at(std::integral_constant<int, 4>()); break;
+    case 5: at(std::integral_constant<int, (5 < Max ? 5 : Max)>()); break;
+    case 6: at(std::integral_constant<int, (6 < Max ? 6 : Max)>()); break;
+    case 7: at(std::integral_constant<int, (7 < Max ? 7 : Max)>()); break;
+    default: at(std::integral_constant<int, Max>()); break;
+  }
+}
+
+// Why `kernels` do not run a plan of `states` states and `groups` groups; empty when they do.
+inline std::string simd_kernels_why_not(const SimdKernels* kernels, uint32_t states,
+                                        uint32_t groups) {
+  if (!kernels) return "these tables came without SIMD kernels";
+  if (simd_fit_states(kernels->most, int(states), int(states)) &&
+      (kernels->groups < 0 || uint32_t(kernels->groups) == groups))
+    return "";
+  return "the library's SIMD kernels were compiled for " +
+         std::to_string(simd_class_least(kernels->most)) + " to " +
+         std::to_string(simd_class_most(kernels->most)) + " states and " +
+         std::to_string(kernels->groups) + " groups of reporting states, not " +
+         std::to_string(states) + " and " + std::to_string(groups);
+}
 
 // The most states forced `path` takes: pshufb looks up 16 entries; AVX2 composes 64 from
 // 16-entry blocks; VBMI takes 256 (vpermb 64, vpermi2b 128, two vpermi2b and a blend 256).
@@ -172,6 +231,13 @@ SimdPlan make_simd_plan(const Tables& t, const std::string& option, Step step) {
     for (uint32_t s : by_tags[order[g]]) plan.from_plan[next_number++] = uint8_t(s);
   }
   if (plan.groups <= kSimdPairedMaxGroups) plan.lo[plan.groups] = n;
+  const std::string unfit = simd_kernels_why_not(t.simd_kernels, n, plan.groups);
+  if (!unfit.empty()) {
+    SimdPlan none;
+    none.why_not = unfit;
+    return none;
+  }
+  plan.kernels = t.simd_kernels;
   for (uint32_t p = 0; p < n; ++p) plan.to_plan[plan.from_plan[p]] = uint8_t(p);
   plan.row_bytes = n <= kSimdNarrowStates ? kSimdRowBytes : n <= 128 ? 128 : 256;
   plan.storage.assign(256 * plan.row_bytes + 64, 0);

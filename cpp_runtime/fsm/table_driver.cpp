@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
   try {
     if (argc < 3) throw std::runtime_error("usage: fsm_table_driver BLOB INPUT [--matches] CONFIG...");
     const AlignedBlob blob = load_blob(argv[1]);
-    const fsm::Tables tables = fsm::parse_tables(blob.bytes.get(), blob.size);
+    fsm::Tables tables = fsm::parse_tables(blob.bytes.get(), blob.size);
+    tables.simd_kernels = fsm::simd_kernels_of<0, -1>();  // every plan's: driver_simd.cpp
     const fsm::InputBytes input(argv[2]);
     bool matches = false, profile = false;
     for (int i = 3; i < argc; ++i) {

@@ -21,6 +21,8 @@ constexpr uint64_t kUnknown = ~0ull;
 // a match that needed to see the byte after it (`a\b`, or `$` before a final '\n').
 constexpr uint32_t kDelayed = 1u << 31;
 
+struct SimdKernels;  // fsm/simd_plan.hpp
+
 struct Tables {
   // Offsets are in bytes: state s is at s << shift, a row of >= 8 entries of entry_bytes.
   uint32_t states = 0, classes = 0, shift = 0, entry_bytes = 1, fused_shift = 0;
@@ -40,6 +42,9 @@ struct Tables {
   const uint32_t* end_list = nullptr;   // tag | kDelayed (offset n - 1)
   const uint32_t* fused_next = nullptr;     // [fused_count << fused_shift] bytes: offsets or kFusedMissing
   const uint32_t* fused_vectors = nullptr;  // [fused_count * states] internal states
+  // The SIMD kernels compiled for these tables (fsm/simd_plan.hpp; not in the blob: whoever
+  // parses it sets them); without them `enum` runs the scalar enumeration.
+  const SimdKernels* simd_kernels = nullptr;
 
   uint32_t report_floor_offset() const { return report_floor << shift; }
   uint32_t fused_floor_offset() const { return fused_floor << fused_shift; }

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from parafuse.emitters.fsm.blob import entry_bytes, machine_blob
 from parafuse.emitters.fsm.engine_set_blob import engine_set_blob
+from parafuse.emitters.fsm.simd_units import EVERY_PLAN, kernel_units, machine_fit
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.names import CXX_KEYWORDS, cpp_name
 from parafuse.emitters.toolchain.cmake import (
@@ -76,9 +77,15 @@ def template_context(request: ProjectRequest, blob_bytes: int) -> dict[str, obje
         "tag_names": machine.tag_names, "default_scheme": machine.options.scheme,
         "python": request.python, "blob_bytes": blob_bytes,
         "config_dependencies": CONFIG_DEPENDENCIES, "check_components": True,
-        "mpi_flag": f"{cxx_name}_WITH_MPI",
+        "mpi_flag": f"{cxx_name}_WITH_MPI", **simd_context(machine),
         "simd_units": True,  # src/M_simd*.cpp (token sets have no SIMD kernels)
     }
+
+
+def simd_context(machine: CompiledMachine | EngineSet) -> dict[str, object]:
+    """The SIMD kernels the library compiles (emitters/fsm/simd_units.py)."""
+    fit = machine_fit(machine) if isinstance(machine, CompiledMachine) else EVERY_PLAN
+    return {"simd": fit, "simd_fit": (fit.most, fit.groups), "simd_fit_words": fit.words()}
 
 
 def _state_context(machine: CompiledMachine | EngineSet) -> dict[str, object]:
@@ -118,7 +125,7 @@ def project_files(request: ProjectRequest) -> dict[str, str | bytes]:
         f"include/{name}.hpp": render("fsm/machine.hpp.j2", **context),
         f"src/{name}.cpp": render("fsm/engine_set.cpp.j2" if several else "fsm/machine.cpp.j2",
                                   **context),
-        **kernel_units(name, context["cxx_name"], context["banner"]),
+        **kernel_units(name, context["cxx_name"], context["banner"], context["simd"]),
         f"src/{name}_tables.cpp": render("fsm/tables.cpp.j2", **context),
         f"src/{name}.tables.bin": blob,
         f"src/{name}_run.cpp": render("fsm/runner.cpp.j2", **context),
@@ -179,14 +186,6 @@ def larger_builds(python: bool, mpi: bool) -> list[tuple[bool, bool]]:
     """(python, mpi) of the builds of a project that hold all that (python, mpi) asks for."""
     return [(p, m) for p in {python, True} for m in {mpi, has_mpi()}
             if (p, m) != (python, mpi) and m >= mpi]
-
-
-def kernel_units(name: str, cxx_name: str, banner: str) -> dict[str, str]:
-    """src/NAME_simd.cpp and src/NAME_simd_vbmi.cpp: the SIMD kernels, compiled apart from
-    the unit that runs them (which defines PARAFUSE_FSM_SIMD_ELSEWHERE)."""
-    return {f"src/{name}_{unit}.cpp": render(f"fsm/{unit}.cpp.j2", name=name,
-                                             cxx_name=cxx_name, banner=banner)
-            for unit in ("simd", "simd_vbmi")}
 
 
 def table_driver(sanitize: str = "") -> Path:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -81,6 +82,22 @@ def test_runner_json_equals_reference(csv_project, csv_input, scheme) -> None:
     assert got["requested_scheme"] == scheme and got["threads"] == 2
     assert got["scheme"] in ("seq", "enum", "fused", "spec", "hspec") and got["reason"]
     assert got["seconds"] > 0 and got["gbps"] > 0
+
+
+def test_enum_counts_with_the_kernels_compiled_for_its_plans(csv_project, csv_input) -> None:
+    """The library compiles the SIMD kernels of csv's plans alone (6 states, 2 groups:
+    emitters/fsm/simd_units.py); `enum` runs them and counts both groups in its one pass,
+    which it could not if the kernels were compiled for another group count (the plan
+    would fall back to the scalar enumeration and say so)."""
+    if platform.machine() != "x86_64":
+        pytest.skip("SIMD enumeration's kernels are x86 ones")
+    done = run_runner(csv_project, str(csv_input), "--json", "--scheme", "enum", "--threads", "2")
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    want = expected_json(csv_input.read_bytes(), False)
+    assert {k: got[k] for k in COMPARED} == {k: want[k] for k in COMPARED}
+    assert "SIMD enumeration (" in got["reason"], got["reason"]
+    assert "counting reports per start state" in got["reason"], got["reason"]
 
 
 def test_runner_reads_standard_input_and_prints_text(csv_project) -> None:

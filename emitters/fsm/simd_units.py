@@ -1,0 +1,70 @@
+"""The SIMD kernel units of a machine's library (src/M_simd.cpp, src/M_simd_vbmi.cpp): the
+kernels of the plans the runtime makes for its tables alone (cpp_runtime/fsm/simd_plan.hpp
+SimdKernels). A plan has the machine's state count and counts its groups of reporting
+states (states with the same reports, cpp_runtime/fsm/simd_plan.hpp make_simd_plan) or
+none, so the library compiles one class of state counts and one group count; the test
+drivers and pattern sets, whose tables vary, compile every plan's kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from parafuse.emitters.jinja_env import render
+from parafuse.fsm_compiler.compiled import CompiledMachine
+
+LANES = 256  # simd_plan.hpp kSimdLanes: the most states of a plan
+STATE_CLASSES = ((16, 1), (64, 17), (256, 65))  # (most, least): simd_plan.hpp simd_class_*
+
+
+@dataclass(frozen=True)
+class SimdFit:
+    """simd_summarize_fit<most, groups>: most 16, 64, 256 (0: any), groups -1 (any)."""
+
+    most: int = 0
+    groups: int = -1
+
+    def has_states(self, least: int, most: int) -> bool:
+        top = self.most or LANES
+        bottom = next((low for high, low in STATE_CLASSES if high == self.most), 1)
+        return least <= top and most >= bottom
+
+    def words(self) -> str:
+        if self.most == 0:
+            return "every plan"
+        bottom = next(low for high, low in STATE_CLASSES if high == self.most)
+        counted = {0: "no groups", 1: "1 group"}.get(self.groups, f"{self.groups} groups")
+        return f"plans of {bottom} to {self.most} states counting {counted} or none"
+
+    def vbmi_kernels(self) -> list[str]:
+        """The AVX-512 VBMI kernels simd_summarize_fit calls (simd_kernels.hpp)."""
+        kernels = []
+        if self.has_states(17, 64) and self.groups not in (0, 1):
+            kernels.append(f"simd_summarize_vbmi_counted<{self.groups}>")
+        if self.has_states(65, LANES):
+            kernels.append(f"simd_summarize_wide<{self.groups}>")
+        return kernels
+
+
+EVERY_PLAN = SimdFit()
+
+
+def machine_fit(machine: CompiledMachine) -> SimdFit:
+    """The kernels of `machine`'s plans. Past 256 states it has none (no plan takes it):
+    the smallest class, which never runs."""
+    states = machine.state_count
+    most = next((high for high, _ in STATE_CLASSES if states <= high), 16)
+    reporting = machine.reporting_mask()
+    groups = len({machine.reports(state) for state in range(states) if reporting[state]})
+    return SimdFit(most, groups if states <= LANES else 0)
+
+
+def kernel_units(name: str, cxx_name: str, banner: str,
+                 fit: SimdFit = EVERY_PLAN) -> dict[str, str]:
+    """src/NAME_simd.cpp and src/NAME_simd_vbmi.cpp: the SIMD kernels of `fit`, compiled
+    apart from the unit that runs them (which declares them extern)."""
+    context = {"name": name, "cxx_name": cxx_name, "banner": banner,
+               "simd_fit": (fit.most, fit.groups), "simd_fit_words": fit.words(),
+               "vbmi_kernels": fit.vbmi_kernels()}
+    return {f"src/{name}_{unit}.cpp": render(f"fsm/{unit}.cpp.j2", **context)
+            for unit in ("simd", "simd_vbmi")}

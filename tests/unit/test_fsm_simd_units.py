@@ -1,0 +1,55 @@
+"""The SIMD kernel units of a machine's library compile the kernels of its plans alone
+(emitters/fsm/simd_units.py): its class of state counts and its group count, the groups
+being its reporting states' distinct reports as the runtime's plan forms them
+(cpp_runtime/fsm/simd_plan.hpp make_simd_plan). tests/e2e/test_fsm_mpi.py reads the
+symbols a library compiles; tests/e2e/test_fsm_cpp_project.py runs them."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from parafuse.emitters.fsm.simd_units import EVERY_PLAN, SimdFit, kernel_units, machine_fit
+from parafuse.fsm_compiler.compiled import CompiledMachine
+from tests.property.fsm_cpp_driver import random_machine
+
+
+def with_reports(machine: CompiledMachine, tags: list[tuple[int, ...]],
+                 delayed: list[tuple[int, ...]] | None = None) -> CompiledMachine:
+    """`machine` with these per-state tags (and delayed tags)."""
+    return dataclasses.replace(machine, state_tags=tuple(tags), delayed_tags=tuple(delayed or ()))
+
+
+def test_the_fit_is_the_state_class_and_the_distinct_reports() -> None:
+    rng = np.random.default_rng(7)
+    small = random_machine(rng, 12, 3, "converging")
+    tags = [()] * 9 + [(0,), (1,), (0,)]
+    assert machine_fit(with_reports(small, tags)) == SimdFit(16, 2)
+    # a delayed report is another group than the same tag reported at once
+    delayed = [()] * 11 + [(0,)]
+    assert machine_fit(with_reports(small, [()] * 9 + [(0,), (0,), ()], delayed)) == SimdFit(16, 2)
+    assert machine_fit(with_reports(small, [()] * 12)) == SimdFit(16, 0)
+    for states, most in ((17, 64), (64, 64), (65, 256), (256, 256), (300, 16)):
+        machine = random_machine(rng, states, 3, "converging")
+        fit = machine_fit(machine)
+        assert fit.most == most, (states, fit)
+        if states > 256:
+            assert fit.groups == 0  # no plan takes it: the smallest set, never run
+
+
+def test_units_instantiate_the_fit_and_the_vbmi_kernels_it_calls() -> None:
+    units = kernel_units("m", "m", "banner", SimdFit(16, 1))
+    assert "template void simd_summarize_fit<16, 1>(" in units["src/m_simd.cpp"]
+    assert "extern template" not in units["src/m_simd.cpp"]
+    assert "template void" not in units["src/m_simd_vbmi.cpp"]
+    units = kernel_units("m", "m", "banner", SimdFit(64, 3))
+    assert "extern template void simd_summarize_vbmi_counted<3>(" in units["src/m_simd.cpp"]
+    assert "template void simd_summarize_vbmi_counted<3>(" in units["src/m_simd_vbmi.cpp"]
+    assert "wide" not in units["src/m_simd_vbmi.cpp"].split("\n#include")[1]
+    assert SimdFit(64, 1).vbmi_kernels() == []  # 0 or 1 group: vpermb's plain kernels
+    assert SimdFit(256, 2).vbmi_kernels() == ["simd_summarize_wide<2>"]
+    units = kernel_units("m", "m", "banner", EVERY_PLAN)
+    assert "template void simd_summarize_fit<0, -1>(" in units["src/m_simd.cpp"]
+    for kernel in ("simd_summarize_vbmi_counted<-1>", "simd_summarize_wide<-1>"):
+        assert f"template void {kernel}(" in units["src/m_simd_vbmi.cpp"]
