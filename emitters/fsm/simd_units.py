@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from parafuse.emitters.jinja_env import render
 from parafuse.fsm_compiler.compiled import CompiledMachine
+from parafuse.fsm_compiler.simd_fit import LANES
 
-LANES = 256  # simd_plan.hpp kSimdLanes: the most states of a plan
 STATE_CLASSES = ((16, 1), (64, 17), (256, 65))  # (most, least): simd_plan.hpp simd_class_*
 
 
