@@ -43,6 +43,7 @@ def print_project(module: CheckedModule, program_name: str, plans: list[Lowering
                                python, default_schedule)
     context["schedules"] = [lower_schedule(plan) for plan in plans]
     context["dnnl_dir"] = dnnl_cmake_dir()
+    context["uses_matmul"] = uses_matmul(plans)
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": render("ccn_cpu/CMakeLists.txt.j2", **context),
         f"cmake/{program_name}Config.cmake.in": render(
@@ -58,6 +59,13 @@ def print_project(module: CheckedModule, program_name: str, plans: list[Lowering
         files[f"src/{program_name}_python.cpp"] = render("ccn_cpu/python.cpp.j2", **context)
     files.update(runtime_folders(["ccn", "ccn/cpu"], under="include"))
     return files
+
+
+def uses_matmul(plans: list[LoweringPlan]) -> bool:
+    """Whether a schedule calls `pf::matmul`: only then does the library include
+    ccn/cpu/matmul.hpp, whose oneDNN header alone takes 1.5 s of each compile to parse."""
+    return any(isinstance(stage, ir.MatmulStage)
+               for plan in plans for stage in plan.program.flat_stages())
 
 
 def cmake_arguments(sanitize: bool = False, python: bool = False) -> list[str]:
