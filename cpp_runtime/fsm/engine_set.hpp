@@ -39,10 +39,12 @@ inline const char* kind_name(EngineKind kind) {
   return kind == EngineKind::dfa ? "dfa" : kind == EngineKind::nfa ? "nfa" : "prefilter";
 }
 
-// `kernels`: the SIMD kernels of its DFA engines and prefilters' literal DFAs (those of
-// every plan: the engines' state and group counts vary; fsm/simd_plan.hpp SimdKernels).
+// `kernels`: the SIMD kernels the library compiled for its DFA engines and prefilters'
+// literal DFAs, one per distinct fit of their plans (or every plan's: the engine-set
+// driver, whose blobs vary); each DFA gets the first that fits it (fsm/simd_plan.hpp
+// simd_kernels_for). Before: every plan's kernels for every set (40-55 s of CPU to compile).
 inline std::vector<SetEngine> parse_engine_set(const uint8_t* blob, size_t size,
-                                               const SimdKernels* kernels) {
+                                               const std::vector<const SimdKernels*>& kernels) {
   const uint64_t* words = reinterpret_cast<const uint64_t*>(blob);
   if (size < 16 || words[0] != kSetMagic) throw std::runtime_error("not a parafuse engine set");
   const uint64_t count = words[1];
@@ -59,8 +61,9 @@ inline std::vector<SetEngine> parse_engine_set(const uint8_t* blob, size_t size,
       engines[i].nfa = parse_nfa(blob + offset, bytes);
     else
       engines[i].prefilter = parse_prefilter(blob + offset, bytes);
-    engines[i].tables.simd_kernels = kernels;
-    engines[i].prefilter.literals.simd_kernels = kernels;
+    engines[i].tables.simd_kernels = simd_kernels_for(engines[i].tables, kernels);
+    engines[i].prefilter.literals.simd_kernels =
+        simd_kernels_for(engines[i].prefilter.literals, kernels);
   }
   return engines;
 }

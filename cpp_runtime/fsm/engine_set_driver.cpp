@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<uint8_t, decltype(&std::free)> blob(
         static_cast<uint8_t*>(std::aligned_alloc(64, (raw.size() + 63) / 64 * 64 + 64)), &std::free);
     std::copy(raw.begin(), raw.end(), blob.get());
-    const auto engines = fsm::parse_engine_set(blob.get(), raw.size(), fsm::simd_kernels_of<0, -1>());
+    const auto engines = fsm::parse_engine_set(blob.get(), raw.size(), {fsm::simd_kernels_of<0, -1>()});
     const uint32_t tags = uint32_t(std::stoul(argv[2]));
     const fsm::InputBytes input(argv[3]);
     bool matches = false, profile = false;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -125,7 +126,8 @@ inline std::string simd_kernels_why_not(const SimdKernels* kernels, uint32_t sta
   return "the library's SIMD kernels were compiled for " +
          std::to_string(simd_class_least(kernels->most)) + " to " +
          std::to_string(simd_class_most(kernels->most)) + " states and " +
-         std::to_string(kernels->groups) + " groups of reporting states, not " +
+         std::to_string(kernels->groups) + (kernels->groups == 1 ? " group" : " groups") +
+         " of reporting states, not " +
          std::to_string(states) + " and " + std::to_string(groups);
 }
 
@@ -179,6 +181,20 @@ inline uint32_t simd_cheap_enum_states() {
 // The tags of internal state s as a key.
 inline std::vector<uint32_t> tag_key(const Tables& t, uint32_t s) {
   return std::vector<uint32_t>(t.tag_list + t.tag_begin[s], t.tag_list + t.tag_begin[s + 1]);
+}
+
+// Of the kernels a pattern set's library compiled (one per distinct fit of its DFAs), the
+// first that runs plans of `t`; else the first, whose plans then say why not
+// (simd_kernels_why_not).
+inline const SimdKernels* simd_kernels_for(const Tables& t,
+                                           const std::vector<const SimdKernels*>& kernels) {
+  if (kernels.empty()) return nullptr;
+  if (t.states > kSimdLanes) return kernels.front();  // no plan takes it
+  std::set<std::vector<uint32_t>> groups;  // as make_simd_plan forms them
+  for (uint32_t s = t.report_floor; s < t.states; ++s) groups.insert(tag_key(t, s));
+  for (const SimdKernels* fit : kernels)
+    if (simd_kernels_why_not(fit, t.states, uint32_t(groups.size())).empty()) return fit;
+  return kernels.front();
 }
 
 // The path of the machine (states, CPU, PARAFUSE_FSM_SIMD) and its renumbered table.

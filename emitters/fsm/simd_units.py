@@ -2,8 +2,9 @@
 kernels of the plans the runtime makes for its tables alone (cpp_runtime/fsm/simd_plan.hpp
 SimdKernels). A plan has the machine's state count and counts its groups of reporting
 states (states with the same reports, cpp_runtime/fsm/simd_plan.hpp make_simd_plan) or
-none, so the library compiles one class of state counts and one group count; the test
-drivers and pattern sets, whose tables vary, compile every plan's kernels.
+none, so the library compiles one class of state counts and one group count. A pattern
+set compiles the fit of each of its DFAs (its DFA engines and its prefilters' literal DFAs),
+up to MOST_SET_FITS of them; the test drivers, whose tables vary, every plan's kernels.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ class SimdFit:
 
 
 EVERY_PLAN = SimdFit()
+# A pattern set with more distinct fits compiles EVERY_PLAN: a fit costs 5-8 s of CPU
+# (kernels of up to 16 states, one group count), every plan's kernels 40-55 s.
+MOST_SET_FITS = 4
 
 
 def machine_fit(machine: CompiledMachine) -> SimdFit:
@@ -59,12 +63,27 @@ def machine_fit(machine: CompiledMachine) -> SimdFit:
     return SimdFit(most, groups if states <= LANES else 0)
 
 
+def set_fits(machines: list[CompiledMachine]) -> tuple[SimdFit, ...]:
+    """The kernels of the plans of a pattern set whose DFAs are `machines`: each one's fit,
+    once, in order (none: the smallest fit, which never runs); past MOST_SET_FITS of them,
+    every plan's kernels."""
+    fits = tuple(dict.fromkeys(machine_fit(machine) for machine in machines))
+    if len(fits) > MOST_SET_FITS:
+        return (EVERY_PLAN,)
+    return fits or (SimdFit(16, 0),)
+
+
+def simd_context(fits: tuple[SimdFit, ...]) -> dict[str, object]:
+    """What the templates of the kernels' units and their callers are rendered with."""
+    return {"simd_fits": [(fit.most, fit.groups) for fit in fits],
+            "simd_fit_words": "; ".join(fit.words() for fit in fits),
+            "vbmi_kernels": list(dict.fromkeys(k for fit in fits for k in fit.vbmi_kernels()))}
+
+
 def kernel_units(name: str, cxx_name: str, banner: str,
-                 fit: SimdFit = EVERY_PLAN) -> dict[str, str]:
-    """src/NAME_simd.cpp and src/NAME_simd_vbmi.cpp: the SIMD kernels of `fit`, compiled
+                 fits: tuple[SimdFit, ...] = (EVERY_PLAN,)) -> dict[str, str]:
+    """src/NAME_simd.cpp and src/NAME_simd_vbmi.cpp: the SIMD kernels of `fits`, compiled
     apart from the unit that runs them (which declares them extern)."""
-    context = {"name": name, "cxx_name": cxx_name, "banner": banner,
-               "simd_fit": (fit.most, fit.groups), "simd_fit_words": fit.words(),
-               "vbmi_kernels": fit.vbmi_kernels()}
+    context = {"name": name, "cxx_name": cxx_name, "banner": banner, **simd_context(fits)}
     return {f"src/{name}_{unit}.cpp": render(f"fsm/{unit}.cpp.j2", **context)
             for unit in ("simd", "simd_vbmi")}

@@ -15,6 +15,7 @@ import pytest
 
 from parafuse.emitters.fsm.project import cached_project
 from parafuse.fsm_compiler.pipeline import compile_file
+from parafuse.fsm_compiler.simd_fit import cpu_simd_paths
 from parafuse.grammar.diagnostics import SourceFile
 from tests.property.fsm_cpp_driver import project_request
 from tests.required_tools import require_cxx
@@ -70,6 +71,15 @@ def test_engine_set_project_runs_like_the_reference(files) -> None:
             {key: reference[key] for key in COMPARED}, scheme
         assert "engine 0 (dfa" in result["reason"] and "(nfa, nfa)" in result["reason"]
         assert "(prefilter, " in result["reason"]
+    # Counting alone, the DFA engine (4 states) and the prefilter's literal DFA (20 states)
+    # run SIMD enumeration with the kernels the library compiled for each of their fits
+    # (20 states: AVX2's composed shuffles or VBMI).
+    if "avx2" in cpu_simd_paths():
+        done = subprocess.run([str(runner), str(data), "--scheme", "enum", "--threads", "2",
+                               "--json"], capture_output=True, text=True, timeout=60)
+        reason = json.loads(done.stdout)["reason"]
+        assert reason.count("SIMD enumeration (") == 2, reason
+        assert "compiled for" not in reason, reason
     sys.path.insert(0, str(project / "build"))
     try:
         module = importlib.import_module("words")
