@@ -47,23 +47,15 @@
 #include <utility>
 #include <vector>
 
+#include "fsm/auto_rate_rounds.hpp"
 #include "fsm/schemes.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
 
-constexpr size_t kRateShare = 2048;
-constexpr size_t kRateMinBytes = size_t(2) << 10, kRateMaxBytes = size_t(8) << 10;
-constexpr int kRateRounds = 4;
 constexpr double kRateClockFloor = 1e-7;  // seconds: below the clock's resolution
-// Rounds stop early once the leader is decisive: after two rounds (at least), where each
-// round's ratio of the two rates lies beyond kRateDecisive on the same side (a busy core
-// slows one run of a round; two rounds agreeing by 25% are not that). And all rounds
-// together time at most 1/kRateBudgetShare of the input's bytes (each kernel once per
-// round), at least one round: 4 rounds from 2 MiB up, 1 under 1 MiB.
-constexpr double kRateDecisive = 1.25;
 constexpr size_t kRateWarmBytes = 256;  // per window, untimed, before the first round
-constexpr size_t kRateBudgetShare = 128;
+// How many rounds: fsm/auto_rate_rounds.hpp.
 
 // Whether SIMD enumeration counts this run in one pass (see above).
 template <class Entry>
@@ -75,7 +67,7 @@ bool Engine<Entry>::simd_counts_in_one_pass(const SimdPlan& plan, size_t chunks)
 // The bytes of each of the kLanes windows the kernels are timed over (rate_windows).
 template <class Entry>
 size_t Engine<Entry>::rate_window() const {
-  return std::clamp(n_ / kRateShare, std::min(n_, kRateMinBytes), kRateMaxBytes) / kLanes;
+  return rate_window_bytes(n_, kLanes);
 }
 
 // The kLanes windows of `window` bytes that round `round` times, as chunks (walked by an
@@ -105,7 +97,7 @@ KernelRates Engine<Entry>::kernel_rates(const SimdPlan& plan) {
   size_t ids[kLanes];
   for (int k = 0; k < kLanes; ++k) ids[k] = size_t(k);
   double simd_seconds = 1e300, walk_seconds = 1e300;
-  const int budgeted = int(std::clamp<size_t>(n_ / kRateBudgetShare / (2 * bytes), 1, kRateRounds));
+  const int budgeted = rate_rounds_allowed(n_, bytes);
   // Each kernel over `windows`, cut to `length` bytes each; seconds.
   const auto simd = [&](const std::vector<Chunk>& windows, size_t length) {
     SimdLane lanes[kLanes];
@@ -155,7 +147,7 @@ KernelRates Engine<Entry>::kernel_rates(const SimdPlan& plan) {
     least_ratio = std::min(least_ratio, simd_round / walk_round);
     most_ratio = std::max(most_ratio, simd_round / walk_round);
     ++round;
-    if (round >= 2 && (most_ratio * kRateDecisive <= 1 || least_ratio >= kRateDecisive)) break;
+    if (rate_rounds_decide(round, least_ratio, most_ratio)) break;
   }
   return KernelRates{double(bytes) / simd_seconds, double(bytes) / walk_seconds, 0.0, round};
 }

@@ -36,7 +36,8 @@ def compiler() -> None:
 def test_timed_rounds_stop_when_decisive_and_fit_the_input(tmp_path) -> None:
     """perm12 over letters: SIMD enumeration runs several times faster than the walks, so
     two rounds decide (of 4 the 2 MiB input allows); 96 KiB allow one round. (That rates
-    which tie take more rounds depends on the machine's load: bench/fsm_choose_cost.py.)"""
+    which tie take more rounds depends on the machine's load: bench/fsm_choose_cost.py;
+    tests/unit/test_fsm_rate_rounds.py checks the rule itself.)"""
     perm12 = compile_file(SourceFile("perm12.fsm", permutation.permutation_source(12))).machines[0]
     if not fits(perm12):
         pytest.skip("this CPU has no SIMD path for 12 states")  # the rule does not run
