@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 import json
+import re
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +16,7 @@ from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule, check_source
 from parafuse.ccn_compiler.tolerances import EXACT_DTYPES, assert_close, dependency_dtype
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
+from parafuse.emitters.toolchain.cmake import Toolchain
 from parafuse.emitters.toolchain.mpirun import run_ranks
 from tests.conftest import SAMPLES
 from tests.schedule_compare import logical_values, run_schedule
@@ -95,6 +98,20 @@ def sample_module(sample: str) -> CheckedModule:
 
 
 @functools.cache
+def optimisation_levels(project: Path) -> dict[str, str]:
+    """The optimisation flag each C++ source of a built project is compiled with (the last
+    -O of its command, as the compiler reads them), by file name."""
+    commands = subprocess.run([Toolchain.current().tool("ninja"), "-t", "commands"],
+                              cwd=project / "build", capture_output=True, text=True,
+                              check=True).stdout
+    levels = {}
+    for line in commands.splitlines():
+        source = re.search(r" -c (\S+\.cpp)$", line)
+        if source:
+            levels[Path(source[1]).name] = re.findall(r" (-O\w)(?= )", line)[-1]
+    return levels
+
+
 def sample_project(sample: str) -> Path:
     """The CPU project of a sample with all its schedules, built once per content."""
     module = sample_module(sample)

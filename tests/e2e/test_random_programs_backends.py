@@ -18,7 +18,7 @@ import pytest
 
 from parafuse.emitters.ccn.cpu import project as cpu_project
 from parafuse.emitters.ccn.cuda import emulated
-from tests.backend_compare import assert_backend_matches_reference
+from tests.backend_compare import assert_backend_matches_reference, optimisation_levels
 from tests.e2e.random_bundle import (
     accepted_sources,
     build_bundle,
@@ -79,6 +79,8 @@ def test_random_programs_match_the_reference(backend: str, chosen: list[str],
     make_files, cmake_args, count = BACKENDS[backend]
     modules = [renamed(source, index) for index, source in enumerate(chosen[:count])]
     bundle = build_bundle(f"random-{backend}", modules, make_files, cmake_args())
+    if backend == "cpu":  # PARAFUSE_OPTIMIZE names the level of every target
+        assert set(optimisation_levels(bundle).values()) == {"-O1"}, optimisation_levels(bundle)
     for index, (name, module) in enumerate(modules):
         ranks, n = RUNS[index % len(RUNS)]
         ranks = ranks_for(chosen[index], ranks)
