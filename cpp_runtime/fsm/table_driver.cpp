@@ -11,7 +11,6 @@
 // Built from units that compile in parallel, as a machine's library is: the SIMD kernels
 // (driver_simd.cpp, driver_simd_vbmi.cpp, from the projects' templates), the schemes for
 // 2- and 4-byte entries (table_driver_wide_entries.cpp), and this unit, with 1-byte ones.
-#define PARAFUSE_FSM_SIMD_ELSEWHERE 1
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -27,6 +26,8 @@
 #include "fsm/phase_json.hpp"
 
 namespace parafuse::fsm {
+// The SIMD kernels the driver was built with (driver_simd.cpp: every plan's, or a test's).
+const std::vector<const SimdKernels*>& driver_simd_kernels();
 extern template RunResult run_typed<uint16_t>(const Tables&, const uint8_t*, size_t,
                                               const RunOptions&, int, size_t);
 extern template RunResult run_typed<uint32_t>(const Tables&, const uint8_t*, size_t,
@@ -84,7 +85,7 @@ int main(int argc, char** argv) {
     if (argc < 3) throw std::runtime_error("usage: fsm_table_driver BLOB INPUT [--matches] CONFIG...");
     const AlignedBlob blob = load_blob(argv[1]);
     fsm::Tables tables = fsm::parse_tables(blob.bytes.get(), blob.size);
-    tables.simd_kernels = fsm::simd_kernels_of<0, -1>();  // every plan's: driver_simd.cpp
+    tables.simd_kernels = fsm::simd_kernels_for(tables, fsm::driver_simd_kernels());
     const fsm::InputBytes input(argv[2]);
     bool matches = false, profile = false;
     for (int i = 3; i < argc; ++i) {

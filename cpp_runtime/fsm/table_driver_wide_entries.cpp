@@ -1,6 +1,5 @@
 // parafuse boostfsm: the table-driven driver's schemes for tables of 2- and 4-byte entries,
 // compiled in parallel with fsm/table_driver.cpp, which declares them extern.
-#define PARAFUSE_FSM_SIMD_ELSEWHERE 1
 #include "fsm/auto_choice.hpp"
 
 namespace parafuse::fsm {

@@ -81,9 +81,12 @@ def simd_context(fits: tuple[SimdFit, ...]) -> dict[str, object]:
 
 
 def kernel_units(name: str, cxx_name: str, banner: str,
-                 fits: tuple[SimdFit, ...] = (EVERY_PLAN,)) -> dict[str, str]:
+                 fits: tuple[SimdFit, ...] = (EVERY_PLAN,),
+                 driver_list: bool = False) -> dict[str, str]:
     """src/NAME_simd.cpp and src/NAME_simd_vbmi.cpp: the SIMD kernels of `fits`, compiled
-    apart from the unit that runs them (which declares them extern)."""
-    context = {"name": name, "cxx_name": cxx_name, "banner": banner, **simd_context(fits)}
+    apart from the unit that runs them (which declares them extern); with `driver_list`,
+    also the list of them the table driver gives its tables (driver_simd_kernels)."""
+    context = {"name": name, "cxx_name": cxx_name, "banner": banner, **simd_context(fits),
+               "driver_list": driver_list}
     return {f"src/{name}_{unit}.cpp": render(f"fsm/{unit}.cpp.j2", **context)
             for unit in ("simd", "simd_vbmi")}

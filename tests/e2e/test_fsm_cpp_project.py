@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from parafuse.emitters.fsm.project import cached_project, table_driver
+from parafuse.emitters.fsm.simd_units import set_fits
 from parafuse.emitters.toolchain.cmake import Toolchain, build
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.fsm_compiler.reference_executor import result_json, run_reference
@@ -214,17 +215,35 @@ def test_app_embeds_installed_library_with_find_package(csv_project, tmp_path) -
     assert output == "end_of_record field=2 record=2 4\n"
 
 
+def sanitized_driver() -> Path:
+    """The driver under the sanitizers with the SIMD kernels of the machines run below alone
+    (every plan's kernels are 80 s of CPU to compile under them)."""
+    from tests.property.fsm_regex_strategies import compile_patterns
+    from tests.property.test_fsm_cpp_schemes import ASSERTION_SET
+
+    machines = [sample_machine("clexer"), sample_machine("weblog"),
+                compile_patterns(ASSERTION_SET)]
+    return table_driver(sanitize="address,undefined", fits=set_fits(machines))
+
+
+def assert_kernels_fit(results: list[dict]) -> None:
+    """No run fell back to scalar enumeration for want of the driver's SIMD kernels."""
+    for result in results:
+        assert "SIMD kernels were compiled for" not in result["reason"], result["reason"]
+
+
 @pytest.mark.parametrize("name", ["clexer", "weblog"])
 def test_schemes_run_clean_under_sanitizers(name, tmp_path) -> None:
-    driver = table_driver(sanitize="address,undefined")
+    driver = sanitized_driver()
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",
                UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
     machine = sample_machine(name)
     real = inputs.GENERATORS[name](20_000)
     noise = np.random.default_rng(1).integers(0, 256, 2000, dtype=np.uint8).tobytes()
     for data in (b"", real[:1], noise, real):
-        assert_all_equal_reference(machine, data, tmp_path, driver=driver, env=env,
-                                   configs=configurations(len(data), threads=(1, 3)))
+        assert_kernels_fit(assert_all_equal_reference(
+            machine, data, tmp_path, driver=driver, env=env,
+            configs=configurations(len(data), threads=(1, 3))))
 
 
 def test_assertion_reports_run_clean_under_sanitizers(tmp_path) -> None:
@@ -232,10 +251,11 @@ def test_assertion_reports_run_clean_under_sanitizers(tmp_path) -> None:
     from tests.property.fsm_regex_strategies import compile_patterns
     from tests.property.test_fsm_cpp_schemes import ASSERTION_SET
 
-    driver = table_driver(sanitize="address,undefined")
+    driver = sanitized_driver()
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",
                UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
     machine = compile_patterns(ASSERTION_SET)
     for data in (b"", b"\n", b"ab c\n" * 50 + b"x"):
-        assert_all_equal_reference(machine, data, tmp_path, driver=driver, env=env,
-                                   configs=configurations(len(data), threads=(1, 3)))
+        assert_kernels_fit(assert_all_equal_reference(
+            machine, data, tmp_path, driver=driver, env=env,
+            configs=configurations(len(data), threads=(1, 3))))
