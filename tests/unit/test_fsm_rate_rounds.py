@@ -4,19 +4,10 @@ rule itself, where the machine's load decides how many rounds a run takes."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
-from tests.required_tools import require_cxx
-
-SOURCE = Path(__file__).parent / "cpp" / "rate_rounds.cpp"
+from tests.unit.cpp_programs import assert_prints_ok
 
 
 def test_rounds_stop_where_two_agree_and_fit_the_input(tmp_path: Path) -> None:
-    require_cxx()
-    binary = tmp_path / "rate_rounds"
-    subprocess.run(["c++", "-std=c++17", "-O1", "-Wall", "-Werror", f"-I{CPP_RUNTIME}",
-                    str(SOURCE), "-o", str(binary)], check=True)
-    done = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout
+    assert_prints_ok("rate_rounds", tmp_path, ["-O1", "-Wall", "-Werror"])

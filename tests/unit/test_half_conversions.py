@@ -4,19 +4,10 @@ and every 101st float pattern (all exponents, signs and rounding cases)."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
-from tests.required_tools import require_cxx
-
-SOURCE = Path(__file__).parent / "cpp" / "half_conversions.cpp"
+from tests.unit.cpp_programs import assert_prints_ok
 
 
 def test_half_conversions_are_exact(tmp_path: Path) -> None:
-    require_cxx()
-    binary = tmp_path / "half_conversions"
-    subprocess.run(["c++", "-std=c++17", "-O2", "-fno-math-errno", f"-I{CPP_RUNTIME}",
-                    str(SOURCE), "-o", str(binary)], check=True)
-    done = subprocess.run([str(binary), "101"], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout
+    assert_prints_ok("half_conversions", tmp_path, ["-O2", "-fno-math-errno"], ("101",))
