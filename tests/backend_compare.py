@@ -97,7 +97,6 @@ def sample_module(sample: str) -> CheckedModule:
     return check_source((SAMPLES / f"{sample}.ccn").read_text(), f"samples/{sample}.ccn")
 
 
-@functools.cache
 def optimisation_levels(project: Path) -> dict[str, str]:
     """The optimisation flag each C++ source of a built project is compiled with (the last
     -O of its command, as the compiler reads them), by file name."""
@@ -112,6 +111,7 @@ def optimisation_levels(project: Path) -> dict[str, str]:
     return levels
 
 
+@functools.cache
 def sample_project(sample: str) -> Path:
     """The CPU project of a sample with all its schedules, built once per content."""
     module = sample_module(sample)

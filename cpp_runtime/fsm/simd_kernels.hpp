@@ -326,7 +326,8 @@ void simd_summarize_fit(const SimdPlan& p, SimdLane* lanes, int count, int group
 
 // The kernels of one class and group count, for Tables::simd_kernels. Where a unit
 // compiles simd_summarize_fit<Most, Groups> elsewhere, it declares it extern first
-// (src/M.cpp; PARAFUSE_FSM_SIMD_ELSEWHERE: the kernels of every plan, <0, -1>).
+// (src/M.cpp, from the template; PARAFUSE_FSM_SIMD_ELSEWHERE: the kernels of every plan,
+// <0, -1>, for the engine-set driver).
 template <int Most, int Groups>
 const SimdKernels* simd_kernels_of() {
   static const SimdKernels kernels{&simd_summarize_fit<Most, Groups>, Most, Groups};

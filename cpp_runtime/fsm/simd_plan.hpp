@@ -79,7 +79,8 @@ struct SimdLane {
 // one class of state counts (`most` 16: up to 16 states; 64: 17 to 64; 256: 65 to 256;
 // 0: any) that count `groups` groups or none (-1: any count). A machine's plans always
 // have its state count and count its groups or none, so its library compiles one class
-// and one count; the test drivers and pattern sets, whose tables vary, compile them all.
+// and one count; a pattern set one per distinct fit of its DFAs (simd_kernels_for picks
+// each DFA's); the test drivers, whose tables vary, every plan's (emitters/fsm/simd_units.py).
 struct SimdKernels {
   void (*summarize)(const SimdPlan&, SimdLane*, int count, int groups) = nullptr;
   int most = 0, groups = -1;
@@ -121,7 +122,7 @@ inline std::string simd_kernels_why_not(const SimdKernels* kernels, uint32_t sta
                                         uint32_t groups) {
   if (!kernels) return "these tables came without SIMD kernels";
   if (simd_fit_states(kernels->most, int(states), int(states)) &&
-      (kernels->groups < 0 || uint32_t(kernels->groups) == groups))
+      simd_fit_groups(kernels->groups, int(groups)))
     return "";
   return "the library's SIMD kernels were compiled for " +
          std::to_string(simd_class_least(kernels->most)) + " to " +

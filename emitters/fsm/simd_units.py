@@ -34,7 +34,9 @@ class SimdFit:
         if self.most == 0:
             return "every plan"
         bottom = next(low for high, low in STATE_CLASSES if high == self.most)
-        counted = {0: "no groups", 1: "1 group"}.get(self.groups, f"{self.groups} groups")
+        if self.groups == 0:
+            return f"plans of {bottom} to {self.most} states counting no groups"
+        counted = "1 group" if self.groups == 1 else f"{self.groups} groups"
         return f"plans of {bottom} to {self.most} states counting {counted} or none"
 
     def vbmi_kernels(self) -> list[str]:
@@ -76,6 +78,8 @@ def set_fits(machines: list[CompiledMachine]) -> tuple[SimdFit, ...]:
 def simd_context(fits: tuple[SimdFit, ...]) -> dict[str, object]:
     """What the templates of the kernels' units and their callers are rendered with."""
     return {"simd_fits": [(fit.most, fit.groups) for fit in fits],
+            "simd_kernel_list": ", ".join(
+                f"parafuse::fsm::simd_kernels_of<{fit.most}, {fit.groups}>()" for fit in fits),
             "simd_fit_words": "; ".join(fit.words() for fit in fits),
             "vbmi_kernels": list(dict.fromkeys(k for fit in fits for k in fit.vbmi_kernels()))}
 

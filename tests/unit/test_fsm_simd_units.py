@@ -8,6 +8,7 @@ compiles each of its DFAs' fits, once (tests/e2e/test_fsm_engine_set_project.py 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from parafuse.emitters.fsm.simd_units import (
 )
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from tests.property.fsm_cpp_driver import random_machine
+from tests.unit.cpp_programs import assert_prints_ok
 
 
 def with_reports(machine: CompiledMachine, tags: list[tuple[int, ...]],
@@ -80,3 +82,10 @@ def test_a_pattern_set_compiles_each_fit_of_its_dfas_once() -> None:
     for fit in (SimdFit(16, 1), machine_fit(middle)):
         assert f"template void simd_summarize_fit<{fit.most}, {fit.groups}>(" in \
             units["src/m_simd.cpp"]
+
+
+def test_the_runtime_runs_a_plan_with_the_kernels_of_its_class_and_group_count(
+        tmp_path: Path) -> None:
+    """The C++ side of a fit (cpp_runtime/fsm/simd_plan.hpp simd_kernels_why_not): its class
+    of state counts, and its group count or none; and why not, where it does not fit."""
+    assert_prints_ok("simd_fit", tmp_path, ["-O1", "-Wall", "-Werror"])
