@@ -12,7 +12,7 @@ from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError, Note
 
 from .. import ir
-from ..scope import did_you_mean
+from ..scope import did_you_mean, reserved_kind
 from .registry import DIRECTIVES
 
 
@@ -43,6 +43,14 @@ def _check_argument(arg: ast.Expr | ast.InGroup | ast.KeywordArgument, directive
                            hint=did_you_mean(arg.name, sorted(known)))
 
 
+def _program_names(prog: ir.Program) -> set[str]:
+    """Every name the program defines: sizes, params, tensors, stages (also those inside
+    groups) and groups. A directive binding one of them would capture its references."""
+    return (set(prog.size_vars) | {p.name for p in prog.params} | {t.name for t in prog.tensors}
+            | {s.name for s in prog.stages} | {s.name for s in prog.flat_stages()}
+            | {g.name for g in prog.groups})
+
+
 def check_schedule(sched: ast.ScheduleAst, programs: dict[str, ir.Program]) -> Schedule:
     """The schedule, once its program, directives, arguments and new names all check."""
     prog = programs.get(sched.program.name)
@@ -54,6 +62,7 @@ def check_schedule(sched: ast.ScheduleAst, programs: dict[str, ir.Program]) -> S
         raise CompileError("'default' names the unscheduled program and cannot be redefined",
                            sched.name.location, hint="choose another schedule name")
     known = {s.name for s in prog.stages} | {t.name for t in prog.tensors if t.role == "state"}
+    taken = _program_names(prog) | known
     for directive in sched.directives:
         if directive.name not in DIRECTIVES:
             raise CompileError(f"unknown directive '{directive.name}'",
@@ -63,11 +72,16 @@ def check_schedule(sched: ast.ScheduleAst, programs: dict[str, ir.Program]) -> S
         for arg in directive.call.arguments:
             _check_argument(arg, directive, known, prog)
         for target in directive.targets:
-            if target.name in known:
+            kind = reserved_kind(target.name)
+            if kind:
+                raise CompileError(f"'{target.name}' is {kind} and cannot name a value",
+                                   target.location, hint="choose another name")
+            if target.name in taken:
                 raise CompileError(f"'{target.name}' is already a name in program "
                                    f"'{prog.name}'", target.location,
                                    hint="names bound by directives must be new")
             known.add(target.name)
+            taken.add(target.name)
     return Schedule(sched.name.name, prog.name, sched.directives, sched.location)
 
 

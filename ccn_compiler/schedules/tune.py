@@ -19,8 +19,12 @@ from .context import ScheduleContext
 from .record import Count, DirectiveRecord
 
 
+MOST_CHUNKS = 65536  # a chunk count the generated code holds in an `int`, with room to spare
+
+
 def check_arguments(directive: ast.Directive) -> tuple[ast.NameRef, int]:
-    """The stage named and the chunk count K (a positive integer); no name bound."""
+    """The stage named and the chunk count K (a positive integer up to MOST_CHUNKS); no name
+    bound."""
     names = RECORD.operand_refs(directive)
     options = [a for a in directive.call.arguments if isinstance(a, ast.KeywordArgument)]
     if len(options) != 1:
@@ -28,6 +32,9 @@ def check_arguments(directive: ast.Directive) -> tuple[ast.NameRef, int]:
     value = options[0].value
     if not isinstance(value, ast.Number) or not value.is_integer or value.value < 1:
         raise CompileError("chunks must be a positive integer", value.location)
+    if value.value > MOST_CHUNKS:
+        raise CompileError(f"chunks = {value.value} is more than {MOST_CHUNKS}",
+                           value.location, hint="a stage is cut into at most that many chunks")
     RECORD.check_targets(directive)
     return names[0], value.value
 
