@@ -22,6 +22,7 @@ from parafuse.ccn_compiler.types import Layout, ValueType
 from parafuse.emitters.names import cpp_name, prefixed_stem, schedule_class
 
 from .in_place import in_place_values
+from .param_outputs import with_param_outputs_copied
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,11 @@ class LoweringPlan:
     overlap_reasons: dict[str, str | None] = field(default_factory=dict)  # None: pipelined
     placements: dict[str, str] = field(default_factory=dict)  # value -> fused collective
     state_moves: tuple[StateMove, ...] = ()
+    param_copies: dict[str, str] = field(default_factory=dict)  # output copy -> its param
+
+    def value_shown(self, value: str) -> str:
+        """The name of `value` in the manifest: a param's, for the copy that outputs it."""
+        return self.param_copies.get(value, value)
 
     def collective_comm(self, stage: ir.CollectiveStage) -> Communicator:
         """The communicator `stage` runs on."""
@@ -238,6 +244,7 @@ def _state_moves(program: ir.Program, buffers: dict[str, Buffer]) -> tuple[State
 
 
 def make_plan(program: ir.Program, schedule: str) -> LoweringPlan:
+    program, param_copies = with_param_outputs_copied(program)
     in_place = in_place_values(program)
     buffers = _buffers(program, in_place)
     pinned = frozenset({t.name for t in program.tensors if t.role == "state"} |
@@ -252,4 +259,4 @@ def make_plan(program: ir.Program, schedule: str) -> LoweringPlan:
         hierarchical=frozenset(s.name for s in program.flat_stages() if hierarchical_allreduce(s)),
         communicators=_communicators(program), fused=fused, overlap_reasons=overlaps,
         placements=_placements(fused, buffers, pinned),
-        state_moves=_state_moves(program, buffers))
+        state_moves=_state_moves(program, buffers), param_copies=param_copies)

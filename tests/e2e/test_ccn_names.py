@@ -36,7 +36,8 @@ RunnerProgram PyProgram numpy_name copy_bytes communicator world test all instal
 MPI_Comm MPI_COMM_WORLD PMPI_Init ompi_x omp_get_num_threads cudaMalloc cudaStream_t
 ncclComm_t cublasHandle_t PyObject PF_MPI PF_CUDA PF_HERE _x __y _Z a_ b__ pf_a pf1_b
 PF2_c comm_ v_ L_x h_y_ x_rs_ chunks plan lo hi rank_ sizes_ params_ seed step_index
-size_t uint32_t ssize_t pid_t""".split()
+size_t uint32_t ssize_t pid_t expf sqrtf strtok islower asinh tm timespec FILE M_PI INT_MAX
+EINVAL""".split()
 
 ROLES = ("program", "size", "group", "param", "input", "state", "value", "next",
          "grouped", "schedule", "rs", "ag", "agw")
@@ -53,7 +54,7 @@ program {n['program']}({n['size']}) {{
     {n['value']} = allreduce(sum, {n['input']})
     {n['grouped']} = allreduce(sum, {n['input']}, in {n['group']})
     {n['next']} = update({n['state']}, {n['state']} - {n['param']} * {n['value']})
-    output {n['next']}, {n['grouped']}
+    output {n['next']}, {n['grouped']}, {n['param']}
 }}
 
 schedule {n['schedule']} for {n['program']} {{
@@ -81,7 +82,7 @@ def _accepted(name: str) -> bool:
 # macros of the C library and names of the generated code are program names below.
 FIRST_PROGRAMS = ["errno", "linux", "assert", "stdin", "NULL", "EOF", "INFINITY", "major",
                   "offsetof", "setjmp", "environ", "main", "test", "make_sizes", "PyProgram",
-                  "Program", "world", "std", "class", "PF_MPI"]
+                  "Program", "world", "std", "class", "PF_MPI", "expf", "EINVAL", "tm"]
 NAMES = [n for n in dict.fromkeys(sorted(CXX_KEYWORDS) + LIBRARY) if _accepted(n)]
 PER_PROGRAM = len(ROLES)
 
@@ -205,7 +206,8 @@ def test_colliding_names_build_run_and_match_the_reference(backend, tmp_path) ->
                                          module.scheduled_program("pipe", schedule), schedule,
                                          2, {"linux": 1001}, tmp_path / schedule)
     manifest = json.loads((tmp_path / "delete" / "manifest.json").read_text())
-    assert [entry["name"] for entry in manifest["outputs"]] == ["a_", "pf_a", "stdin"]
+    assert [entry["name"] for entry in manifest["outputs"]] == ["a_", "pf_a", "class", "stdin"]
+    assert {e["name"]: e["value"] for e in manifest["outputs"]}["class"] == "class"  # a param
     done = run_ranks(project, "pipe", 2, ["--size", "linux=7", "--param", "class=0.25",
                                           "--random", "--json", "--schedule", "delete"])
     assert done.returncode == 0, done.stderr

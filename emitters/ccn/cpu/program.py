@@ -118,7 +118,7 @@ def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
     storage_members, storage_ctor = _storage_lines(plan, writer.sizes)
     buffers = plan.buffers
     inputs = [_slot(t.name, t.name, buffers[t.name], t.ordinal) for t in program.tensors]
-    results = [_slot(n, v, buffers[v], -1) for n, v in program.outputs]
+    results = [_slot(n, plan.value_shown(v), buffers[v], -1) for n, v in program.outputs]
     results += [_slot(s, v, buffers[s], -1) for s, v in program.state_updates]
     states = [_slot(t.name, t.name, buffers[t.name], t.ordinal) for t in program.tensors
               if t.role == "state"]

@@ -169,14 +169,15 @@ def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
         step += lower_stage(stage, writer)
     step += ["PF_HERE();"] + _state_updates(plan, writer)
     inputs = [_slot(t.name, t.name, buffers[t.name], t.ordinal, t.name) for t in program.tensors]
-    results = [_slot(n, v, buffers[v], -1, v) for n, v in program.outputs]
+    results = [_slot(n, plan.value_shown(v), buffers[v], -1, v) for n, v in program.outputs]
     results += [_slot(s, v, buffers[s], -1, s) for s, v in program.state_updates]
     states = [_slot(t.name, t.name, buffers[t.name], t.ordinal, t.name)
               for t in program.tensors if t.role == "state"]
     copies = _transfers(program, buffers)
     copies["device_inputs"] = [_slot(t.name, t.name, buffers[t.name], t.ordinal, None)
                                for t in program.tensors]
-    copies["device_results"] = [_slot(n, v, buffers[v], -1, None) for n, v in program.outputs]
+    copies["device_results"] = [_slot(n, plan.value_shown(v), buffers[v], -1, None)
+                                for n, v in program.outputs]
     copies["device_results"] += [_slot(s, v, buffers[s], -1, None)
                                  for s, v in program.state_updates]
     return ScheduleClass(plan.schedule, plan.class_name, comm_members + storage_members,
