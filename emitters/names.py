@@ -25,6 +25,7 @@ could meet each other (`a_` and `pf1_a`).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 CXX_KEYWORDS = frozenset("""
 alignas alignof and and_eq asm atomic_cancel atomic_commit atomic_noexcept auto bitand
@@ -38,32 +39,17 @@ synchronized template this thread_local throw true try typedef typeid typename u
 unsigned using virtual void volatile wchar_t while xor xor_eq final override
 """.split())
 
-# Global functions, variables, types and lowercase macros of the headers a generated
-# project includes (C, POSIX, Linux, OpenMP, MPI, CUDA, NCCL, pybind11), the namespaces
-# it uses, and the names it declares itself beside a user's names.
-LIBRARY_NAMES = frozenset("""
-abort abs accept access acos alarm aligned_alloc asin assert atan atan2 atexit atof atoi
-atol basename bind bsearch btowc calloc cbrt ceil chdir chmod chown chroot clearerr clock
-close closedir connect copysign cos cosh creat ctime daylight difftime dirname div dlopen
-dlsym drand48 dup dup2 endl environ erf erfc errno exec execl execv execve execvp exit
-exp exp2 expm1 fabs fclose fcntl fdopen feof ferror fflush fgetc fgets fileno floor fma
-fmax fmin fmod fopen fork fprintf fputc fputs fread free freopen frexp fscanf fseek fstat
-fsync ftell ftruncate fwrite gamma getc getchar getcwd getenv getline getopt getpid
-getppid gets getuid gmtime hypot index ioctl isalnum isalpha isatty isdigit isfinite
-isinf isnan isspace j0 j1 jn kill labs ldexp lgamma link listen llabs llround localtime
-log log10 log1p log2 longjmp lrand48 lround lseek lstat main major makedev malloc
-memchr memcmp memcpy memmove memset minor mkdir mkfifo mktime mmap modf munmap nan
-nanosleep nearbyint nextafter nice offsetof open opendir optarg opterr optind optopt
-pause perror pipe poll popen pow printf pthread_create putc putchar puts qsort raise rand
-random read readdir readlink realloc realpath recv recvfrom remainder remove rename
-rewind rindex rint rmdir round sbrk scanf select send sendto setbuf setenv setjmp
-setvbuf shutdown signal signbit sin sinh sleep snprintf socket sprintf sqrt srand
-srandom sscanf stat stderr stdin stdout strcat strchr strcmp strcpy strdup strerror
-strlen strncmp strncpy strstr strtod strtol strtoul symlink sync sysconf system tan
-tanh tgamma time timezone tmpfile tolower toupper trunc truncate tzname umask uname
-ungetc unlink unsetenv usleep utime va_arg va_copy va_end va_start vfork vprintf wait
-waitpid write y0 y1 yn linux unix i386 NULL EOF BUFSIZ FILENAME_MAX INFINITY NAN
-HUGE_VAL DOMAIN OVERFLOW UNDERFLOW SING TLOSS PLOSS
+# Every macro, and every global function, variable and type, of the system headers a
+# generated project includes (listed from the headers by emitters/library_names.py) ...
+SYSTEM_NAMES = frozenset(
+    (Path(__file__).with_name("library_names.txt")).read_text().split())
+# ... and by hand: names of headers the list does not read (sockets, directories,
+# CUDA, NCCL, pybind11) or that some platforms define (`i386`, math.h's SVID macros),
+# the namespaces generated code uses, and the names it declares beside a user's names.
+LIBRARY_NAMES = SYSTEM_NAMES | frozenset("""
+accept atexit basename bind closedir connect dirname exec gets ioctl isfinite listen
+main major makedev minor opendir poll readdir recv recvfrom send sendto shutdown signbit
+socket uname utime i386 DOMAIN OVERFLOW UNDERFLOW SING TLOSS PLOSS endl
 std pf parafuse fsm py pybind11 detail cub thrust nvcuda cooperative_groups
 dim3 blockIdx blockDim threadIdx gridDim warpSize half nv_bfloat16 clock64
 Program Sizes Params Slot ScheduleImpl Result Options Match Tables world

@@ -40,3 +40,22 @@ def test_keywords_and_library_names_are_renamed_and_plain_names_kept() -> None:
 def test_autotune_variants_cannot_meet_a_schedule() -> None:
     assert schedule_class("fused.c4") != schedule_class("fused_c4")
     assert schedule_class("fused") == "Schedule_fused"
+
+
+def test_every_global_name_of_the_system_headers_is_renamed() -> None:
+    """emitters/library_names.txt follows the toolchain: every macro, C function and type
+    the headers of a generated project declare is in it (else regenerate it: python -m
+    parafuse.emitters.library_names > emitters/library_names.txt)."""
+    import shutil
+
+    from parafuse.emitters.library_names import library_names
+    from parafuse.emitters.toolchain.cmake import Toolchain
+    from tests.required_tools import require_cxx, require_tool
+
+    require_cxx()
+    require_tool(shutil.which("nm") is not None, "needs nm (binutils)")
+    toolchain = Toolchain.current()
+    found = library_names(toolchain.tool("mpicc"), toolchain.tool("mpicxx"))
+    assert {"expf", "strtok", "tm", "FILE", "EINVAL", "M_PI", "INT_MAX"} <= found
+    missing = sorted(found - LIBRARY_NAMES)
+    assert not missing, f"{len(missing)} names not renamed: {missing[:40]}"
