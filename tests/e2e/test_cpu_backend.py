@@ -7,6 +7,7 @@ import pytest
 
 from parafuse.emitters.autotune import with_chunks
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
+from parafuse.emitters.toolchain.mpirun import run_ranks
 from tests.backend_compare import assert_backend_matches_reference, sample_module, sample_project
 from tests.conftest import SAMPLES
 from tests.e2e.ccn_programs import IN_PLACE, UNPLACED
@@ -67,6 +68,28 @@ def test_pipelined_fused_groups_match_the_reference(sample: str, transport: str,
             assert_backend_matches_reference(project, default, program, name, ranks, sizes,
                                              tmp_path / f"{name}-{ranks}")
             assert_transport(trace.take(), transport, ranks)
+
+
+def test_fused_collectives_use_mpi_and_say_so_where_shared_memory_has_no_room(
+        tmp_path, monkeypatch) -> None:
+    """Where the shared windows' directory cannot hold them (here it does not exist; a full
+    /dev/shm reads the same), the ranks agree on MPI before any window is asked for (Open
+    MPI's allocation would hang the ranks that did not create the file), rank 0 warns
+    once, and the results are the reference's."""
+    monkeypatch.setenv("OMPI_MCA_osc_sm_backing_directory", str(tmp_path / "missing"))
+    trace = TransportTrace(monkeypatch, tmp_path / "trace")
+    module = sample_module("adam")
+    default, fused = module.programs["adam"], module.scheduled_program("adam", "fused")
+    project = sample_project("adam")
+    for ranks in (2, 3):
+        assert_backend_matches_reference(project, default, fused, "fused", ranks,
+                                         {"N": 1021}, tmp_path / f"r{ranks}")
+        assert_transport(trace.take(), "mpi", ranks)
+    done = run_ranks(project, "adam", 2, ["--schedule", "fused", "--random", "--size",
+                                          "N=1021"], timeout_s=120)
+    assert done.returncode == 0, done.stderr
+    warned = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert len(warned) == 1 and "missing" in warned[0] and "use MPI" in warned[0], done.stderr
 
 
 def test_states_updated_in_place_only_where_nothing_reads_the_old_value(tmp_path) -> None:

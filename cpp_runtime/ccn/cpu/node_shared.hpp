@@ -6,16 +6,24 @@
 // Each segment starts with its rank's arrival counter (ccn/cpu/node_sync.hpp): fence()
 // is a barrier on those counters, whose waiters sleep instead of polling.
 // (Before: fence() was MPI_Win_sync around MPI_Barrier, which polls.)
+// Where the windows' backing directory (Open MPI's osc_sm_backing_directory, /dev/shm by
+// default: 64 MiB in a default Docker container) lacks the room, the ranks agree to use
+// MPI and rank 0 says so once on stderr: Open MPI's own allocation would hang the other
+// ranks (it fails on the rank that creates the file, before the broadcast they wait in)
+// or let them fault on pages tmpfs cannot give.
 #pragma once
 #include <mpi.h>
+#include <sys/statvfs.h>
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "ccn/cpu/node_sync.hpp"
@@ -40,6 +48,34 @@ template <typename T> void parallel_copy(const T* from, int64_t count, T* to) {
   }
 }
 
+// The directory of Open MPI's shared-window files.
+inline std::string shared_window_directory() {
+  const char* chosen = std::getenv("OMPI_MCA_osc_sm_backing_directory");
+  return chosen != nullptr && *chosen != '\0' ? chosen : "/dev/shm";
+}
+
+// Bytes free in `directory` to an unprivileged writer, or -1 where it cannot be used.
+inline int64_t free_bytes(const std::string& directory) {
+  struct statvfs fs;
+  if (statvfs(directory.c_str(), &fs) != 0) return -1;
+  return static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize);
+}
+
+// Once per process, on rank 0 of the collective that found no room.
+inline void warn_no_shared_room(int64_t needed, int64_t free, const std::string& directory) {
+  static bool warned = false;
+  if (warned) return;
+  warned = true;
+  const auto mib = [](int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
+  if (free < 0)
+    std::fprintf(stderr, "parafuse: warning: cannot use %s for node-shared memory", directory.c_str());
+  else
+    std::fprintf(stderr, "parafuse: warning: %s has %.1f MiB free, node-shared memory needs %.1f MiB",
+                 directory.c_str(), mib(free), mib(needed));
+  std::fprintf(stderr, "; the fused collectives use MPI instead (slower). Give it room (docker "
+                       "run --shm-size), or set PARAFUSE_FUSED_TRANSPORT=mpi to choose MPI.\n");
+}
+
 class NodeShared {
  public:
   NodeShared() = default;
@@ -47,15 +83,27 @@ class NodeShared {
   NodeShared& operator=(const NodeShared&) = delete;
   ~NodeShared() { release(); }
 
-  // Collective over `comm`: a segment of `bytes` per rank (after its arrival counter), or nothing (usable() is false)
-  // when the ranks span nodes, the environment asks for MPI, or a rank cannot allocate its
-  // segment. The fused collectives then use MPI; nothing is printed (docs/ccn.md).
+  // Collective over `comm`: a segment of `bytes` per rank (after its arrival counter), or
+  // nothing (usable() is false) when the ranks span nodes, the environment asks for MPI,
+  // the backing directory lacks the room (rank 0 warns once) or a rank cannot allocate its
+  // segment. The fused collectives then use MPI (docs/ccn.md).
   void create(MPI_Comm comm, int64_t bytes) {
     release();
     PF_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_));
     int local = comm_size(node_) == comm_size(comm) && !fused_transport_is_mpi(), all = 0;
     PF_MPI(MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, comm));
     if (!all) {
+      MPI_Comm_free(&node_);
+      return;
+    }
+    // Every window this process's collectives hold on the node, and this one, must fit.
+    const int64_t window = comm_size(node_) * (kHeader + bytes);
+    const std::string directory = shared_window_directory();
+    const int64_t available = free_bytes(directory);
+    int room = available >= promised() + window;
+    PF_MPI(MPI_Allreduce(&room, &all, 1, MPI_INT, MPI_MIN, comm));
+    if (!all) {
+      if (comm_rank(comm) == 0) warn_no_shared_room(promised() + window, available, directory);
       MPI_Comm_free(&node_);
       return;
     }
@@ -76,6 +124,8 @@ class NodeShared {
       MPI_Comm_free(&node_);
       return;
     }
+    window_ = window;
+    promised() += window_;
     int ranks = comm_size(node_);
     segments_.assign(ranks, nullptr);
     std::vector<NodeArrivals*> arrivals(ranks);
@@ -109,9 +159,18 @@ class NodeShared {
     if (win_ != MPI_WIN_NULL) {
       MPI_Win_unlock_all(win_);
       MPI_Win_free(&win_);
+      promised() -= window_;
+      window_ = 0;
     }
     if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
     segments_.clear();
+  }
+
+  // Bytes of the node's windows that this process's collectives hold (the same on every
+  // rank: they create them in the same order).
+  static int64_t& promised() {
+    static int64_t bytes = 0;
+    return bytes;
   }
 
   // the arrival counter's room at the start of each segment (keeps the data 64-aligned)
@@ -123,6 +182,7 @@ class NodeShared {
   std::vector<void*> segments_;
   NodeBarrier barrier_;
   int rank_ = 0;
+  int64_t window_ = 0;  // this window's bytes on the node, counted in promised()
 };
 
 // A value's block, in this rank's own memory or, once placed, in its shared segment
