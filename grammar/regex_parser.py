@@ -29,14 +29,13 @@ from .regex_ast import (
     position_count,
 )
 from .regex_checks import check_regex
-from .regex_escapes import BACKREFERENCE_HINT, EscapeParser, fold_case, mask_of, mask_of_range
-from .regex_properties import POSIX_CLASSES
+from .regex_classes import COLLATING_ITEM, POSIX_ITEM, ClassParser
+from .regex_escapes import BACKREFERENCE_HINT, mask_of
 
 MAX_REPEAT = 65535
 MAX_POSITIONS = 20_000
 MAX_GROUP_DEPTH = 100
 _QUANTIFIER = re.compile(r"\{(\d+)(,(\d*))?\}")
-_POSIX = re.compile(r"\[:(\^?)([A-Za-z]*):\]")
 _INLINE_FLAGS = re.compile(r"\(\?([imsx]*)(?:-([imsx]*))?([:)])")
 _NAMED_GROUP = re.compile(r"\(\?(?:P?<([A-Za-z_][A-Za-z0-9_]*)>|'([A-Za-z_][A-Za-z0-9_]*)')")
 _EXTENDED_SPACE = " \t\n\r\f\v"
@@ -95,7 +94,7 @@ def spans_lines_allowed(text: str, flags: str) -> bool:
     return extended
 
 
-class _RegexParser(EscapeParser):
+class _RegexParser(ClassParser):
     def __init__(self, text: str, flags: str, location: Location) -> None:
         super().__init__(text, location)
         self.flags = Flags().changed(flags, "")
@@ -175,9 +174,12 @@ class _RegexParser(EscapeParser):
         if char == "(":
             return self.group()
         if char == "[":
-            if _POSIX.match(self.text, start):
+            if POSIX_ITEM.match(self.text, start):
                 raise self.error("POSIX classes such as '[:alpha:]' are only allowed inside a "
                                  "class: write [[:alpha:]]", start, width=2)
+            if COLLATING_ITEM.match(self.text, start):
+                raise self.error("POSIX collating elements such as '[.a.]' are not supported",
+                                 start, width=2)
             return ByteClass(self.byte_class(), self.span(start, self.pos))
         if char in "*+?" or (char == "{" and _QUANTIFIER.match(self.text, start)):
             raise self.error(f"quantifier '{char}' has nothing to repeat", start)
@@ -198,9 +200,6 @@ class _RegexParser(EscapeParser):
         if kind != "unfolded":
             mask = self.fold(mask)
         return ByteClass(mask, self.span(start, self.pos))
-
-    def fold(self, mask: int) -> int:
-        return fold_case(mask) if self.flags.caseless else mask
 
     def group(self) -> RegexNode | None:
         """A group; None for a comment `(?#...)` or inline flags `(?i)`."""
@@ -301,88 +300,8 @@ class _RegexParser(EscapeParser):
         if max_count is not None and min_count > max_count:
             raise self.error(f"repeat {{{min_count},{max_count}}} has its bounds out of order",
                              start, width=width)
+        if max_count == 0:
+            raise self.error(f"repeat '{match.group(0)}' matches its item zero times (Hyperscan "
+                             "refuses it as an invalid repeat)", start, width=width,
+                             hint="delete the repeated item together with its quantifier")
         return min_count, max_count
-
-    def byte_class(self) -> int:
-        start = self.pos
-        self.pos += 1
-        negated = self.peek() == "^"
-        if negated:
-            self.pos += 1
-        folded, unfolded, first = 0, 0, True
-        while True:
-            self.skip_quoting_in_class()
-            if not self.peek():
-                raise self.error("unclosed class: add ']'", start)
-            if self.peek() == "]" and not first and not self.quoting:
-                break
-            first = False
-            mask, kind = self.class_item()
-            if kind == "unfolded":
-                unfolded |= mask
-            else:
-                folded |= mask
-        self.pos += 1
-        mask = self.fold(folded) | unfolded
-        return ALL_BYTES & ~mask if negated else mask
-
-    def skip_quoting_in_class(self) -> None:
-        while True:
-            two = self.text[self.pos:self.pos + 2]
-            if self.quoting and two == "\\E":
-                self.quoting = False
-            elif not self.quoting and two in ("\\Q", "\\E"):
-                self.quoting = two == "\\Q"
-            else:
-                return
-            self.pos += 2
-
-    def class_element(self) -> tuple[int, str, int]:
-        """One byte, escape or POSIX class inside `[...]`: (mask, kind, start offset)."""
-        start = self.pos
-        if self.quoting:
-            self.pos += 1
-            return mask_of(ord(self.text[start])), "byte", start
-        posix = _POSIX.match(self.text, start)
-        if posix:
-            name = posix.group(2)
-            if name not in POSIX_CLASSES:
-                raise self.error(f"unknown POSIX class '[:{name}:]'", start,
-                                 width=posix.end() - start,
-                                 hint="known: " + " ".join(sorted(POSIX_CLASSES)))
-            self.pos = posix.end()
-            mask = POSIX_CLASSES[name]
-            if posix.group(1):  # negated after case folding, as in Hyperscan
-                return ALL_BYTES & ~self.fold(mask), "unfolded", start
-            return mask, "set", start
-        if self.text.startswith(("[.", "[="), start):
-            raise self.error("POSIX collating elements such as '[.a.]' are not supported",
-                             start, width=2)
-        if self.peek() == "\\":
-            mask, kind = self.escape(in_class=True)
-            return mask, kind, start
-        self.pos += 1
-        return mask_of(ord(self.text[start])), "byte", start
-
-    def class_item(self) -> tuple[int, str]:
-        """A class element or a range `a-z`; a '-' first or last, or after a set, is literal."""
-        low_mask, low_kind, start = self.class_element()
-        if low_kind != "byte" or self.peek() != "-" or self.peek(1) in ("]", ""):
-            return low_mask, low_kind
-        self.pos += 1
-        self.skip_quoting_in_class()
-        high_mask, high_kind, high_start = self.class_element()
-        if high_kind != "byte":
-            raise self.error("a set such as '\\d' cannot end a range", high_start,
-                             width=self.pos - high_start,
-                             hint="put '-' first or last to mean a literal '-'")
-        low, high = low_mask.bit_length() - 1, high_mask.bit_length() - 1
-        if low > high:
-            raise self.error(f"range out of order: {_show(low)} is after {_show(high)}",
-                             start, width=self.pos - start)
-        return mask_of_range(low, high), "byte"
-
-
-def _show(byte: int) -> str:
-    char = chr(byte)
-    return f"'{char}'" if char.isprintable() and byte < 0x7F else f"\\x{byte:02x}"

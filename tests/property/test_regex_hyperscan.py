@@ -39,6 +39,15 @@ FIXED_CASES = [
     ([("(?i)(?x)\n  a b   # AB, any case\n  [c ]\n", ""), ("a b\n  \\b", "x")], b"xaBc ab c"),
     ([(r"\Qa.b\E+", ""), (r"\x{41}\101\o{101}", ""), (r"\cA|\e|\a", "")],
      b"a.bbb AAA \x01\x1b\x07"),
+
+    # \Q...\E inside classes: quoted '-', ']' and '^' are literal; an empty \Q\E is ignored
+    ([(r"[\Qa-c\E]+", ""), (r"[a\Q\E-c]x", "i"), (r"[\Q]\E-]", "s"), (r"[^\Q^\E]", "s"),
+      (r"[\Q\E^a]b", ""), (r"[x\Q-\Ey]\n", "is")],
+     b"a-c bcx B]x -^\n ab ^b x-y\n"),
+    # anchors Hyperscan accepts once its leading repeats keep their minimum
+    ([("(?:^){1,2}a", ""), ("(?:^)+a", "m"), ("(?:^){0,2}b", "m"), (r"(?:\z)?^", ""),
+      ("^^a", ""), (r"^\Aa", ""), (r"(?:\b){2}a", ""), ("(?:$){2}", "m")],
+     b"ab\nab\n"),
 ]
 
 
@@ -60,6 +69,32 @@ NEVER_MATCH_CASES = [r"\b\B|^\b[^a]\B$", r"^\b[^a]\B$", r"\b[^a]\B$", r"a\B$", r
 @pytest.mark.parametrize("regex", NEVER_MATCH_CASES)
 def test_never_matching_patterns_refused_as_hyperscan_does(regex) -> None:
     compile_both([(regex, "")])  # AssertionError when only one of the two refuses
+
+
+# Where Hyperscan refuses: a start anchor repeated in more than one copy ("Embedded anchors
+# not supported"), a start anchor after a multi-line '^' ("Embedded start anchors not
+# supported"), a repeat {0} ("Invalid repeat"), classes it cannot read; and their accepted
+# neighbours. boostfsm must refuse exactly these.
+REFUSAL_CASES = [
+    ("(?:^){2}a", ""), ("(?:^){2}", ""), ("(?:^){2}", "m"), (r"(?:(?:\A)+){2}a", ""),
+    ("^^a", "m"), (r"^\Aa", "m"), (r"(?m)^\Aa", ""), ("a{0}b", ""), ("a{0,0}b", ""),
+    ("x{0}a", ""), ("(?:){0}a", ""), (r"(?:\b){0}a", ""), ("(?:^){2,}a", ""),
+    ("(?:^){2,3}a", ""), ("(?:^|^){2}a", ""), ("^(?:^){0,2}a", ""), ("^(?:^){1,2}a", ""),
+    ("^(?:(?m)^)+a", ""), ("^(?:^)?a", "m"), ("(?:(?:^)+)+a", "m"), ("x(?:^|){2}a", ""),
+    (r"$^", ""), (r"(?:\z)?^a", ""), ("(?:^|$)(?:^|$)+", ""),
+    (r"[a-\Q-\E]", ""), (r"[a-\Q\E-c]", ""), (r"[a-\Q\E\d]", ""), (r"[\Qab]", ""),
+    ("[[:a-b:]]", ""), ("[:a-b:]", ""), (r"[[:alpha\Q\E:]]", ""), ("[.a.]", ""),
+    # accepted
+    ("^^a", ""), (r"^\Aa", ""), ("(?:^)+a", ""), (r"(?:\b){2}a", ""), ("(?:$){2}", ""),
+    ("(?:$){2}", "m"), ("a{0,1}b", ""), ("a{0,}b", ""), ("(?:^){1,2}a", ""),
+    ("(?:^){0,2}a", ""), ("(?:^)+a", "m"), ("(?:^|){2}a", ""), ("(?:(?:^)?){2}a", ""),
+    (r"\A(?m)^a", ""), (r"(?:\z){0,1}(?:^)", ""), ("(?:^|$)+", ""), ("[[.a]", ""),
+]
+
+
+@pytest.mark.parametrize("regex,flags", REFUSAL_CASES)
+def test_refused_exactly_where_hyperscan_refuses(regex, flags) -> None:
+    compile_both([(regex, flags)])  # AssertionError when only one of the two refuses
 
 
 @settings(max_examples=1000, deadline=None, derandomize=True,

@@ -79,3 +79,24 @@ def test_escapes_are_hyperscans(caseless: bool) -> None:
         r"\i", r"\y", r"\T", r"[\b]", r"[\1]", r"[\d-]", r"[\w-z]", r"[\Q]\E]", r"[a-\x{7a}]",
         r"[^\d\s]", r"(?i:[a-c])", r"(?-i:[a-c])", r"[\xc0-\xc5]", r"\xe9", r"[\s\S]",
     ], caseless)
+
+
+# `\Q...\E` inside a class, as Hyperscan reads it: the quoted bytes are literal (a quoted
+# '-' makes no range, a quoted ']' does not close, a quoted '^' does not negate), a quoted
+# byte may still start or end a range, and an empty `\Q\E` or a lone `\E` is ignored
+# anywhere, even between a range's ends or before the '^' that negates.
+QUOTED_CLASSES = [
+    r"[\Qa-c\E]", r"[x\Q-\Ey]", r"[\Q]\E]", r"[^\Q^\E]", r"[a\Q\E-c]", r"[a\Q\E-\Q\Ec]",
+    r"[a-\Q\Ec]", r"[\Q\Ea-c]", r"[\Q^\Ea]", r"[a\Q-\Ec]", r"[a-\Qc\E]", r"[\Qa\E-c]",
+    r"[\Q\E]a]", r"[\Q\E^a]", r"[^\Q\E]a]", r"[^\Q\E^a]", r"[\Q\E\Q\E^a]", r"[\E^a]",
+    r"[\Q\E^\Q\E]a]", r"[\Q\\\E]", r"[\Q\d\E]", r"[a\Q\E]", r"[a-\Q\E]", r"[\E]a]",
+    r"[a\E-c]", r"[a-\Ec]", r"[\Q-\Ea]", r"[a\Q-\E]", r"[\Q[:alpha:]\E]", r"[\Qz-a\E]",
+    r"[\Q\E\Qa\E-c]", r"[\Qa\E\Q\E-c]", r"[a-\Q\E\Qc\E]", r"[\Q-\E-a]", r"[!-\Q-\E]",
+    r"[!--]", r"[--a]", r"[\d--a]", r"[a-c-e]", r"[\x61\Q\E-c]", r"[\Qab\E-d]",
+    r"[a\Q\E\E-c]", r"[[.a]", r"[x[:]", r"[\Q\E-a]", r"[a\Q\E-]",
+]
+
+
+@pytest.mark.parametrize("caseless", [False, True])
+def test_quoting_inside_classes_is_hyperscans(caseless: bool) -> None:
+    assert_same_bytes(QUOTED_CLASSES, caseless)
