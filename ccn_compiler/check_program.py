@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError, Note
 
 from . import ir
 from .check_stages import check_collective, check_matmul, check_update
 from .infer_expr import check_expr
+from .numerics import NUMPY_DTYPES
 from .scope import COLLECTIVES, Binding, Scope, did_you_mean
 from .types import DTYPES, REPLICATED, Layout, ValueType, is_int
 
@@ -20,6 +23,29 @@ def _dtype(ident: ast.Identifier) -> str:
     return ident.name
 
 
+def dtype_range(dtype: str) -> str:
+    """What a param of `dtype` can hold, in words: "-2147483648 to 2147483647"."""
+    if is_int(dtype):
+        info = np.iinfo(NUMPY_DTYPES[dtype])
+        return f"{info.min} to {info.max}"
+    return f"finite values up to ±{float(np.finfo(NUMPY_DTYPES[dtype]).max):.6g}"
+
+
+def fits_dtype(value: int | float, dtype: str) -> bool:
+    """Whether a finite number written for a param of `dtype` is one the dtype can hold:
+    an integer in range, or a float that does not round to infinity (docs/ccn-language.md,
+    section 3: a literal too large for its dtype is an error, not `inf`)."""
+    if is_int(dtype):
+        info = np.iinfo(NUMPY_DTYPES[dtype])
+        return info.min <= value <= info.max
+    try:
+        number = float(value)
+    except OverflowError:  # an integer literal beyond every float
+        return False
+    with np.errstate(over="ignore"):
+        return bool(np.isfinite(np.asarray(number).astype(NUMPY_DTYPES[dtype])))
+
+
 def _param(decl: ast.ParamDecl, scope: Scope) -> ir.Param:
     dtype = _dtype(decl.dtype)
     default = None
@@ -28,6 +54,10 @@ def _param(decl: ast.ParamDecl, scope: Scope) -> ir.Param:
         if is_int(dtype) and not decl.default.number.is_integer:
             raise CompileError(f"param '{decl.name.name}' is {dtype} but its default is not an "
                                "integer", decl.default.location)
+        if not fits_dtype(default, dtype):
+            raise CompileError(f"the default of param '{decl.name.name}' does not fit {dtype} "
+                               f"({dtype} holds {dtype_range(dtype)})", decl.default.location,
+                               hint=f"use a default {dtype} can represent, or a wider dtype")
     vt = ValueType(dtype, (), REPLICATED)
     scope.define(decl.name.name, Binding("param", vt, decl.name.location))
     return ir.Param(decl.name.name, dtype, default, decl.location)

@@ -16,6 +16,8 @@ from .runner_io import (
     load_tensors,
     parse_params,
     parse_sizes,
+    prepare_outputs,
+    remove_empty,
     write_outputs,
 )
 
@@ -45,9 +47,14 @@ def run_reference(program: ir.Program, schedule: str, options: RunOptions) -> di
     topology = Topology(options.ranks, {g.name: g.blocks for g in program.groups})
     world = World(topology, sizes, seed=options.seed)
     initial = load_tensors(program, world, options.inputs, options.random)
-    result = run_program(program, world, params, initial, options.iters, options.warmup)
+    created = prepare_outputs(options.outputs) if options.outputs is not None else []
+    try:
+        result = run_program(program, world, params, initial, options.iters, options.warmup)
+    except BaseException:
+        remove_empty(created)  # a failed step leaves no folder behind either
+        raise
     if options.outputs is not None:
-        write_outputs(program, world, result.results, options.outputs, schedule)
+        write_outputs(program, world, result.results, options.outputs, schedule, created)
     return {
         "program": program.name, "schedule": schedule, "backend": "reference",
         "ranks": options.ranks, "sizes": sizes, "iters": options.iters,

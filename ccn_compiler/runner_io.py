@@ -7,6 +7,7 @@ naming the file or option. Outputs are written to temporary names and renamed.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -18,6 +19,7 @@ import numpy as np
 from parafuse.grammar.diagnostics import CompileError
 
 from . import ir, philox
+from .check_program import dtype_range, fits_dtype
 from .interp_values import PerRank, World
 from .numerics import NUMPY_DTYPES
 from .types import is_int
@@ -72,13 +74,26 @@ def parse_params(program: ir.Program, items: tuple[str, ...]) -> dict[str, np.nd
         text = given.get(name)
         if text is None and param.default is None:
             raise RunnerInputError(f"missing --param {name}=...: it has no default")
-        try:
-            number = (int(text) if is_int(param.dtype) else float(text)) if text is not None \
-                else param.default
-        except ValueError:
-            raise RunnerInputError(f"--param {name}={text}: not a {param.dtype} number") from None
-        values[name] = np.asarray(number).astype(NUMPY_DTYPES[param.dtype])
+        number = param.default if text is None else _number(name, text, param.dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            values[name] = np.asarray(number).astype(NUMPY_DTYPES[param.dtype])
     return values
+
+
+def _number(name: str, text: str, dtype: str) -> int | float:
+    """`--param NAME=TEXT` as a `dtype` number: an integer, or a float the dtype can hold
+    without rounding to infinity (`inf` and `nan` written out are taken as they are)."""
+    try:
+        if "_" in text:  # Python reads 1_000; the compiled runners do not
+            raise ValueError(text)
+        number = int(text) if is_int(dtype) else float(text)
+    except ValueError:
+        raise RunnerInputError(f"--param {name}={text}: not a {dtype} number") from None
+    spelled_out = text.lstrip("+-").lower() in ("inf", "infinity", "nan")
+    if not spelled_out and not fits_dtype(number, dtype):
+        raise RunnerInputError(f"--param {name}={text}: not a {dtype} number",
+                               hint=f"out of range: {dtype} holds {dtype_range(dtype)}")
+    return number
 
 
 def check_ranks(program: ir.Program, ranks: int) -> None:
@@ -143,36 +158,85 @@ def load_tensors(program: ir.Program, world: World, inputs: str | None,
     return loaded
 
 
-def _atomic_save(path: Path, array: np.ndarray) -> None:
+def prepare_outputs(out_dir: str) -> list[Path]:
+    """Create the `--outputs` folder before any step, as the compiled runners do; return the
+    folders this made (`write_outputs` removes them again if writing fails). A folder that
+    cannot be made or written to is a `RunnerInputError` naming it and the OS's reason."""
+    out = Path(out_dir)
+    created = [p for p in [*reversed(out.parents), out] if not p.exists()]
+    problem = next((f"{os.strerror(errno.ENOTDIR)} ('{p}' is a file)"
+                    for p in [*reversed(out.parents), out] if p.exists() and not p.is_dir()),
+                   None)
+    if problem is None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            problem = exc.strerror or str(exc)
+    if problem is None and not os.access(out, os.W_OK | os.X_OK):
+        problem = os.strerror(errno.EACCES)
+    if problem is not None:
+        remove_empty(created)
+        raise RunnerInputError(f"--outputs {out_dir}: cannot write the output folder: {problem}")
+    return created
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Remove the folders `prepare_outputs` made, innermost first, where they are empty."""
+    for folder in reversed(folders):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
+def _staged(path: Path, write) -> Path:
+    """`write(handle)` into a temporary file next to `path`; the temporary's path."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def _npy_writer(array: np.ndarray):
     if array.dtype == NUMPY_DTYPES["bf16"]:
         array = array.view(np.dtype("V2"))
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "wb") as handle:
-        np.save(handle, array, allow_pickle=False)
-    os.replace(tmp, path)
-
-
-def _atomic_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    return lambda handle: np.save(handle, array, allow_pickle=False)
 
 
 def write_outputs(program: ir.Program, world: World, results: dict[str, PerRank],
-                  out_dir: str, schedule: str) -> None:
+                  out_dir: str, schedule: str, created: list[Path] | None = None) -> None:
+    """Every output file and the manifest, written to temporary names and renamed only when
+    all are written: a failure leaves no new file (and no folder `prepare_outputs` made)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    if created is None:
+        created = prepare_outputs(out_dir)
+    staged: list[tuple[Path, Path]] = []
     entries = []
-    for file_name, value_name, vt in program.result_types():
-        files = []
-        for rank, array in enumerate(results[file_name]):
-            name = f"{file_name}.rank{rank}.npy"
-            _atomic_save(out / name, array)
-            files.append(name)
-        entries.append({"name": file_name, "value": value_name, "dtype": vt.dtype,
-                        "shape": list(world.shape(vt)), "layout": str(vt.layout),
-                        "files": files})
-    manifest = {"program": program.name, "schedule": schedule, "ranks": world.ranks,
-                "sizes": world.sizes, "outputs": entries}
-    _atomic_text(out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+    try:
+        for file_name, value_name, vt in program.result_types():
+            files = []
+            for rank, array in enumerate(results[file_name]):
+                name = f"{file_name}.rank{rank}.npy"
+                staged.append((_staged(out / name, _npy_writer(array)), out / name))
+                files.append(name)
+            entries.append({"name": file_name, "value": value_name, "dtype": vt.dtype,
+                            "shape": list(world.shape(vt)), "layout": str(vt.layout),
+                            "files": files})
+        manifest = {"program": program.name, "schedule": schedule, "ranks": world.ranks,
+                    "sizes": world.sizes, "outputs": entries}
+        text = (json.dumps(manifest, indent=2) + "\n").encode()
+        staged.append((_staged(out / "manifest.json", lambda h: h.write(text)),
+                       out / "manifest.json"))
+        for temporary, final in staged:
+            os.replace(temporary, final)
+    except OSError as exc:
+        for temporary, _ in staged:
+            temporary.unlink(missing_ok=True)
+        remove_empty(created)
+        where = f" ('{exc.filename}')" if exc.filename else ""
+        raise RunnerInputError(f"--outputs {out_dir}: cannot write the outputs: "
+                               f"{exc.strerror or exc}{where}") from None

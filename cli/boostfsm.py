@@ -18,7 +18,14 @@ from pathlib import Path
 
 import click
 
-from parafuse.cli.errors import UsageError, read_source, reports_errors
+from parafuse.cli.errors import (
+    CommandLine,
+    UsageError,
+    check_output_folder,
+    read_source,
+    reports_errors,
+    writing_folder,
+)
 from parafuse.cli.fsm_engine_report import any_analysis_json, print_any_analysis
 from parafuse.cli.fsm_report import analysis_json, print_analysis, print_run
 from parafuse.cli.fsm_runtime_choice import runner_for, runtime_choice
@@ -100,7 +107,8 @@ def _read_input(path: str) -> bytes:
         raise UsageError(f"cannot read input '{path}': {exc.strerror}") from None
 
 
-@click.group(help="Compile finite-state machines (.fsm) to parallel C++.")
+@click.group(cls=CommandLine, prog=PROG,
+             help="Compile finite-state machines (.fsm) to parallel C++.")
 def main() -> None:
     pass
 
@@ -248,21 +256,29 @@ def compile_command(file, machine, out_dir, with_python, train_path, no_build, m
     compiled = _compile(file, _overrides(max_states, max_fused_states, lookback), machine)
     sample = _read_input(train_path) if train_path else None
     several = len(compiled.machines) > 1
-    for compiled_machine in compiled.machines:
-        folder = Path(out_dir or compiled_machine.name)
-        if several and out_dir:
-            folder = folder / compiled_machine.name
-        if isinstance(compiled_machine, CompiledTokenSet):
-            compile_token_project(compiled_machine, file, folder, with_python, sample, no_build)
-        else:
-            analysis = analyse_for_project(compiled_machine, sample)
-            files = project_files(ProjectRequest(compiled_machine, file, analysis, with_python))
-            if no_build:
-                write_tree(folder, files)
-            else:
-                build_tree(files, folder, cmake_arguments(with_python))
+    folders = [Path(out_dir or m.name) / (m.name if several and out_dir else "")
+               for m in compiled.machines]
+    for folder in folders:  # every folder is checked before any is written
+        check_output_folder(folder, "-o" if out_dir else None)
+    for compiled_machine, folder in zip(compiled.machines, folders, strict=True):
+        with writing_folder(folder, "-o" if out_dir else None):
+            _compile_one(compiled_machine, file, folder, with_python, sample, no_build)
         built = "" if no_build else f"; built {folder / 'build' / (compiled_machine.name + '_run')}"
         click.echo(f"wrote {folder} (machine {compiled_machine.name}){built}")
+
+
+def _compile_one(compiled_machine, file: str, folder: Path, with_python: bool,
+                 sample: bytes | None, no_build: bool) -> None:
+    if isinstance(compiled_machine, CompiledTokenSet):
+        compile_token_project(compiled_machine, file, folder, with_python, sample, no_build)
+        return
+    analysis = analyse_for_project(compiled_machine, sample)
+    files = project_files(ProjectRequest(compiled_machine, file, analysis, with_python))
+    if no_build:
+        write_tree(folder, files)
+    else:
+        build_tree(files, folder, cmake_arguments(with_python))
+
 
 if __name__ == "__main__":
     main()

@@ -23,7 +23,7 @@ from parafuse.emitters.toolchain.mpirun import run_ranks
 from parafuse.emitters.toolchain.nvidia import find_nvcc, gpu_present
 from parafuse.grammar.ccn_parser import parse_ccn
 
-from .errors import UsageError, read_source, reports_errors
+from .errors import CommandLine, UsageError, read_source, reports_errors, writing_folder
 
 BACKENDS = ("reference", "cpu", "cuda", "cuda-emulated")
 # cuda-emulated: the CUDA backend's code on the emulated device (the system's C++ compiler
@@ -43,7 +43,8 @@ def _build_notice(text: str, final: bool) -> None:
     click.echo(text if text.startswith(" ") else f"coconetc: {text}", nl=final, err=True)
 
 
-@click.group(help="Compile .ccn programs: computation fused with communication.")
+@click.group(cls=CommandLine, prog="coconetc",
+             help="Compile .ccn programs: computation fused with communication.")
 def main() -> None:
     heard = BUILD_NOTICE.set(_build_notice)  # for this command only (tests run many in-process)
     click.get_current_context().call_on_close(lambda: BUILD_NOTICE.reset(heard))
@@ -185,7 +186,8 @@ def build(file: str, program_name: str | None, schedule: str, backend: str,
     command = "coconetc build " + " ".join(sys.argv[2:])
     plans = scheduled_plans(module, program.name, schedules)
     files = cpu.print_project(module, program.name, plans, command, python=python_module)
-    build_tree(files, folder, cpu.cmake_arguments(python=python_module))
+    with writing_folder(folder, "-o" if out_dir else None):
+        build_tree(files, folder, cpu.cmake_arguments(python=python_module))
     click.echo(f"built {folder}/build/{program.name}_run with schedules: {', '.join(schedules)}")
 
 
@@ -200,9 +202,10 @@ def _autotune(module: CheckedModule, program: str, backend: str, ranks: int | No
         _require_nvcc_and_gpu("--autotune with --backend cuda", "to time the candidates")
         builder = tuning_builder(cuda_arch)
     folder = Path(out_dir or f"{program}_{backend.replace('-', '_')}")
-    chosen = autotune_program(module, program, ranks, sizes, folder,
-                              "coconetc build " + " ".join(sys.argv[2:]),
-                              lambda line: click.echo(line, err=True), builder)
+    with writing_folder(folder, "-o" if out_dir else None):
+        chosen = autotune_program(module, program, ranks, sizes, folder,
+                                  "coconetc build " + " ".join(sys.argv[2:]),
+                                  lambda line: click.echo(line, err=True), builder)
     click.echo(f"built {folder}/build/{program}_run; the autotuner chose {chosen} "
                f"(every candidate's time is in {folder}/tuning.json)")
 
@@ -215,10 +218,11 @@ def _build_cuda(module: CheckedModule, program: str, schedule: str, out_dir: str
     plans = scheduled_plans(module, program, schedules)
     files = cuda.print_project(module, program, plans, command, cuda_arch, python)
     nvcc = find_nvcc()
-    if nvcc is not None:
-        build_tree(files, folder, cuda.cmake_arguments(nvcc, python))
-    else:
-        write_tree(folder, files)
+    with writing_folder(folder, "-o" if out_dir else None):
+        if nvcc is not None:
+            build_tree(files, folder, cuda.cmake_arguments(nvcc, python))
+        else:
+            write_tree(folder, files)
     if nvcc is not None:
         click.echo(f"built {folder}/build/{program}_run (CUDA {cuda_arch}) with schedules: "
                    f"{', '.join(schedules)}")
@@ -235,8 +239,9 @@ def _build_emulated(module: CheckedModule, program: str, schedule: str, out_dir:
                          "(use --backend cpu or cuda)")
     schedules = _schedules(module, program, schedule)
     folder = Path(out_dir or f"{program}_cuda_emulated")
-    build_emulated_project(module, program, schedules,
-                           "coconetc build " + " ".join(sys.argv[2:]), folder)
+    with writing_folder(folder, "-o" if out_dir else None):
+        build_emulated_project(module, program, schedules,
+                               "coconetc build " + " ".join(sys.argv[2:]), folder)
     click.echo(f"built {folder}/build/{program}_run (CUDA on the emulated device) with "
                f"schedules: {', '.join(schedules)}")
 

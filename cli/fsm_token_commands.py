@@ -3,6 +3,7 @@ these where the machine is one)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
@@ -43,8 +44,9 @@ def write_tokens_npy(path: str, token_set: CompiledTokenSet, data: bytes) -> Non
             np.save(handle, records)
         os.replace(temporary, path)
     except OSError as exc:
-        Path(temporary).unlink(missing_ok=True)
-        raise UsageError(f"cannot write '{path}': {exc.strerror}") from None
+        with contextlib.suppress(OSError):  # never made, where the folder is not one
+            Path(temporary).unlink(missing_ok=True)
+        raise UsageError(f"--tokens-out {path}: cannot write the file: {exc.strerror}") from None
 
 
 def run_reference_tokens(token_set: CompiledTokenSet, data: bytes, repeat: int,

@@ -85,6 +85,12 @@ class _ToAst(Transformer):
         num = ast.Number(str(number), self._tok(number))
         return ast.SignedNumber(sign is not None, num, self._loc(meta))
 
+    def param_default(self, meta: Meta, children: list) -> ast.SignedNumber:
+        sign, number = children
+        num = ast.Number(str(number), self._tok(number))
+        negative = sign is not None and sign.type == "MINUS"
+        return ast.SignedNumber(negative, num, self._loc(meta))
+
     def param_decl(self, meta: Meta, children: list) -> ast.ParamDecl:
         name, dtype, default = children
         return ast.ParamDecl(self._ident(name), self._ident(dtype), default, self._loc(meta))

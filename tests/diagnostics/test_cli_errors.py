@@ -1,0 +1,162 @@
+"""Mistakes on the command line and outputs that cannot be written, for both tools: one line
+`PROG: error: ...` naming the option or path, exit code 1, no traceback, nothing written."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from parafuse.cli.boostfsm import main as boostfsm
+from parafuse.cli.coconetc import main as coconetc
+from tests.conftest import REPO
+
+SAMPLES = REPO / "samples"
+SGD = str(SAMPLES / "sgd.ccn")
+DIV7 = str(SAMPLES / "div7.fsm")
+RUN_SGD = ["run", SGD, "--size", "N=4", "--random"]
+
+
+def one_line_error(result, prog: str, *words: str) -> str:
+    """The single stderr line of a failed command, checked for the house style."""
+    assert result.exit_code == 1, (result.exit_code, result.output)
+    assert "Traceback" not in result.output and "internal error" not in result.stderr
+    assert "Usage:" not in result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"{prog}: error: "), lines[0]
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+COCONETC_USAGE = [
+    (RUN_SGD, ["missing option '-n'", "coconetc run --help"]),
+    (RUN_SGD + ["-n", "abc"], ["'-n'", "'abc' is not a valid integer"]),
+    (RUN_SGD + ["-n", "2", "--iters", "abc"], ["'--iters'", "'abc'"]),
+    (RUN_SGD + ["-n", "2", "--backend", "foo"], ["'--backend'", "'foo'", "reference"]),
+    (["build", SGD, "--backend", "reference"], ["'--backend'", "'reference'", "cpu"]),
+    (RUN_SGD + ["-n", "2", "--frob"], ["no such option '--frob'"]),
+    (RUN_SGD + ["-n", "2", "--rando"], ["'--rando'", "--random"]),
+    (["frob"], ["no such command 'frob'", "commands: build, check, run, show"]),
+    (["--frob"], ["no such option '--frob'"]),
+    (["run", "-n", "2"], ["missing argument 'FILE'"]),
+    (["check"], ["missing argument 'FILE'"]),
+    (["check", SGD, "extra"], ["extra argument"]),
+    (RUN_SGD + ["-n"], ["'-n' requires an argument"]),
+]
+
+
+@pytest.mark.parametrize("args, words", COCONETC_USAGE,
+                         ids=[" ".join(a[:1] + a[2:])[:60] for a, _ in COCONETC_USAGE])
+def test_coconetc_usage_error_is_one_line_exit_1(args, words) -> None:
+    one_line_error(CliRunner().invoke(coconetc, args), "coconetc", *words)
+
+
+BOOSTFSM_USAGE = [
+    (["frob"], ["no such command 'frob'", "analyze, check, compile, run"]),
+    (["check"], ["missing argument 'FILE'"]),
+    (["run", DIV7], ["missing argument 'INPUT'"]),
+    (["run", DIV7, DIV7, "--backend", "foo"], ["'--backend'", "'foo'"]),
+    (["run", DIV7, DIV7, "--threads", "abc"], ["'--threads'", "'abc'"]),
+    (["run", DIV7, DIV7, "--threads", "-1"], ["'--threads'", "-1"]),
+    (["check", DIV7, "--max-states", "0"], ["'--max-states'"]),
+    (["compile", DIV7, "--frob"], ["no such option '--frob'", "boostfsm compile --help"]),
+]
+
+
+@pytest.mark.parametrize("args, words", BOOSTFSM_USAGE,
+                         ids=[" ".join(a[:1] + a[2:])[:60] for a, _ in BOOSTFSM_USAGE])
+def test_boostfsm_usage_error_is_one_line_exit_1(args, words) -> None:
+    one_line_error(CliRunner().invoke(boostfsm, args), "boostfsm", *words)
+
+
+@pytest.mark.parametrize("main", [coconetc, boostfsm], ids=["coconetc", "boostfsm"])
+@pytest.mark.parametrize("args", [["--help"], [], ["check", "--help"]],
+                         ids=["help", "no-arguments", "command-help"])
+def test_help_and_no_arguments_print_the_help_and_exit_0(main, args) -> None:
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("Usage: ") and result.stderr == ""
+
+
+def test_outputs_naming_a_file_is_refused(tmp_path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("keep me")
+    result = CliRunner().invoke(coconetc, RUN_SGD + ["-n", "2", "--outputs", str(afile)])
+    one_line_error(result, "coconetc", "'--outputs'", "is a file")
+    assert afile.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("under", ["afile/sub", "afile"])
+def test_outputs_under_a_file_is_one_line_and_writes_nothing(tmp_path, under) -> None:
+    (tmp_path / "afile").write_text("keep me")
+    out = tmp_path / under / "deeper"
+    result = CliRunner().invoke(coconetc, RUN_SGD + ["-n", "2", "--outputs", str(out)])
+    one_line_error(result, "coconetc", f"--outputs {out}", "Not a directory", "is a file")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+    assert (tmp_path / "afile").read_text() == "keep me"
+
+
+@pytest.mark.parametrize("out", ["afile/sub", "afile"])
+def test_boostfsm_compile_into_a_file_is_one_line_and_writes_nothing(tmp_path, monkeypatch,
+                                                                     out) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("afile").write_text("keep me")
+    result = CliRunner().invoke(boostfsm, ["compile", DIV7, "-o", out, "--no-build"])
+    one_line_error(result, "boostfsm", f"-o {out}", "Not a directory", "'afile' is a file")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+    assert Path("afile").read_text() == "keep me"
+
+
+def test_boostfsm_compile_reports_an_os_error_of_its_folder(tmp_path, monkeypatch) -> None:
+    """An error the checks before writing cannot foresee (here, /proc refuses new files)."""
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs /proc")
+    result = CliRunner().invoke(boostfsm, ["compile", DIV7, "-o", "/proc/parafuse_out",
+                                           "--no-build"])
+    one_line_error(result, "boostfsm", "-o /proc/parafuse_out", "cannot write")
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda", "cuda-emulated"])
+def test_coconetc_build_into_a_file_is_one_line_and_builds_nothing(tmp_path, backend) -> None:
+    (tmp_path / "afile").write_text("keep me")
+    out = tmp_path / "afile" / "sub"
+    result = CliRunner().invoke(coconetc, ["build", SGD, "--backend", backend, "-o", str(out)])
+    one_line_error(result, "coconetc", f"-o {out}", "Not a directory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+@pytest.mark.parametrize("target, reason", [("afile/t.npy", "Not a directory"),
+                                            ("missing/t.npy", "No such file"),
+                                            ("folder", "Is a directory")])
+def test_tokens_out_that_cannot_be_written_is_one_line(tmp_path, monkeypatch, target,
+                                                       reason) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("afile").write_text("keep me")
+    Path("folder").mkdir()
+    Path("in.json").write_text('{"a": [1, 2]}')
+    result = CliRunner().invoke(boostfsm, ["run", str(SAMPLES / "tokens" / "json_tokens.fsm"),
+                                           "in.json", "--backend", "reference",
+                                           "--tokens-out", target])
+    one_line_error(result, "boostfsm", f"--tokens-out {target}", reason)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "folder", "in.json"]
+    assert list(Path("folder").iterdir()) == []
+
+
+@pytest.mark.parametrize("tool, args", [
+    ("coconetc", ["run", SGD, "--size", "N=4", "--random"]),
+    ("coconetc", ["frob"]),
+    ("boostfsm", ["compile", DIV7, "-o", "afile/sub", "--no-build"]),
+])
+def test_the_installed_commands_exit_1_with_one_line(tmp_path, tool, args) -> None:
+    (tmp_path / "afile").write_text("")
+    done = subprocess.run([str(Path(sys.executable).parent / tool), *args], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith(f"{tool}: error: ")
+    assert done.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
