@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,12 @@ inline void append_json_string(std::string& out, const std::string& text) {
   out += '"';
 }
 
+// A JSON number that reads back as a float (`0.0`, not `0`), as Python's json.dumps
+// prints the reference executor's.
 inline std::string format_number(double value) {
-  char text[32];
+  char text[40];
   std::snprintf(text, sizeof text, "%.9g", value);
+  if (std::strpbrk(text, ".eEni") == nullptr) std::strcat(text, ".0");
   return text;
 }
 

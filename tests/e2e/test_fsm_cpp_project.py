@@ -85,6 +85,18 @@ def test_runner_json_equals_reference(csv_project, csv_input, scheme) -> None:
     assert got["seconds"] > 0 and got["gbps"] > 0
 
 
+def test_runner_json_types_match_the_reference_on_empty_input(csv_project, tmp_path) -> None:
+    """Every value has the reference's JSON type, also where a float is whole: `gbps` of
+    an empty input is 0.0, not 0."""
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    done = run_runner(csv_project, str(empty), "--json")
+    assert done.returncode == 0, done.stderr
+    got, want = json.loads(done.stdout), expected_json(b"", False)
+    assert {k: type(v) for k, v in got.items()} == {k: type(v) for k, v in want.items()}
+    assert got["gbps"] == 0.0
+
+
 def test_enum_counts_with_the_kernels_compiled_for_its_plans(csv_project, csv_input) -> None:
     """The library compiles the SIMD kernels of csv's plans alone (6 states, 2 groups:
     emitters/fsm/simd_units.py); `enum` runs them and counts both groups in its one pass,
