@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
+from parafuse.ccn_compiler.check_program import dtype_range
 from parafuse.ccn_compiler.frontend import CheckedModule
 from parafuse.emitters.names import cpp_name, may_be_macro
 
-from .cpp_expr import COMPUTE, literal
+from .cpp_expr import COMPUTE, STORAGE, literal
 from .plan import LoweringPlan, make_plan, size_member
 
 
@@ -22,7 +23,7 @@ def scheduled_plans(module: CheckedModule, program_name: str, schedules: list[st
 
 def _params(program: ir.Program) -> list[dict]:
     return [{"name": p.name, "cpp": cpp_name(p.name), "dtype": p.dtype,
-             "ctype": COMPUTE[p.dtype],
+             "ctype": COMPUTE[p.dtype], "stype": STORAGE[p.dtype], "range": dtype_range(p.dtype),
              "default": literal(p.default if p.default is not None else 0, p.dtype),
              "required": p.default is None} for p in program.params]
 

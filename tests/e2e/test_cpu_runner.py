@@ -93,6 +93,8 @@ BAD_INPUTS = {
     "unknown size": (None, ["--size", "M=3"], "no size variable 'M'"),
     "bad param": (None, ["--param", "lr=fast"], "lr=fast"),
     "unknown param": (None, ["--param", "alpha=1"], "no param 'alpha'"),
+    "param beyond its dtype": (None, ["--param", "lr=1e39"],
+                               "lr=1e39: not a f32 number (out of range: f32 holds finite"),
     "unknown schedule": (None, ["--schedule", "turbo"], "turbo"),
     "zero steps": (None, ["--iters", "0"], "--iters"),
 }
