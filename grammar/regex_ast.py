@@ -83,15 +83,23 @@ END_ANCHORS = frozenset("$zZ")
 
 def is_nullable(node: RegexNode) -> bool:
     """Whether `node` matches the empty string with no assertion holding it in place."""
-    if isinstance(node, ByteClass | Assertion):
+    return matches_no_byte(node, assertions=False)
+
+
+def matches_no_byte(node: RegexNode, assertions: bool) -> bool:
+    """Whether `node` can match without a byte; an assertion counts as such a match where
+    `assertions` is set (Hyperscan's `empty()`), else it holds the match (`is_nullable`)."""
+    if isinstance(node, ByteClass):
         return False
+    if isinstance(node, Assertion):
+        return assertions
     if isinstance(node, Empty):
         return True
     if isinstance(node, Concat):
-        return all(is_nullable(item) for item in node.items)
+        return all(matches_no_byte(item, assertions) for item in node.items)
     if isinstance(node, Alternation):
-        return any(is_nullable(alt) for alt in node.alternatives)
-    return node.min_count == 0 or is_nullable(node.item)
+        return any(matches_no_byte(alt, assertions) for alt in node.alternatives)
+    return node.min_count == 0 or matches_no_byte(node.item, assertions)
 
 
 def position_count(node: RegexNode) -> int:

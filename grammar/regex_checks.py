@@ -39,6 +39,7 @@ from .regex_ast import (
     RegexNode,
     Repeat,
     is_nullable,
+    matches_no_byte,
 )
 
 
@@ -99,15 +100,7 @@ def _contents(node: RegexNode, check, loops: bool = True) -> _Contents:
 
 def _can_be_empty(node: RegexNode) -> bool:
     """Whether `node` can match no byte at all, assertions included (Hyperscan's `empty()`)."""
-    if isinstance(node, ByteClass):
-        return False
-    if isinstance(node, Empty | Assertion):
-        return True
-    if isinstance(node, Concat):
-        return all(_can_be_empty(item) for item in node.items)
-    if isinstance(node, Alternation):
-        return any(_can_be_empty(alt) for alt in node.alternatives)
-    return node.min_count == 0 or _can_be_empty(node.item)
+    return matches_no_byte(node, assertions=True)
 
 
 def _leading_start_anchor(node: RegexNode) -> Location | None:
