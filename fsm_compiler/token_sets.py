@@ -104,6 +104,10 @@ def check_token_set(token_set: TokenSet) -> None:
             raise CompileError("a token kind cannot be named 'error': that kind is reserved "
                                "for bytes no rule matches", kind.location,
                                hint="rename this kind, e.g. 'error_token'")
+        if kind.name == "skip":
+            raise CompileError("a token kind cannot be named 'skip': it is the keyword that "
+                               "marks a rule whose tokens are not emitted", kind.location,
+                               hint="rename this kind, e.g. 'skipped'")
         first = seen.setdefault(kind.name, rule)
         if first is not rule:
             raise CompileError(f"token kind '{kind.name}' is used twice in token set "
