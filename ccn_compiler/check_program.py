@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError, Note
 
 from . import ir
 from .check_stages import check_collective, check_matmul, check_update
 from .infer_expr import check_expr
-from .numerics import NUMPY_DTYPES
+from .numerics import dtype_range, fits_dtype
 from .scope import COLLECTIVES, Binding, Scope, did_you_mean
 from .types import DTYPES, REPLICATED, Layout, ValueType, is_int
 
@@ -21,29 +19,6 @@ def _dtype(ident: ast.Identifier) -> str:
                            hint=did_you_mean(ident.name, list(DTYPES)) or
                            "dtypes: " + ", ".join(DTYPES))
     return ident.name
-
-
-def dtype_range(dtype: str) -> str:
-    """What a param of `dtype` can hold, in words: "-2147483648 to 2147483647"."""
-    if is_int(dtype):
-        info = np.iinfo(NUMPY_DTYPES[dtype])
-        return f"{info.min} to {info.max}"
-    return f"finite values up to ±{float(np.finfo(NUMPY_DTYPES[dtype]).max):.6g}"
-
-
-def fits_dtype(value: int | float, dtype: str) -> bool:
-    """Whether a finite number written for a param of `dtype` is one the dtype can hold:
-    an integer in range, or a float that does not round to infinity (docs/ccn-language.md,
-    section 3: a literal too large for its dtype is an error, not `inf`)."""
-    if is_int(dtype):
-        info = np.iinfo(NUMPY_DTYPES[dtype])
-        return info.min <= value <= info.max
-    try:
-        number = float(value)
-    except OverflowError:  # an integer literal beyond every float
-        return False
-    with np.errstate(over="ignore"):
-        return bool(np.isfinite(np.asarray(number).astype(NUMPY_DTYPES[dtype])))
 
 
 def _param(decl: ast.ParamDecl, scope: Scope) -> ir.Param:

@@ -19,9 +19,8 @@ import numpy as np
 from parafuse.grammar.diagnostics import CompileError
 
 from . import ir, philox
-from .check_program import dtype_range, fits_dtype
 from .interp_values import PerRank, World
-from .numerics import NUMPY_DTYPES
+from .numerics import NUMPY_DTYPES, dtype_range, fits_dtype
 from .types import is_int
 
 

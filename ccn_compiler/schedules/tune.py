@@ -18,7 +18,6 @@ from ..ir_edit import group_of
 from .context import ScheduleContext
 from .record import Count, DirectiveRecord
 
-
 MOST_CHUNKS = 65536  # a chunk count the generated code holds in an `int`, with room to spare
 
 

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
-from parafuse.ccn_compiler.check_program import dtype_range
 from parafuse.ccn_compiler.frontend import CheckedModule
+from parafuse.ccn_compiler.numerics import dtype_range
 from parafuse.emitters.names import cpp_name, may_be_macro
 
 from .cpp_expr import COMPUTE, STORAGE, literal

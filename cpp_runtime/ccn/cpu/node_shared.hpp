@@ -61,19 +61,25 @@ inline int64_t free_bytes(const std::string& directory) {
   return static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize);
 }
 
-// Once per process, on rank 0 of the collective that found no room.
-inline void warn_no_shared_room(int64_t needed, int64_t free, const std::string& directory) {
+// Once per process, on rank 0 of the collective that cannot have its window: `why`
+// names the directory and what is wrong with it.
+inline void warn_no_shared_memory(const std::string& why) {
   static bool warned = false;
   if (warned) return;
   warned = true;
-  const auto mib = [](int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
-  if (free < 0)
-    std::fprintf(stderr, "parafuse: warning: cannot use %s for node-shared memory", directory.c_str());
-  else
-    std::fprintf(stderr, "parafuse: warning: %s has %.1f MiB free, node-shared memory needs %.1f MiB",
-                 directory.c_str(), mib(free), mib(needed));
-  std::fprintf(stderr, "; the fused collectives use MPI instead (slower). Give it room (docker "
-                       "run --shm-size), or set PARAFUSE_FUSED_TRANSPORT=mpi to choose MPI.\n");
+  std::fprintf(stderr, "parafuse: warning: %s; the fused collectives use MPI instead (slower). "
+                       "Give it room (docker run --shm-size), or set "
+                       "PARAFUSE_FUSED_TRANSPORT=mpi to choose MPI.\n", why.c_str());
+}
+
+// Why `directory` cannot hold `needed` bytes, with `available` free (-1: unusable).
+inline std::string no_room(const std::string& directory, int64_t needed, int64_t available) {
+  if (available < 0) return "cannot use " + directory + " for node-shared memory";
+  char text[160];
+  std::snprintf(text, sizeof text, "%s has %.1f MiB free, node-shared memory needs %.1f MiB",
+                directory.c_str(), static_cast<double>(available) / (1 << 20),
+                static_cast<double>(needed) / (1 << 20));
+  return text;
 }
 
 class NodeShared {
@@ -85,8 +91,8 @@ class NodeShared {
 
   // Collective over `comm`: a segment of `bytes` per rank (after its arrival counter), or
   // nothing (usable() is false) when the ranks span nodes, the environment asks for MPI,
-  // the backing directory lacks the room (rank 0 warns once) or a rank cannot allocate its
-  // segment. The fused collectives then use MPI (docs/ccn.md).
+  // the backing directory lacks the room or a rank cannot allocate its segment (rank 0
+  // warns once). The fused collectives then use MPI (docs/ccn.md).
   void create(MPI_Comm comm, int64_t bytes) {
     release();
     PF_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_));
@@ -103,7 +109,8 @@ class NodeShared {
     int room = available >= promised() + window;
     PF_MPI(MPI_Allreduce(&room, &all, 1, MPI_INT, MPI_MIN, comm));
     if (!all) {
-      if (comm_rank(comm) == 0) warn_no_shared_room(promised() + window, available, directory);
+      if (comm_rank(comm) == 0)
+        warn_no_shared_memory(no_room(directory, promised() + window, available));
       MPI_Comm_free(&node_);
       return;
     }
@@ -119,6 +126,8 @@ class NodeShared {
     PF_MPI(MPI_Info_free(&info));
     PF_MPI(MPI_Allreduce(&made, &all, 1, MPI_INT, MPI_MIN, comm));
     if (!all) {
+      if (comm_rank(comm) == 0)
+        warn_no_shared_memory("Open MPI could not allocate node-shared memory in " + directory);
       if (made) MPI_Win_free(&win_);
       win_ = MPI_WIN_NULL;
       MPI_Comm_free(&node_);
