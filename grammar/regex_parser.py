@@ -32,7 +32,7 @@ from .regex_checks import check_regex
 from .regex_classes import COLLATING_ITEM, POSIX_ITEM, ClassParser
 from .regex_escapes import BACKREFERENCE_HINT, mask_of
 
-MAX_REPEAT = 65535
+MAX_REPEAT = 32767  # larger bounded repeats Hyperscan refuses ("Bounded repeat is too large")
 MAX_POSITIONS = 20_000
 MAX_GROUP_DEPTH = 100
 _QUANTIFIER = re.compile(r"\{(\d+)(,(\d*))?\}")
