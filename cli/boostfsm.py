@@ -87,7 +87,7 @@ def _overrides(max_states, max_fused_states, lookback, scheme=None) -> dict:
 
 def _compile(path: str, overrides: dict, machine: str | None) -> CompiledFile:
     """Stages 1 (parse) and 2-3 (automata) of docs/architecture.md, one call each."""
-    fsm_file = parse_file(SourceFile(path, read_source(path)))
+    fsm_file = parse_file(SourceFile(path, read_source(path, "latin-1")))
     compiled = compile_machines(fsm_file, overrides, only=machine)
     for warning in compiled.warnings:
         click.echo(warning.render(), err=True)

@@ -32,7 +32,7 @@ BACKENDS = ("reference", "cpu", "cuda", "cuda-emulated")
 
 def _load(path: str) -> CheckedModule:
     """The front end, one step each (docs/architecture.md): parse, check, schedule."""
-    module = parse_ccn(read_source(path), path)
+    module = parse_ccn(read_source(path, "utf-8"), path)
     return schedule_programs(module, check_programs(module), path)
 
 

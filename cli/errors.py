@@ -63,11 +63,14 @@ def reports_errors(prog: str) -> Callable[[Callable[..., Any]], Callable[..., An
     return wrap
 
 
-def read_source(path: str) -> str:
-    """Read an input file as the compilers do (Latin-1 keeps every byte)."""
+def read_source(path: str, encoding: str) -> str:
+    """Read an input file as its compiler does: `.fsm` files as Latin-1 (every byte stands
+    for itself in regexes and quoted bytes), `.ccn` files as UTF-8, so that an error's
+    snippet shows a comment's or a stray character's text as written (a byte that is not
+    UTF-8 reads as U+FFFD, refused like any other character outside a comment)."""
     try:
         with open(path, "rb") as handle:
-            return handle.read().decode("latin-1")
+            return handle.read().decode(encoding, errors="replace")
     except OSError as exc:
         raise UsageError(f"cannot read '{path}': {exc.strerror}") from None
 

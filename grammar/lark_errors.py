@@ -87,6 +87,8 @@ def translate(
         pos = exc.pos_in_stream
         loc = location_of_offsets(source, pos, pos + 1)
         char = text[pos] if pos < len(text) else ""
+        if char == "\ufffd":  # how cli/errors.py read_source reads a byte that is not UTF-8
+            return CompileError("unexpected byte (not UTF-8 text)", loc)
         shown = repr(char)[1:-1] if char.isprintable() else f"\\x{ord(char):02x}"
         return CompileError(f"unexpected character '{shown}'", loc)
     if isinstance(exc, UnexpectedEOF) or (
