@@ -107,6 +107,17 @@ def _read_input(path: str) -> bytes:
         raise UsageError(f"cannot read input '{path}': {exc.strerror}") from None
 
 
+def _check_input_readable(path: str) -> None:
+    """Fail now, before a build, where the compiled runner could not read `path`."""
+    if path == "-":
+        return
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot read input '{path}': {exc.strerror}") from None
+
+
 @click.group(cls=CommandLine, prog=PROG,
              help="Compile finite-state machines (.fsm) to parallel C++.")
 def main() -> None:
@@ -197,6 +208,8 @@ def run(file, input_path, machine, backend, scheme, threads, chunks, repeat, wit
         as_json, with_tokens, tokens_out, max_states, max_fused_states, lookback) -> None:
     overrides = _overrides(max_states, max_fused_states, lookback, scheme)
     compiled_machine = _only_machine(_compile(file, overrides, machine), file)
+    if backend == "cpp":
+        _check_input_readable(input_path)
     if isinstance(compiled_machine, CompiledTokenSet):
         if with_matches:
             raise UsageError("a token set lists tokens (--tokens), not --matches")

@@ -160,3 +160,23 @@ def test_the_installed_commands_exit_1_with_one_line(tmp_path, tool, args) -> No
     assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith(f"{tool}: error: ")
     assert done.stdout == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+@pytest.mark.parametrize("fsm", [DIV7, str(SAMPLES / "tokens" / "json_tokens.fsm")],
+                         ids=["machine", "token_set"])
+@pytest.mark.parametrize("given, reason", [("missing.txt", "No such file"),
+                                           ("folder", "Is a directory")])
+def test_run_reports_an_unreadable_input_before_building(tmp_path, monkeypatch, fsm, given,
+                                                         reason) -> None:
+    """`boostfsm run` says the input cannot be read at once, not after a build of minutes."""
+    import parafuse.cli.boostfsm as cli
+
+    def no_build(*_args, **_kwargs):
+        raise AssertionError("built a project for an input that cannot be read")
+
+    monkeypatch.setattr(cli, "runner_for", no_build)
+    monkeypatch.setattr(cli, "run_cpp_tokens", no_build)
+    monkeypatch.chdir(tmp_path)
+    Path("folder").mkdir()
+    result = CliRunner().invoke(boostfsm, ["run", fsm, given])
+    one_line_error(result, "boostfsm", f"cannot read input '{given}'", reason)
