@@ -55,19 +55,21 @@ PATH_FLAGS = {"scalar": set(), "ssse3": {"ssse3"}, "avx2": {"avx2"},
               "avx512vbmi": {"avx512f", "avx512bw", "avx512vbmi"}}
 # The most states each forced path takes (simd_plan.hpp simd_path_most_states): past it,
 # the table shows "-" (forced, `enum` would run the merging enumeration instead).
-PATH_MOST_STATES = {"scalar": 256, "ssse3": 16, "avx2": 64, "avx512vl": 16, "avx512vbmi": 256,
-                    "none": 1 << 32}
+PATH_MOST_STATES = {"scalar": 256, "ssse3": 16, "avx2": 64, "avx2/1": 64, "avx512vl": 16,
+                    "avx512vbmi": 256, "none": 1 << 32}
 FIXED = [scheme for scheme in SCHEMES if scheme != "auto"]
 
 
 def cpu_paths() -> list[str]:
-    """The SIMD paths this CPU runs, then `none` (the merging scalar enumeration)."""
+    """The SIMD paths this CPU runs, `avx2/1` after `avx2` (one byte per step where `avx2`
+    takes two: PARAFUSE_FSM_SIMD_STRIDE=1), then `none` (the merging scalar enumeration)."""
     flags = set()
     for line in Path("/proc/cpuinfo").read_text().splitlines():
         if line.startswith("flags"):
             flags = set(line.split(":", 1)[1].split())
             break
-    return [path for path, needs in PATH_FLAGS.items() if needs <= flags] + ["none"]
+    paths = [path for path, needs in PATH_FLAGS.items() if needs <= flags]
+    return [p for path in paths for p in ([path, "avx2/1"] if path == "avx2" else [path])] + ["none"]
 
 
 PATHS = cpu_paths()
@@ -142,7 +144,9 @@ def cases(size: int, work: Path) -> list[tuple[str, object, Path]]:
 
 
 def run(runner: Path, data: Path, scheme: str, threads: int, repeat: int, simd: str = "") -> dict:
-    env = dict(os.environ, PARAFUSE_FSM_SIMD=simd) if simd else None
+    """The runner's JSON; `simd` forces a path (PATHS: `avx2/1` is avx2 one byte per step)."""
+    path, _, stride = simd.partition("/")
+    env = dict(os.environ, PARAFUSE_FSM_SIMD=path, PARAFUSE_FSM_SIMD_STRIDE=stride) if simd else None
     done = subprocess.run([str(runner), str(data), "--json", "--scheme", scheme, "--threads",
                            str(threads), "--repeat", str(repeat)], capture_output=True, text=True,
                           timeout=1800, env=env)
@@ -287,7 +291,8 @@ def table(rows: list[dict]) -> str:
             cells.append(f"{cost['choose_ms']:.3f} / {cost['run_ms']:.1f}" if "run_ms" in cost
                          else "-")
         lines.append(f"| {row['label']} | " + " | ".join(cells) + " |")
-    lines += ["", "`enum` at one thread under each SIMD path (GB/s; `none`: the merging scalar "
+    lines += ["", "`enum` at one thread under each SIMD path (GB/s; `avx2/1`: one byte per "
+              "step where `avx2` takes two; `none`: the merging scalar "
               "enumeration; `-`: more states than the path takes):", "",
               "| case | " + " | ".join(PATHS) + " |",
               "|" + "---|" * (len(PATHS) + 1)]

@@ -30,7 +30,8 @@ inline const char* simd_path_words(const SimdPlan& plan) {
   switch (plan.path) {
     case SimdPath::ssse3: return "SSSE3 pshufb, 16 lanes";
     case SimdPath::avx2:
-      return plan.states <= 16 ? "AVX2 vpshufb, 16 lanes"
+      return plan.states <= 16 ? (plan.byte_pairs ? "AVX2 vpshufb, 16 lanes, two bytes per step"
+                                                  : "AVX2 vpshufb, 16 lanes")
              : plan.states <= 32 ? "AVX2 vpshufb composed from 2 blocks, 32 lanes"
                                  : "AVX2 vpshufb composed from 4 blocks, 64 lanes";
     case SimdPath::avx512vl: return "AVX-512VL vpshufb, 16 lanes, 32 registers";

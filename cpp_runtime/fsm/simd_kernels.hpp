@@ -28,6 +28,7 @@
 
 #include "fsm/simd_kernels_paired.hpp"
 #include "fsm/simd_kernels_ssse3_nibbles.hpp"
+#include "fsm/simd_kernels_stride2.hpp"
 #include "fsm/simd_kernels_vbmi_nibbles.hpp"
 #include "fsm/simd_kernels_wide.hpp"
 #include "fsm/simd_plan.hpp"
@@ -308,17 +309,22 @@ void simd_summarize_fit(const SimdPlan& p, SimdLane* lanes, int count, int group
 #endif
   size_t common = lanes[0].length;
   for (int k = 1; k < count; ++k) common = std::min(common, lanes[k].length);
+  size_t begin = 0;  // up to 16 states on AVX2: two bytes per step first, where the plan can
+#ifdef PF_SIMD_X86
+  if constexpr (simd_fit_states(Most, 1, 16))
+    if (p.byte_pairs) begin = simd_stride2_lockstep(p, lanes, count, groups, common);
+#endif
   // Up to 16 states on AVX2 or AVX-512VL: two chunks per register, two pairs in lockstep.
   const bool paired = p.paired();
-  if (paired && count == 4) simd_run_pairs<2, Most, Groups>(p, lanes, groups, 0, common);
-  else if (paired && count >= 2) simd_run_pairs<1, Most, Groups>(p, lanes, groups, 0, common);
+  if (paired && count == 4) simd_run_pairs<2, Most, Groups>(p, lanes, groups, begin, common);
+  else if (paired && count >= 2) simd_run_pairs<1, Most, Groups>(p, lanes, groups, begin, common);
   // Four chunks in lockstep while their registers fit (16 on AVX2), else pairs.
   const bool four = !paired && count == 4 &&
                     (groups <= 1 || (groups == 2 && p.path == SimdPath::avx512vbmi));
-  if (four) simd_run_lockstep<4, Most, Groups>(p, lanes, groups, 0, common);
+  if (four) simd_run_lockstep<4, Most, Groups>(p, lanes, groups, begin, common);
   for (int k = paired ? count / 2 * 2 : four ? 4 : 0; k + 1 < count; k += 2)
-    simd_run_lockstep<2, Most, Groups>(p, lanes + k, groups, 0, common);
-  if (count % 2) simd_run_alone<Most, Groups>(p, lanes[count - 1], groups, 0, common);
+    simd_run_lockstep<2, Most, Groups>(p, lanes + k, groups, begin, common);
+  if (count % 2) simd_run_alone<Most, Groups>(p, lanes[count - 1], groups, begin, common);
   for (int k = 0; k < count; ++k)
     if (lanes[k].length > common)
       simd_run_alone<Most, Groups>(p, lanes[k], groups, common, lanes[k].length);

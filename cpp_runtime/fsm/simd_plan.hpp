@@ -12,12 +12,14 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "fsm/cpu_features.hpp"
+#include "fsm/simd_byte_pairs.hpp"
 #include "fsm/tables.hpp"
 
 namespace parafuse::fsm {
@@ -47,6 +49,10 @@ struct SimdPlan {
   std::vector<uint8_t> storage;          // next, 64-byte aligned inside
   uint32_t row_bytes = kSimdRowBytes;    // 64; 128 or 256 past 64 states
   const uint8_t* next = nullptr;         // [256][row_bytes]: the plan state after byte b from lane p
+  // Up to 16 states and one group on AVX2: the rows of two bytes per step
+  // (fsm/simd_kernels_stride2.hpp), or null where the plan steps one byte at a time
+  // (fsm/simd_byte_pairs.hpp make_simd_byte_pairs).
+  std::shared_ptr<const SimdBytePairs> byte_pairs;
   bool paired() const {
     return (path == SimdPath::avx2 || path == SimdPath::avx512vl) && states <= 16;
   }
@@ -204,6 +210,7 @@ template <class Step>
 SimdPlan make_simd_plan(const Tables& t, const std::string& option, Step step) {
   SimdPlan plan;
   const SimdRequest request = simd_request(option);
+  const int stride = simd_stride_request();  // a bad value is an error for every plan
   const uint32_t n = t.states;
   if (request.forced && request.path == SimdPath::none) {
     plan.why_not = "SIMD path none was asked for: scalar enumeration";
@@ -264,6 +271,8 @@ SimdPlan make_simd_plan(const Tables& t, const std::string& option, Step step) {
       next[b * plan.row_bytes + p] =
           plan.to_plan[step(plan.from_plan[p] << t.shift, uint8_t(b)) >> t.shift];
   plan.next = next;
+  if (plan.path == SimdPath::avx2 && n <= 16)
+    plan.byte_pairs = make_simd_byte_pairs(next, plan.row_bytes, n, plan.lo[0], plan.groups, stride);
   return plan;
 }
 

@@ -229,3 +229,41 @@ def test_paired_kernels_equal_reference_zero_to_six_groups(states: int, tmp_path
         assert_reason_names_path(configs, results, states)
         vector = [r for c, r in zip(configs, results, strict=True) if "/scalar" not in c]
         assert all("counting reports per start state" in r["reason"] for r in vector)
+
+
+@pytest.mark.skipif("avx2" not in SUPPORTED, reason="needs AVX2")
+@pytest.mark.parametrize("states", [3, 12, 16])
+def test_two_bytes_per_step_equals_reference(states: int, tmp_path) -> None:
+    """Up to 16 states and at most one group on AVX2: two bytes per step
+    (cpp_runtime/fsm/simd_kernels_stride2.hpp) where PARAFUSE_FSM_SIMD_STRIDE is unset or 2,
+    one byte per step where it is 1, both equal to the reference: 0 and 1 groups, chunks of
+    unequal lengths (the bytes past the last 8-byte word run one per step), an input long
+    enough for several 248-byte widenings and lengths that divide neither; the reason says
+    which ran. Two groups, or more byte classes than the rows take (forced: 128), step one
+    byte at a time whatever the variable says."""
+    rng = np.random.default_rng(2200 + states)
+    data = rng.integers(0, 256, 3 * 2003 + 5, dtype=np.uint8).tobytes()
+    configs = [f"enum/avx2:{threads}:{chunks}" for threads, chunks in PAIRED_RUNS]
+    for groups, classes, stride in ((0, 5, ""), (1, 5, ""), (1, 5, "2"), (1, 5, "1"),
+                                    (0, 7, "1"), (2, 5, "2"), (1, 200, "2"), (1, 60, ""),
+                                    (1, 60, "2")):
+        kind = "permutation" if groups else "converging"
+        machine = random_machine(rng, states, classes, kind)
+        machine = (exact_groups(machine, groups) if groups else
+                   dataclasses.replace(machine, state_tags=((),) * states))
+        env = dict(os.environ, PARAFUSE_FSM_SIMD_STRIDE=stride)
+        results = assert_all_equal_reference(machine, data, tmp_path, configs, matches=False,
+                                             env=env)
+        # bytes whose columns are equal share a class of the plan; 32-byte rows per pair
+        rows_bytes = 32 * len({tuple(column) for column in machine.transitions.T}) ** 2
+        two = groups <= 1 and stride != "1" and rows_bytes <= (64 if not stride else 512) << 10
+        for result in results:
+            assert ("two bytes per step" in result["reason"]) == two, (groups, classes, stride)
+            assert "counting reports per start state" in result["reason"]
+
+
+def test_a_bad_stride_is_one_clear_error(tmp_path) -> None:
+    machine = random_machine(np.random.default_rng(2), 40, 3, "converging")
+    env = dict(os.environ, PARAFUSE_FSM_SIMD_STRIDE="3")
+    with pytest.raises(AssertionError, match="PARAFUSE_FSM_SIMD_STRIDE='3': use 1, 2 or auto"):
+        driver_results(machine, b"abc", ["enum:1:2"], tmp_path, env=env)
