@@ -262,11 +262,10 @@ inline void checked_run_shape(const RunOptions& options, int& threads, size_t& c
   if (!is_scheme(options.scheme))
     throw std::invalid_argument("unknown scheme '" + options.scheme +
                                 "' (schemes are auto, seq, enum, fused, spec, hspec)");
-  if (options.threads < 0) throw std::invalid_argument("threads must be 0 or more");
+  check_threads(options.threads);
+  check_chunks(options.chunks);
   threads = options.threads > 0 ? options.threads : omp_get_max_threads();
   chunks = options.chunks ? options.chunks : size_t(threads) * kLanes;
-  if (chunks > kMaxChunks)
-    throw std::invalid_argument("at most " + std::to_string(kMaxChunks) + " chunks");
 }
 
 // run_machine for tables of `Entry` entries only: a machine's library, whose blob fixes

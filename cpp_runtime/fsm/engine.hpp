@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fsm/count.hpp"
+#include "fsm/run_limits.hpp"
 #include "fsm/simd_plan.hpp"
 #include "fsm/tables.hpp"
 #include "fsm/walk.hpp"
@@ -59,8 +60,6 @@ struct KernelRates {
   double single = 0;  // one counting walk (seq's kernel)
   int rounds = 0;     // rounds timed (fewer than kRateRounds where decisive or budgeted)
 };
-
-constexpr size_t kMaxChunks = size_t(1) << 20;
 
 // Sort matches by (offset, tag) when each is at most a few places from its place, as
 // delayed and end-of-data reports leave them: insertion sort, linear in that case.

@@ -126,6 +126,8 @@ inline RunResult speculate(const RankInput& in, const Tables& t, RangeRunner& ru
 // gets its own share, with the file's final state.
 inline MachinePart run_machine_part(const RankInput& in, const Tables& t, const RunOptions& options,
                                     const RankKernels& kernels) {
+  check_threads(options.threads);  // alike on every rank, before any collective
+  check_chunks(options.chunks);
   MachinePart out;
   out.threads = options.threads > 0 ? options.threads : omp_get_max_threads();
   detail::RangeRunner runner(in, t, options, kernels);

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "fsm/run_limits.hpp"
+
 namespace parafuse::fsm {
 inline namespace v1 {
 
@@ -46,8 +48,8 @@ inline RunnerArgs parse_runner_args(int argc, char** argv, const std::string& de
       if (i + 1 >= argc) throw UsageError(arg + " needs a value");
       return argv[++i];
     };
-    if (arg == "--threads") args.threads = int(parse_count(arg, value(), 0, 4096));
-    else if (arg == "--chunks") args.chunks = size_t(parse_count(arg, value(), 0, 1 << 20));
+    if (arg == "--threads") args.threads = int(parse_count(arg, value(), 0, kMostThreads));
+    else if (arg == "--chunks") args.chunks = size_t(parse_count(arg, value(), 0, kMaxChunks));
     else if (arg == "--repeat") args.repeat = int(parse_count(arg, value(), 1, 1000000));
     else if (arg == "--scheme") args.scheme = value();
     else if (arg == "--matches") args.matches = true;

@@ -28,6 +28,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "fsm/run_limits.hpp"
 #include "fsm/token_arena.hpp"
 #include "fsm/token_auto.hpp"
 #include "fsm/token_chunks.hpp"
@@ -311,6 +312,8 @@ TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n
   if (!valid)
     throw std::invalid_argument("unknown scheme '" + options.scheme +
                                 "' (auto | seq | enum | fused | spec | hspec)");
+  check_threads(options.threads);
+  check_chunks(options.chunks);
   TokenRunResult result;
   const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
   std::string scheme = options.scheme, reason;

@@ -129,6 +129,8 @@ def test_runner_reads_standard_input_and_prints_text(csv_project) -> None:
     (["."], "cannot read input '.': it is a directory"),
     ([], "missing INPUT"),
     (["-", "--threads", "many"], "--threads needs a whole number"),
+    (["-", "--threads", "4097"], "--threads needs a whole number from 0 to 4096"),
+    (["-", "--chunks", "1048577"], "--chunks needs a whole number from 0 to 1048576"),
     (["-", "--chunks"], "--chunks needs a value"),
     (["-", "--frobnicate"], "unknown option '--frobnicate'"),
     (["-", "--scheme", "magic"], "unknown scheme 'magic'"),
@@ -177,6 +179,9 @@ def test_python_module_reads_buffers_without_copying(csv_project, csv_input) -> 
         module.run(data, scheme="magic")
     with pytest.raises(ValueError, match="contiguous"):
         module.run(np.frombuffer(data, np.uint8)[::2])
+    for threads in (-1, 4097, 10**6):  # the runner's --threads bounds, in one place
+        with pytest.raises(ValueError, match=f"threads must be from 0 to 4096 .*, not {threads}"):
+            module.run(data, threads=threads)
 
 
 APP = """\

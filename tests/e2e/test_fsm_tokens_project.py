@@ -157,3 +157,6 @@ def test_python_module_returns_structured_array_without_copy(json_project, json_
         assert result["counts"] == counts and result["scheme"] == scheme
     assert "tokens" not in module.run(b"[1, 2]")
     assert len(module.run(b"", tokens=True)["tokens"]) == 0
+    for threads in (-1, 4097):  # as for machines (a negative count ran as the default)
+        with pytest.raises(ValueError, match=f"threads must be from 0 to 4096 .*, not {threads}"):
+            module.run(b"[1, 2]", threads=threads)
