@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -25,11 +26,22 @@ template <typename T> class DeviceBuffer {
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  // A schedule sizes its buffers when it is made (Program's constructor): memory the
+  // device lacks for them is std::bad_alloc there, which the constructor reports with the
+  // sizes, not a failure that aborts the ranks.
   void resize(int64_t count) {
     restore();
     if (data_) PF_CUDA(cudaFree(data_));
+    data_ = nullptr;
     count_ = count;
-    PF_CUDA(cudaMalloc(&data_, sizeof(T) * std::max<int64_t>(count, 1)));
+    if (uint64_t(std::max<int64_t>(count, 1)) > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
+    const cudaError_t allocated = cudaMalloc(&data_, sizeof(T) * std::max<int64_t>(count, 1));
+    if (allocated == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // not an error of the device's later work
+      data_ = nullptr;
+      throw std::bad_alloc();
+    }
+    PF_CUDA(allocated);
     PF_CUDA(cudaMemset(data_, 0, sizeof(T) * std::max<int64_t>(count, 1)));
     // cudaMemset runs on the legacy stream, which the schedule's non-blocking streams do
     // not wait for: finish it before any of them may touch the buffer

@@ -36,6 +36,20 @@ try:
     raise SystemExit("a strided state was accepted")
 except ValueError as error:
     assert "'w' must be" in str(error) and "contiguous" in str(error), error
+# what the runner refuses, the module refuses alike, before any step (states untouched)
+kept = {name: tensors[name].copy() for name in ("w", "m", "v")}
+for make_bad, error, words in (
+        (lambda: adam.Program(comm, {"N": 1001, "M": 3}, schedule), KeyError, "no size 'M'"),
+        (lambda: adam.Program(comm, {"N": 0}, schedule), ValueError, "N=0: sizes must be at least 1"),
+        (lambda: adam.Program(comm, {"N": 2**62}, schedule), ValueError, "do not fit in memory"),
+        (lambda: program.step(dict(tensors, W=tensors["w"])), KeyError, "no input or state 'W'"),
+        (lambda: program.step(tensors, params={"lr": 1e39}), ValueError, "not a f32 number")):
+    try:
+        make_bad()
+        raise SystemExit(f"accepted: {words}")
+    except error as refused:
+        assert words in str(refused), refused
+assert all(np.array_equal(tensors[name], kept[name]) for name in kept)
 Path(outputs).mkdir(exist_ok=True)
 for name, array in results.items():
     np.save(Path(outputs) / f"{name}.rank{rank}.npy", array)
