@@ -10,10 +10,10 @@
 // one little-endian 16-bit word, to their row's offset in 8-byte units: one lookup, added
 // to `rows` in one addressing mode, replaces two class lookups.
 //
-// Why: the per-byte paired kernels load two bytes of memory per input byte (the byte and
-// its row), and a Zen 3 core in a shared virtual machine was measured to sustain about two
-// loads per cycle; two bytes per step load 1.1 per byte (a 64-bit word per 8 bytes, a row
-// number and a row per 2). Two or more groups (counters of two visits per step, kept in
+// Why: the per-byte paired kernels make two loads per input byte (the byte and its row),
+// and a Zen 3 core in a shared virtual machine was measured to sustain about two loads per
+// cycle; two bytes per step make 1.1 loads per byte (a 64-bit word per 8 bytes, a row
+// offset and a row per 2). Two or more groups (counters of two visits per step, kept in
 // nibbles) ran slower than the per-byte nibble kernels and stay with them (docs/fsm.md).
 #pragma once
 
