@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
 #if __has_include("fsm/simd_byte_pairs.hpp")  // older runtimes step one byte at a time
   if (plan.path == SimdPath::avx2 && plan.states <= 16)  // as make_simd_plan decides
     plan.byte_pairs = make_simd_byte_pairs(next, kSimdRowBytes, plan.states, plan.lo[0],
-                                           plan.groups, simd_stride_request());
+                                           plan.groups, simd_stride_request(), &plan.one_byte_why);
 #endif
   // The input mapped, as the runners map it (page-aligned: chunk offsets as in a run).
   const int fd = open(argv[2], O_RDONLY);

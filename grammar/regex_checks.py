@@ -103,21 +103,28 @@ def _can_be_empty(node: RegexNode) -> bool:
     return matches_no_byte(node, assertions=True)
 
 
-def _leading_start_anchor(node: RegexNode) -> Location | None:
-    """A start anchor `node` can begin with (before any byte), else None."""
+def _edge_assertion(node: RegexNode, wanted, from_end: bool) -> Location | None:
+    """An assertion `wanted` accepts that `node` can begin with (before any byte), or with
+    `from_end` end with (after its last byte); else None."""
     if isinstance(node, Assertion):
-        return node.location if node.kind in START_ANCHORS else None
+        return node.location if wanted(node) else None
     if isinstance(node, Concat):
-        for item in node.items:
-            anchor = _leading_start_anchor(item)
-            if anchor is not None or not _can_be_empty(item):
-                return anchor
+        for item in reversed(node.items) if from_end else node.items:
+            found = _edge_assertion(item, wanted, from_end)
+            if found is not None or not _can_be_empty(item):
+                return found
         return None
     if isinstance(node, Alternation):
-        return next((a for a in map(_leading_start_anchor, node.alternatives) if a), None)
+        return next((found for found in (_edge_assertion(a, wanted, from_end)
+                                         for a in node.alternatives) if found), None)
     if isinstance(node, Repeat):
-        return _leading_start_anchor(node.item)
+        return _edge_assertion(node.item, wanted, from_end) if node.max_count != 0 else None
     return None
+
+
+def _leading_start_anchor(node: RegexNode) -> Location | None:
+    """A start anchor `node` can begin with (before any byte), else None."""
+    return _edge_assertion(node, lambda a: a.kind in START_ANCHORS, from_end=False)
 
 
 def _optimised(node: RegexNode) -> RegexNode:
@@ -146,19 +153,7 @@ def _optimised(node: RegexNode) -> RegexNode:
 def _trailing_line_start(node: RegexNode) -> Location | None:
     """A multi-line `^` that `node` can end with (after its last byte, if any): Hyperscan
     builds it from a `\\n` position, which may not lead to a start anchor."""
-    if isinstance(node, Assertion):
-        return node.location if node.kind == "^" and node.multiline else None
-    if isinstance(node, Concat):
-        for item in reversed(node.items):
-            line = _trailing_line_start(item)
-            if line is not None or not _can_be_empty(item):
-                return line
-        return None
-    if isinstance(node, Alternation):
-        return next((a for a in map(_trailing_line_start, node.alternatives) if a), None)
-    if isinstance(node, Repeat):
-        return _trailing_line_start(node.item) if node.max_count != 0 else None
-    return None
+    return _edge_assertion(node, lambda a: a.kind == "^" and a.multiline, from_end=True)
 
 
 def _check_copies_and_loops(node: RegexNode) -> None:

@@ -66,16 +66,26 @@ inline std::vector<uint8_t> simd_byte_classes(const uint8_t* next, uint32_t row_
 }
 
 // The tables of a plan of `states` <= 16 states counting `groups` groups, the first
-// starting at plan state `lo`, or null where the plan steps one byte at a time: two groups
-// or more, `stride` (simd_stride_request) 1, or rows past its bound.
+// starting at plan state `lo`, or null where the plan steps one byte at a time: `stride`
+// (simd_stride_request) 1, or else (then `why_not` says which) two groups or more, or rows
+// past the bound.
 inline std::shared_ptr<const SimdBytePairs> make_simd_byte_pairs(
     const uint8_t* next, uint32_t row_bytes, uint32_t states, uint32_t lo, uint32_t groups,
-    int stride) {
-  if (stride == 1 || states > 16 || groups > 1) return nullptr;
+    int stride, std::string* why_not) {
+  if (stride == 1 || states > 16) return nullptr;
+  if (groups > 1) {
+    *why_not = std::to_string(groups) + " groups of reporting states (the two-byte rows count one)";
+    return nullptr;
+  }
   auto pairs = std::make_shared<SimdBytePairs>();
   const std::vector<uint8_t> class_of = simd_byte_classes(next, row_bytes, 16, &pairs->classes);
-  if (pairs->table_bytes() > (stride == 0 ? kStride2TableBytes : kStride2MostTableBytes))
+  const size_t bound = stride == 0 ? kStride2TableBytes : kStride2MostTableBytes;
+  if (pairs->table_bytes() > bound) {
+    *why_not = std::to_string(pairs->classes) + " byte classes, whose two-byte rows would take " +
+               std::to_string(pairs->table_bytes() >> 10) + " KiB (at most " +
+               std::to_string(bound >> 10) + (stride == 0 ? " KiB unless forced)" : " KiB)");
     return nullptr;
+  }
   const uint32_t classes = pairs->classes;
   std::vector<const uint8_t*> first(classes, nullptr);  // the row of each class
   for (uint32_t b = 0; b < 256; ++b)

@@ -143,7 +143,9 @@ std::string Engine<Entry>::run_simd_enum(const SimdPlan& plan) {
     }, "recount");
   }
   std::ostringstream reason;
-  reason << "SIMD enumeration (" << simd_path_words(plan) << "): " << count
+  reason << "SIMD enumeration (" << simd_path_words(plan)
+         << (plan.one_byte_why.empty() ? "" : ", one byte per step: " + plan.one_byte_why)
+         << "): " << count
          << " chunks each ran from all " << t_.states << " states at once in one pass";
   if (counted)
     reason << ", counting reports per start state, then composed the chunks' transfer "

@@ -53,6 +53,7 @@ struct SimdPlan {
   // (fsm/simd_kernels_stride2.hpp), or null where the plan steps one byte at a time
   // (fsm/simd_byte_pairs.hpp make_simd_byte_pairs).
   std::shared_ptr<const SimdBytePairs> byte_pairs;
+  std::string one_byte_why;  // where byte_pairs is null though not asked so: why
   bool paired() const {
     return (path == SimdPath::avx2 || path == SimdPath::avx512vl) && states <= 16;
   }
@@ -272,7 +273,8 @@ SimdPlan make_simd_plan(const Tables& t, const std::string& option, Step step) {
           plan.to_plan[step(plan.from_plan[p] << t.shift, uint8_t(b)) >> t.shift];
   plan.next = next;
   if (plan.path == SimdPath::avx2 && n <= 16)
-    plan.byte_pairs = make_simd_byte_pairs(next, plan.row_bytes, n, plan.lo[0], plan.groups, stride);
+    plan.byte_pairs = make_simd_byte_pairs(next, plan.row_bytes, n, plan.lo[0], plan.groups,
+                                           stride, &plan.one_byte_why);
   return plan;
 }
 

@@ -260,6 +260,9 @@ def test_two_bytes_per_step_equals_reference(states: int, tmp_path) -> None:
         for result in results:
             assert ("two bytes per step" in result["reason"]) == two, (groups, classes, stride)
             assert "counting reports per start state" in result["reason"]
+            # one byte per step not asked for: the reason says why
+            why = "one byte per step: " + (f"{groups} groups" if groups > 1 else "")
+            assert (why in result["reason"]) == (not two and stride != "1"), result["reason"]
 
 
 def test_a_bad_stride_is_one_clear_error(tmp_path) -> None:
