@@ -2,7 +2,8 @@
 each bench case, 4 chunks of one input summarised by `simd_summarize` (one thread's work
 in `enum`), under each vector path this CPU runs, timed by thread CPU time and wall
 clock (bench/fsm_simd_kernel.cpp). Paths alternate run after run, so that each meets the
-same load; medians over the rounds. With `--against REV` the same harness built with
+same load; medians over the rounds. The last column, `avx2 0 groups`, runs each plan with
+its groups dropped: the shuffles alone, the rate no counting kernel can pass on this CPU. With `--against REV` the same harness built with
 the C++ runtime of git revision REV adds its columns (`REV avx2`, ...): kernels before
 and after a change in one run. End states and counts are compared between every column
 that counts all the plan's groups in its pass.
@@ -11,7 +12,7 @@ that counts all the plan's groups in its pass.
 
 (also run by `make bench-fsm`)
 
-Writes bench/results/fsm_simd_kernel.md.
+Writes bench/results/fsm_simd_kernel.md (fsm_simd_kernel_avx2.md on a CPU without AVX-512).
 """
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ RESULTS = REPO / "bench" / "results"
 KERNEL_PATHS = [path for path in PATHS
                 if path in ("ssse3", "avx2", "avx2/1", "avx512vl", "avx512vbmi")]
 PAIRED = ("avx2", "avx2/1", "avx512vl")  # count up to 8 groups in the pass; the others up to 4
+UNCOUNTED = "avx2 0 groups"  # the column of the plans without their groups
+
+
+def without_groups(plan: str) -> str:
+    """`plan` (plan_text) with no groups: the same rows, nothing counted."""
+    header, rows = plan.split("\n", 1)
+    return f"{header.split()[0]} 0\n{rows}"
 
 
 def plan_text(machine) -> str:
@@ -85,24 +93,30 @@ def main() -> None:
     if args.against:
         old = runtime_at(args.against, work / args.against)
         binaries[f"{args.against} "] = harness(old, work / f"fsm_simd_kernel_{args.against}")
-    lines = ["| case | states | groups | " + " | ".join(
-        f"{prefix}{path} cpu / wall" for prefix in binaries for path in KERNEL_PATHS) + " |",
-        "|" + "---|" * (3 + len(binaries) * len(KERNEL_PATHS))]
+    names = [prefix + path for prefix in binaries for path in KERNEL_PATHS]
+    names += [UNCOUNTED] if "avx2" in KERNEL_PATHS else []
+    lines = ["| case | states | groups | " + " | ".join(f"{name} cpu / wall" for name in names)
+             + " |", "|" + "---|" * (3 + len(names))]
     for label, machine, data in cases(16 << 20, args.work):
         if machine.state_count > 16:
             continue
         plan = work / f"{label}.plan"
         plan.write_text(plan_text(machine))
         groups = int(plan.read_text().split()[1])
+        uncounted = work / f"{label}.g0.plan"
+        uncounted.write_text(without_groups(plan.read_text()))
         columns = [(prefix + path, exe, path) for prefix, exe in binaries.items()
                    for path in KERNEL_PATHS]
+        if "avx2" in KERNEL_PATHS:
+            columns.append((UNCOUNTED, binaries[""], "avx2"))
         cpu: dict[str, list[float]] = {name: [] for name, _, _ in columns}
         wall: dict[str, list[float]] = {name: [] for name, _, _ in columns}
         checks: dict[str, str] = {}
         for _ in range(args.rounds):
             for name, exe, path in columns:
                 name_of_path, _, stride = path.partition("/")  # avx2/1: one byte per step
-                done = subprocess.run([str(exe), str(plan), str(data), name_of_path,
+                done = subprocess.run([str(exe), str(uncounted if name == UNCOUNTED else plan),
+                                       str(data), name_of_path,
                                        str(args.runs), str(args.bytes)], capture_output=True,
                                       text=True,
                                       env=dict(os.environ, PARAFUSE_FSM_SIMD_STRIDE=stride))
@@ -112,21 +126,24 @@ def main() -> None:
                 cpu[name].append(float(rate))
                 wall[name].append(float(wall_rate))
         full = {checks[n] for n, _, path in columns
-                if n in checks and (path in PAIRED or groups <= 4)}
+                if n in checks and n != UNCOUNTED and (path in PAIRED or groups <= 4)}
         assert len(full) == 1, (label, checks)
         cells = [f"{statistics.median(cpu[n]):.2f} / {statistics.median(wall[n]):.2f}"
                  if cpu[n] else "-" for n, _, _ in columns]
         lines.append(f"| {label} | {machine.state_count} | {groups} | " + " | ".join(cells)
                      + " |")
         print(lines[-1], flush=True)
-    text = ("# boostfsm: SIMD enumeration's kernels alone, 4 chunks, one thread\n\n"
+    avx512 = "avx512vl" in KERNEL_PATHS  # CPUs without it keep a record of their own
+    text = ("# boostfsm: SIMD enumeration's kernels alone, 4 chunks, one thread"
+            + ("" if avx512 else " (a CPU with AVX2 and no AVX-512)") + "\n\n"
             f"{machine_description()}. The first {args.bytes} bytes of each input; GB/s, "
             f"medians over {args.rounds} rounds (each the median of {args.runs} runs in one "
             "process) of thread CPU time / wall clock, the columns alternating (`avx2/1`: "
-            "one byte per step, where `avx2` takes two for up to one group).\n\n"
+            "one byte per step, where `avx2` takes two for up to one group; `avx2 0 groups`: the "
+            "plan with its groups dropped, the shuffles alone).\n\n"
             + "\n".join(lines) + "\n")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "fsm_simd_kernel.md").write_text(text)
+    (RESULTS / ("fsm_simd_kernel.md" if avx512 else "fsm_simd_kernel_avx2.md")).write_text(text)
     print(text)
 
 
