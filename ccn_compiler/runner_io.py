@@ -32,12 +32,17 @@ class RunnerInputError(CompileError):
 
 
 def _key_values(items: tuple[str, ...], option: str) -> dict[str, str]:
+    """`NAME=VALUE` items, spaces around the name and the value dropped (as the compiled
+    runners do); a name given twice is an error, not the last one taken."""
     out = {}
     for item in items:
-        name, sep, value = item.partition("=")
+        name, sep, value = (part.strip() for part in item.partition("="))
         if not sep or not name:
             raise RunnerInputError(f"{option} {item}: expected NAME=VALUE")
-        out[name.strip()] = value.strip()
+        if name in out:
+            raise RunnerInputError(f"{option} {name} given twice ({name}={out[name]} and "
+                                   f"{name}={value})")
+        out[name] = value
     return out
 
 

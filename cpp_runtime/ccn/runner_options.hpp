@@ -32,13 +32,27 @@ struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+inline std::string without_spaces_around(const std::string& text) {
+  const char* spaces = " \t\n\r\f\v";
+  const auto first = text.find_first_not_of(spaces);
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(spaces) - first + 1);
+}
+
+// NAME=VALUE, spaces around the name and the value dropped; a name given twice is an error.
 inline void split_assignment(const std::string& option, const std::string& text,
                              std::map<std::string, std::string>& into) {
-  auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) {
+  const auto eq = text.find('=');
+  const std::string name = without_spaces_around(text.substr(0, eq));
+  if (eq == std::string::npos || name.empty()) {
     throw InputError(option + " " + text + ": expected NAME=VALUE");
   }
-  into[text.substr(0, eq)] = text.substr(eq + 1);
+  const std::string value = without_spaces_around(text.substr(eq + 1));
+  if (into.count(name)) {
+    throw InputError(option + " " + name + " given twice (" + name + "=" + into[name] + " and " +
+                     name + "=" + value + ")");
+  }
+  into[name] = value;
 }
 
 inline long parse_long(const std::string& option, const std::string& text) {

@@ -135,6 +135,20 @@ def test_parse_params_keeps_the_value_exactly(tmp_path) -> None:
     assert float(values["a"]) == 1.0 and float(values["b"]) == -2.5
 
 
+def test_sizes_and_params_drop_spaces_and_refuse_a_name_given_twice() -> None:
+    """As the compiled runners do (cpp_runtime/ccn/runner_options.hpp): ` N = 5 ` is N=5;
+    a name given twice is one error naming both values (the last one was taken silently)."""
+    program = check_programs(parse_ccn(TOUR, "p.ccn"))["p"]
+    assert runner_io.parse_sizes(program, (" N = 5 ",)) == {"N": 5}
+    assert int(runner_io.parse_params(program, ("d =7",))["d"]) == 7
+    with pytest.raises(CompileError, match=r"^error: --size N given twice \(N=4 and N=5\)$"):
+        runner_io.parse_sizes(program, ("N=4", "N =5"))
+    with pytest.raises(CompileError, match=r"^error: --param a given twice \(a=1 and a=1\)$"):
+        runner_io.parse_params(program, ("a=1", "a=1"))
+    with pytest.raises(CompileError, match=r"^error: --size  =5: expected NAME=VALUE$"):
+        runner_io.parse_sizes(program, (" =5",))
+
+
 def test_outputs_that_fail_half_way_leave_nothing(tmp_path, monkeypatch) -> None:
     """A write failing after some files were written: no file and no new folder remain."""
     source = TOUR.replace("output y", "z = y + 1\n    output y, z")
