@@ -95,7 +95,8 @@ def _run(command: list[str], cwd: Path, log: Path) -> None:
         done = subprocess.run(command, cwd=cwd, stdout=handle, stderr=subprocess.STDOUT)
     if done.returncode != 0:
         tail = "\n".join(log.read_text().splitlines()[-40:])
-        raise BuildError(f"build failed: {' '.join(command[:3])} ...\n{tail}")
+        raise BuildError(f"build failed: {' '.join(command[:3])} ... (the whole log: {log}; "
+                         f"the project is kept for a look)\n{tail}")
 
 
 # Where a command-line tool wants to be told of a build: called with the start of the

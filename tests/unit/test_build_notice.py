@@ -35,8 +35,11 @@ def test_a_build_says_what_it_compiles_and_how_long_it_took(tmp_path) -> None:
 
 def test_a_failed_build_says_so_and_raises(tmp_path) -> None:
     heard: list[tuple[str, bool]] = []
-    with pytest.raises(BuildError, match="build failed"):
+    with pytest.raises(BuildError, match="build failed") as failed:
         _build(tmp_path, "int main() { return }\n", heard)
+    log = tmp_path / "tiny" / "build" / "build.log"
+    assert f"(the whole log: {log}; the project is kept for a look)" in str(failed.value)
+    assert "error" in log.read_text() and (tmp_path / "tiny" / "t.cpp").is_file()
     assert [final for _, final in heard] == [False, True] and heard[1][0] == " failed"
 
 
