@@ -69,17 +69,52 @@ class Toolchain:
         return f"parafuse {__version__}\n{self.bin_dir}\n{cxx.splitlines()[0] if cxx else ''}"
 
 
+# The file by which a project folder says what parafuse wrote into it (one path a line
+# after the first): replacing the folder loses nothing else, beside its build folder.
+PROJECT_MARKER = ".parafuse-project"
+PROJECT_BUILD_FOLDER = "build"
+
+
+def foreign_entries(root: Path) -> list[str]:
+    """What replacing the folder `root` would lose (paths relative to it, sorted): where it
+    holds a PROJECT_MARKER, what parafuse did not write there (its build folder is
+    parafuse's); else every entry of it."""
+    if not root.is_dir():
+        return []
+    marker = root / PROJECT_MARKER
+    if not marker.is_file():
+        return sorted(path.name for path in root.iterdir())
+    written = set(marker.read_text().splitlines()[1:])
+    folders = {str(parent) for name in written for parent in Path(name).parents}
+    foreign = []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if relative.parts[0] == PROJECT_BUILD_FOLDER or str(relative) == PROJECT_MARKER:
+            continue
+        if str(relative) in written or (path.is_dir() and str(relative) in folders):
+            continue
+        foreign.append(str(relative))
+    return foreign
+
+
 def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:
-    """Write `files` under `root` atomically: into a sibling temporary folder, then renamed."""
+    """Write `files` under `root` atomically: into a sibling temporary folder, then renamed
+    (with the mode a new folder gets under the umask, and PROJECT_MARKER listing them)."""
     root = root.resolve()
     root.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{root.name}.", dir=root.parent))
+    umask = os.umask(0)
+    os.umask(umask)
     try:
+        os.chmod(staging, 0o777 & ~umask)
         for relative, content in files.items():
             path = staging / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             data = content.encode() if isinstance(content, str) else content
             path.write_bytes(data)
+        (staging / PROJECT_MARKER).write_text(
+            "written by parafuse; replacing this folder loses these files and build/\n"
+            + "".join(f"{relative}\n" for relative in sorted(files)))
         if root.exists():
             shutil.rmtree(root)
         os.replace(staging, root)
