@@ -49,7 +49,7 @@ from parafuse.emitters.toolchain.cmake import build_tree, write_tree
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.engine_set_reference import run_any_reference
 from parafuse.fsm_compiler.engines import EngineSet
-from parafuse.fsm_compiler.options import SCHEMES
+from parafuse.fsm_compiler.options import INTEGER_LIMITS, SCHEMES
 from parafuse.fsm_compiler.pipeline import (
     CompiledFile,
     EngineSetAnalysis,
@@ -68,11 +68,16 @@ PROG = "boostfsm"
 
 
 def option_flags(command: Callable) -> Callable:
-    """Flags that override `options` blocks (docs/fsm-language.md section 5)."""
+    """Flags that override `options` blocks (docs/fsm-language.md section 5), with the
+    ranges an `options` block enforces (fsm_compiler/options.py, the one place they live)."""
     flags = [
-        click.option("--max-states", type=click.IntRange(1), help="DFA state limit."),
-        click.option("--max-fused-states", type=click.IntRange(1), help="Fused-state bound."),
-        click.option("--lookback", type=click.IntRange(1), help="Lookback bytes for spec."),
+        click.option("--max-states", type=click.IntRange(*INTEGER_LIMITS["max_states"]),
+                     help="DFA state limit."),
+        click.option("--max-fused-states",
+                     type=click.IntRange(*INTEGER_LIMITS["max_fused_states"]),
+                     help="Fused-state bound."),
+        click.option("--lookback", type=click.IntRange(*INTEGER_LIMITS["lookback"]),
+                     help="Lookback bytes for spec."),
     ]
     for flag in reversed(flags):
         command = flag(command)
@@ -95,6 +100,13 @@ def _compile(path: str, overrides: dict, machine: str | None) -> CompiledFile:
         names = ", ".join(m.name.name for m in compiled.fsm_file.machines)
         raise UsageError(f"'{path}' has no machine named '{machine}' (it has: {names})")
     return compiled
+
+
+def _no_empty_path(option: str, path: str | None) -> None:
+    """An empty path given to `option` is a mistake, not a request to skip the file or to
+    fall back on a default."""
+    if path == "":
+        raise UsageError(f"{option}: an empty path")
 
 
 def _read_input(path: str) -> bytes:
@@ -206,6 +218,7 @@ def _only_machine(compiled: CompiledFile, path: str) -> CompiledMachine | Engine
 @reports_errors(PROG)
 def run(file, input_path, machine, backend, scheme, threads, chunks, repeat, with_matches,
         as_json, with_tokens, tokens_out, max_states, max_fused_states, lookback) -> None:
+    _no_empty_path("--tokens-out", tokens_out)
     overrides = _overrides(max_states, max_fused_states, lookback, scheme)
     compiled_machine = _only_machine(_compile(file, overrides, machine), file)
     if backend == "cpp":
@@ -266,6 +279,8 @@ def _run_cpp(machine: CompiledMachine | EngineSet, file: str, input_path: str,
 @reports_errors(PROG)
 def compile_command(file, machine, out_dir, with_python, train_path, no_build, max_states,
                     max_fused_states, lookback) -> None:
+    _no_empty_path("-o", out_dir)
+    _no_empty_path("--train", train_path)
     compiled = _compile(file, _overrides(max_states, max_fused_states, lookback), machine)
     sample = _read_input(train_path) if train_path else None
     several = len(compiled.machines) > 1

@@ -13,7 +13,7 @@ from parafuse.grammar.diagnostics import CompileError, Location
 from parafuse.grammar.fsm_ast import FsmFile, Machine, OptionsBlock, OptionSetting
 
 SCHEMES = ("auto", "seq", "enum", "fused", "spec", "hspec")
-_INTEGER_LIMITS = {
+INTEGER_LIMITS = {
     "max_states": (1, 1 << 24),
     "max_fused_states": (1, 1 << 24),
     "lookback": (1, 1 << 20),
@@ -42,7 +42,7 @@ def _checked_value(setting: OptionSetting) -> str | int:
             raise CompileError(f"unknown scheme '{value}'", setting.value_location,
                                hint="schemes are " + " | ".join(SCHEMES))
         return value
-    low, high = _INTEGER_LIMITS[key]
+    low, high = INTEGER_LIMITS[key]
     if not value.isdigit():
         raise CompileError(f"option '{key}' needs a whole number, not '{value}'",
                            setting.value_location)
@@ -85,5 +85,6 @@ def check_machine_names(fsm_file: FsmFile) -> None:
                                hint=f"first defined at {first.name.location}")
     if not seen:
         start = Location(fsm_file.source.name, 1, 1, source=fsm_file.source)
-        raise CompileError("the file defines no machine", start,
-                           hint="add a 'machine NAME { ... }' or 'patterns NAME { ... }' block")
+        raise CompileError("the file defines no machine, pattern set or token set", start,
+                           hint="add a 'machine NAME { ... }', 'patterns NAME { ... }' or "
+                                "'tokens NAME { ... }' block")
