@@ -83,15 +83,30 @@ class Note:
     location: Location | None = None
 
 
+SNIPPET_WIDTH = 100  # characters of a long line shown around the caret
+
+
 def _render_snippet(location: Location) -> list[str]:
+    """The line under the message and a caret line; characters that would not print (the
+    bytes of a binary file, say) escaped as `\\xNN`, a long line cut to SNIPPET_WIDTH
+    around the caret."""
     if location.source is None:
         return []
     text = location.source.line_text(location.line).expandtabs(1)
     if not text.strip():
         return []
+    shown = [c if c.isprintable() else ascii(c)[1:-1] for c in text]
     caret_col = max(1, location.column)
     width = max(1, min(location.span, len(text) - caret_col + 1))
-    return ["    " + text, "    " + " " * (caret_col - 1) + "^" * width]
+    start = sum(map(len, shown[:caret_col - 1]))
+    carets = sum(map(len, shown[caret_col - 1:caret_col - 1 + width]))
+    line = "".join(shown)
+    first = max(0, min(start - SNIPPET_WIDTH // 3, len(line) - SNIPPET_WIDTH))
+    if first or len(line) > SNIPPET_WIDTH:
+        head, tail = ("..." if first else ""), ("..." if first + SNIPPET_WIDTH < len(line) else "")
+        line = head + line[first:first + SNIPPET_WIDTH] + tail
+        start, carets = start - first + len(head), min(carets, SNIPPET_WIDTH - (start - first))
+    return ["    " + line, "    " + " " * start + "^" * max(1, carets)]
 
 
 def render(severity: str, message: str, location: Location | None) -> list[str]:
