@@ -58,12 +58,48 @@ def parse_sizes(program: ir.Program, items: tuple[str, ...]) -> dict[str, int]:
             raise RunnerInputError(f"missing --size {name}=...: program '{program.name}' "
                                    f"needs {', '.join(program.size_vars)}")
         try:
+            if "_" in given[name]:  # Python reads 10_0; the compiled runners do not
+                raise ValueError(given[name])
             sizes[name] = int(given[name])
+            if sizes[name] > INT64_MAX:  # the compiled runners read a size as an int64
+                raise ValueError(given[name])
         except ValueError:
             raise RunnerInputError(f"--size {name}={given[name]}: not an integer") from None
         if sizes[name] < 1:
             raise RunnerInputError(f"--size {name}={given[name]}: sizes must be at least 1")
     return sizes
+
+
+INT64_MAX = 2**63 - 1
+
+
+def too_big(sizes: dict[str, int]) -> RunnerInputError:
+    """The compiled runners' error for sizes whose tensors cannot be allocated."""
+    named = " ".join(f"{name}={value}" for name, value in sizes.items())
+    return RunnerInputError(f"sizes {named}: this rank's tensors do not fit in memory")
+
+
+def check_fits(program: ir.Program, world: World) -> None:
+    """`too_big` where the inputs' and states' bytes alone pass what an address can count
+    (numpy would fail with an unhelpful ValueError rather than a MemoryError)."""
+    total = 0
+    for tensor in program.tensors:
+        count = 1
+        for n in world.shape(tensor.type):
+            count *= n
+        copies = world.ranks if tensor.type.layout.kind == "local" else 1
+        total += count * copies * NUMPY_DTYPES[tensor.type.dtype].itemsize
+    if total > np.iinfo(np.intp).max:
+        raise too_big(world.sizes)
+
+
+def check_folders(inputs: str | None, outputs: str | None, random: bool) -> None:
+    """`--inputs` and `--outputs` name a folder each; `--random` replaces `--inputs`."""
+    for option, path in (("--inputs", inputs), ("--outputs", outputs)):
+        if path is not None and not path.strip():
+            raise RunnerInputError(f"{option}: an empty path")
+    if random and inputs is not None:
+        raise RunnerInputError("--inputs and --random: give one (--random fills every input)")
 
 
 def parse_params(program: ir.Program, items: tuple[str, ...]) -> dict[str, np.ndarray]:
@@ -128,7 +164,7 @@ def _load(path: Path, tensor: ir.Tensor, shape: tuple[int, ...]) -> np.ndarray:
                                hint="create it, or pass --random to fill inputs")
     try:
         array = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EOFError) as exc:  # EOFError: an empty file
         raise RunnerInputError(f"{path}: not a readable .npy file ({exc})") from None
     dtype = tensor.type.dtype
     if dtype == "bf16" and array.dtype.kind == "V" and array.dtype.itemsize == 2:
@@ -193,11 +229,19 @@ def remove_empty(folders: list[Path]) -> None:
             return
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _staged(path: Path, write) -> Path:
-    """`write(handle)` into a temporary file next to `path`; the temporary's path."""
+    """`write(handle)` into a temporary file next to `path`; the temporary's path. Its mode
+    is that of a file created normally (0666 less the umask), not mkstemp's 0600."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())
             write(handle)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

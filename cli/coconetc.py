@@ -11,6 +11,7 @@ import click
 from parafuse.ccn_compiler.frontend import CheckedModule, check_programs, schedule_programs
 from parafuse.ccn_compiler.printer import format_program
 from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
+from parafuse.ccn_compiler.runner_io import check_folders
 from parafuse.emitters.autotune import autotune as autotune_program
 from parafuse.emitters.ccn.cpu import project as cpu
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
@@ -33,6 +34,8 @@ BACKENDS = ("reference", "cpu", "cuda", "cuda-emulated")
 def _load(path: str) -> CheckedModule:
     """The front end, one step each (docs/architecture.md): parse, check, schedule."""
     module = parse_ccn(read_source(path, "utf-8"), path)
+    if not module.programs:  # empty or comments only: every command says so, exit 1
+        raise UsageError(f"{path} defines no program")
     return schedule_programs(module, check_programs(module), path)
 
 
@@ -90,6 +93,7 @@ def run(file: str, program_name: str | None, schedule: str, backend: str, ranks:
         as_json: bool) -> None:
     module = _load(file)
     program = module.scheduled_program(module.program(program_name).name, schedule)
+    check_folders(inputs, outputs, random_inputs)  # before any build, on every backend
     options = RunOptions(ranks, sizes, params, seed, inputs, outputs, iters, warmup,
                          random_inputs)
     if backend != "reference":
@@ -172,6 +176,14 @@ def build(file: str, program_name: str | None, schedule: str, backend: str,
           sizes: tuple[str, ...], cuda_arch: str) -> None:
     module = _load(file)
     program = module.program(program_name)
+    if out_dir == "":
+        raise UsageError("-o: an empty path (name the project folder, or leave -o out)")
+    if not autotune and (ranks is not None or sizes):
+        given = ([f"-n {ranks}"] if ranks is not None else []) + [f"--size {s}" for s in sizes]
+        wanted = " ".join(f"--size {name}=..." for name in program.size_vars)
+        raise UsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for "
+                         f"--autotune only (the runner takes sizes at run time: "
+                         f"{program.name}_run {wanted})")
     if autotune:
         _autotune(module, program.name, backend, ranks, sizes, out_dir, cuda_arch)
         return

@@ -55,14 +55,16 @@ inline void split_assignment(const std::string& option, const std::string& text,
   into[name] = value;
 }
 
-inline long parse_long(const std::string& option, const std::string& text) {
+// `between` joins option and text in the message: "--iters x" but "--size N=x".
+inline long parse_long(const std::string& option, const std::string& text,
+                       const std::string& between = " ") {
   try {
     size_t used = 0;
     long value = std::stol(text, &used);
     if (used == text.size()) return value;
   } catch (const std::exception&) {
   }
-  throw InputError(option + " " + text + ": not an integer");
+  throw InputError(option + between + text + ": not an integer");
 }
 
 inline RunnerOptions parse_options(int argc, char** argv) {
@@ -73,17 +75,25 @@ inline RunnerOptions parse_options(int argc, char** argv) {
       if (i + 1 >= argc) throw InputError(arg + " needs a value");
       return argv[++i];
     };
+    auto folder = [&]() -> std::string {  // an empty --inputs or --outputs is not "none"
+      std::string path = value();
+      if (without_spaces_around(path).empty()) throw InputError(arg + ": an empty path");
+      return path;
+    };
     if (arg == "--size") split_assignment(arg, value(), o.sizes);
     else if (arg == "--param") split_assignment(arg, value(), o.params);
     else if (arg == "--schedule") o.schedule = value();
-    else if (arg == "--inputs") o.inputs = value();
-    else if (arg == "--outputs") o.outputs = value();
+    else if (arg == "--inputs") o.inputs = folder();
+    else if (arg == "--outputs") o.outputs = folder();
     else if (arg == "--seed") o.seed = static_cast<uint64_t>(parse_long(arg, value()));
     else if (arg == "--iters") o.iters = parse_long(arg, value());
     else if (arg == "--warmup") o.warmup = parse_long(arg, value());
     else if (arg == "--random") o.random = true;
     else if (arg == "--json") o.json = true;
     else throw InputError("unknown option " + arg);
+  }
+  if (o.random && !o.inputs.empty()) {
+    throw InputError("--inputs and --random: give one (--random fills every input)");
   }
   return o;
 }
@@ -99,7 +109,7 @@ inline std::vector<int64_t> resolve_sizes(const ProgramInfo& info, const RunnerO
   for (const auto& name : info.size_names) {
     auto it = o.sizes.find(name);
     if (it == o.sizes.end()) throw InputError("missing --size " + name + "=...");
-    long value = parse_long("--size " + name + "=", it->second);
+    long value = parse_long("--size " + name, it->second, "=");
     if (value < 1) throw InputError("--size " + name + "=" + it->second + ": sizes must be at least 1");
     sizes.push_back(value);
   }

@@ -180,3 +180,37 @@ def test_run_reports_an_unreadable_input_before_building(tmp_path, monkeypatch, 
     Path("folder").mkdir()
     result = CliRunner().invoke(boostfsm, ["run", fsm, given])
     one_line_error(result, "boostfsm", f"cannot read input '{given}'", reason)
+
+
+@pytest.mark.parametrize("extra, given", [
+    (["-n", "2", "--size", "N=5"], "-n 2 and --size N=5 are"),
+    (["-n", "2"], "-n 2 is"),
+    (["--size", "N=5"], "--size N=5 is"),
+])
+def test_coconetc_build_refuses_n_and_size_without_autotune(tmp_path, monkeypatch, extra,
+                                                            given) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(coconetc, ["build", SGD, *extra])
+    line = one_line_error(result, "coconetc")
+    assert line == (f"coconetc: error: {given} for --autotune only (the runner takes sizes at "
+                    "run time: sgd_run --size N=...)")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_coconetc_build_refuses_an_empty_project_folder(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(coconetc, ["build", SGD, "-o", ""])
+    one_line_error(result, "coconetc", "-o: an empty path")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n\n"])
+@pytest.mark.parametrize("command", [["check"], ["show"], ["run", "-n", "1"], ["build"]])
+def test_a_file_without_programs_is_one_line_for_every_command(tmp_path, monkeypatch, text,
+                                                               command) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("empty.ccn").write_text(text)
+    result = CliRunner().invoke(coconetc, [command[0], "empty.ccn", *command[1:]])
+    line = one_line_error(result, "coconetc")
+    assert line == "coconetc: error: empty.ccn defines no program"
+    assert [p.name for p in tmp_path.iterdir()] == ["empty.ccn"]

@@ -119,6 +119,32 @@ def test_bad_input_is_one_line_and_writes_nothing(sgd, case, tmp_path) -> None:
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+RUNNER_OPTION_ERRORS = {
+    "size with an underscore": (["--size", "N=10_0", "--random"], "--size N=10_0: not an integer"),
+    "size beyond int64": (["--size", "N=99999999999999999999", "--random"],
+                          "--size N=99999999999999999999: not an integer"),
+    "empty outputs": (["--size", "N=8", "--random", "--outputs", ""], "--outputs: an empty path"),
+    "empty inputs": (["--size", "N=8", "--inputs", ""], "--inputs: an empty path"),
+    "inputs and random": (["--size", "N=8", "--random", "--inputs", "IN"],
+                          "--inputs and --random: give one (--random fills every input)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RUNNER_OPTION_ERRORS))
+def test_runner_options_are_refused_as_coconetc_run_refuses_them(sgd, case, tmp_path) -> None:
+    """The same one line as the reference (tests/unit/test_ccn_param_values.py)."""
+    _, project = sgd
+    write_sgd_inputs(tmp_path / "in", 2)
+    args, message = RUNNER_OPTION_ERRORS[case]
+    args = [str(tmp_path / "in") if a == "IN" else a for a in args]
+    if "--outputs" not in args:
+        args += ["--outputs", str(tmp_path / "out")]
+    done = run_ranks(project, "sgd", 2, args)
+    assert done.returncode != 0
+    assert done.stderr.strip() == f"sgd_run: error: {message}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
 def test_rank_count_that_a_group_does_not_divide(tmp_path) -> None:
     project = sample_project("pipeline")
     done = run_ranks(project, "pipeline", 3, ["--size", "B=4", "--size", "H=5", "--random",

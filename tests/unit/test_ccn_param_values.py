@@ -4,6 +4,8 @@ cannot be written (docs/ccn-language.md, sections 3 and 9)."""
 from __future__ import annotations
 
 import errno
+import os
+import stat
 import warnings
 
 import numpy as np
@@ -190,3 +192,77 @@ def test_outputs_are_written_when_all_is_well(tmp_path) -> None:
     result = run(tmp_path, "--outputs", str(out))
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "y.rank0.npy"]
+
+
+def run_sized(tmp_path, size: str, *args: str):
+    """`run` with one --size of the test's choosing (and --random unless --inputs is given)."""
+    path = tmp_path / "p.ccn"
+    path.write_text(TOUR)
+    filling = [] if "--inputs" in args else ["--random"]
+    return CliRunner().invoke(main, ["run", str(path), "-n", "1", "--size", size, *filling,
+                                     *args])
+
+
+@pytest.mark.parametrize("size, message", [
+    ("N=1000000000000", "sizes N=1000000000000: this rank's tensors do not fit in memory"),
+    ("N=9223372036854775807",
+     "sizes N=9223372036854775807: this rank's tensors do not fit in memory"),
+    ("N=99999999999999999999", "--size N=99999999999999999999: not an integer"),
+    ("N=10_0", "--size N=10_0: not an integer"),
+])
+def test_a_size_too_big_or_misspelt_is_the_compiled_runners_one_line(tmp_path, size,
+                                                                    message) -> None:
+    """As the compiled runners say it (a size is an int64 there; library.j2's too_big)."""
+    out = tmp_path / "out"
+    result = run_sized(tmp_path, size, "--outputs", str(out))
+    assert result.exit_code == 1, result.output
+    assert result.stderr == f"coconetc: error: {message}\n"
+    assert not out.exists()
+
+
+def test_an_empty_npy_file_is_not_a_readable_npy_file(tmp_path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "x.npy").write_bytes(b"")
+    result = run_sized(tmp_path, "N=2", "--inputs", str(tmp_path / "in"),
+                       "--outputs", str(tmp_path / "out"))
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"coconetc: error: {tmp_path / 'in' / 'x.npy'}: not a readable .npy file ("), lines
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--outputs", ""], "--outputs: an empty path"),
+    (["--outputs", " "], "--outputs: an empty path"),
+    (["--inputs", "", "--outputs", "out"], "--inputs: an empty path"),
+    (["--random", "--inputs", "in", "--outputs", "out"],
+     "--inputs and --random: give one (--random fills every input)"),
+])
+@pytest.mark.parametrize("backend", ["reference", "cpu"])
+def test_empty_folders_and_inputs_with_random_are_one_line(tmp_path, monkeypatch, args,
+                                                           message, backend) -> None:
+    """Refused before anything is built or written, on every backend."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in").mkdir()
+    np.save(tmp_path / "in" / "x.npy", np.zeros(2, np.float32))
+    (tmp_path / "p.ccn").write_text(TOUR)
+    result = CliRunner().invoke(main, ["run", str(tmp_path / "p.ccn"), "-n", "1", "--size",
+                                       "N=2", "--backend", backend, *args])
+    assert result.exit_code == 1, result.output
+    assert result.stderr == f"coconetc: error: {message}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "p.ccn"]
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_outputs_have_the_mode_of_a_normal_file(tmp_path, mask) -> None:
+    """0666 less the umask, not the 0600 of the temporary files they are renamed from."""
+    out = tmp_path / "out"
+    old = os.umask(mask)
+    try:
+        result = run(tmp_path, "--outputs", str(out))
+    finally:
+        os.umask(old)
+    assert result.exit_code == 0, result.output
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()}
+    assert modes == {"manifest.json": 0o666 & ~mask, "y.rank0.npy": 0o666 & ~mask}
