@@ -40,16 +40,28 @@ def report(prog: str, error: CompileError) -> None:
         click.echo(error.render(), err=True)
 
 
+# Python frames the front ends may nest: their parsers and checkers recurse once or twice
+# per operand of a chain like `x + x + ... + x`, so Python's default of 1000 stopped at
+# about 400 terms; this takes some 5000 (measured without exhausting the C stack).
+DEEPEST_RECURSION = 20_000
+
+
 def reports_errors(prog: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a click command so that user errors exit 1 and bugs exit 2, never a traceback."""
 
     def wrap(command: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(command)
         def run(*args: Any, **kwargs: Any) -> Any:
+            sys.setrecursionlimit(max(sys.getrecursionlimit(), DEEPEST_RECURSION))
             try:
                 return command(*args, **kwargs)
             except CompileError as error:
                 report(prog, error)
+                sys.exit(1)
+            except RecursionError:
+                click.echo(f"{prog}: error: the input nests too deeply to compile (an "
+                           "expression of thousands of operands?): split it into several "
+                           "statements", err=True)
                 sys.exit(1)
             except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
                 raise

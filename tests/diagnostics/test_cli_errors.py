@@ -214,3 +214,19 @@ def test_a_file_without_programs_is_one_line_for_every_command(tmp_path, monkeyp
     line = one_line_error(result, "coconetc")
     assert line == "coconetc: error: empty.ccn defines no program"
     assert [p.name for p in tmp_path.iterdir()] == ["empty.ccn"]
+
+
+def _sum_of(terms: int) -> str:
+    return ("program p(N) {\n    input x: f32[N] local\n    y = " + " + ".join(["x"] * terms)
+            + "\n    output y\n}\n")
+
+
+def test_a_long_expression_compiles_and_a_far_too_long_one_is_one_error(tmp_path) -> None:
+    """A chain of 2000 operands checks (the default recursion limit stopped at about 400);
+    one the parser cannot nest is one line, exit 1, not an internal error."""
+    (tmp_path / "long.ccn").write_text(_sum_of(2000))
+    result = CliRunner().invoke(coconetc, ["check", str(tmp_path / "long.ccn")])
+    assert result.exit_code == 0, result.output
+    (tmp_path / "deep.ccn").write_text(_sum_of(15000))
+    one_line_error(CliRunner().invoke(coconetc, ["check", str(tmp_path / "deep.ccn")]),
+                   "coconetc", "nests too deeply", "split it into several statements")
