@@ -12,6 +12,8 @@ from parafuse.grammar.diagnostics import CompileError, Location
 
 from . import ir
 from .layout_rules import LayoutConflict, join_all
+from .literals import is_literal, literal_value
+from .numerics import dtype_range, fits_dtype
 from .scope import (
     COLLECTIVES,
     ELEMENTWISE_BINARY,
@@ -31,16 +33,25 @@ def literal_type(number: ast.Number) -> ValueType:
     return ValueType("i32" if number.is_integer else "f32", (), REPLICATED)
 
 
-def is_literal(expr: ir.Expr) -> bool:
-    return isinstance(expr, ir.Const) or (isinstance(expr, ir.Unary) and is_literal(expr.operand))
+def check_literal_fits(expr: ir.Expr, dtype: str) -> None:
+    """A literal too large for the dtype it takes is an error, not a wrapped integer or an
+    infinity (as for a param's default: docs/ccn-language.md section 3)."""
+    if not fits_dtype(literal_value(expr), dtype):
+        raise CompileError(f"this number does not fit {dtype}", expr.location,
+                           hint=f"{dtype} holds {dtype_range(dtype)}")
 
 
 def retype_literal(expr: ir.Expr, dtype: str) -> ir.Expr:
+    check_literal_fits(expr, dtype)  # the whole literal: -2147483648 fits i32
+    return _retyped(expr, dtype)
+
+
+def _retyped(expr: ir.Expr, dtype: str) -> ir.Expr:
     vt = ValueType(dtype, (), REPLICATED)
     if isinstance(expr, ir.Const):
         return ir.Const(expr.value, vt, expr.location)
     assert isinstance(expr, ir.Unary)
-    return ir.Unary(expr.op, retype_literal(expr.operand, dtype), vt, expr.location)
+    return ir.Unary(expr.op, _retyped(expr.operand, dtype), vt, expr.location)
 
 
 def broadcast_shape(types: list[ValueType], location: Location) -> tuple:
@@ -206,7 +217,9 @@ def check_call(node: ast.Call, scope: Scope) -> ir.Expr:
 
 def check_expr(node: ast.Expr, scope: Scope) -> ir.Expr:
     if isinstance(node, ast.Number):
-        return ir.Const(node.value, literal_type(node), node.location)
+        const = ir.Const(node.value, literal_type(node), node.location)
+        check_literal_fits(const, "i64" if node.is_integer else "f64")  # the widest first
+        return const
     if isinstance(node, ast.NameRef):
         return check_name(node, scope)
     if isinstance(node, ast.Negate):

@@ -6,6 +6,7 @@ from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError
 
 from . import ir
+from .literals import is_literal, literal_value
 from .types import LOCAL, Layout, ValueType, is_float, is_int
 
 
@@ -44,6 +45,9 @@ def check_dropout(node: ast.Call, x: ir.Expr, p: ir.Expr, site: int) -> ir.Expr:
         raise CompileError(f"dropout() needs a floating-point tensor, got {x.type.dtype}",
                            x.location, hint="cast(x, f32) first")
     _require_replicated_scalar(p, "the dropout probability")
+    if is_literal(p) and not 0 <= literal_value(p) <= 1:
+        raise CompileError(f"the dropout probability must be from 0 to 1, not "
+                           f"{literal_value(p):g}", p.location)
     p = ir.Const(p.value, ValueType("f32", (), p.type.layout), p.location) \
         if isinstance(p, ir.Const) else p
     return ir.Dropout(x, p, site, x.type, node.location)

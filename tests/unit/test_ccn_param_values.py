@@ -266,3 +266,17 @@ def test_outputs_have_the_mode_of_a_normal_file(tmp_path, mask) -> None:
     assert result.exit_code == 0, result.output
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()}
     assert modes == {"manifest.json": 0o666 & ~mask, "y.rank0.npy": 0o666 & ~mask}
+
+
+@pytest.mark.parametrize("literal, fits", [("-2147483648", True), ("2147483647", True),
+                                           ("-2147483649", False), ("2147483648", False),
+                                           ("--2147483648", False)])
+def test_an_integer_literal_fits_the_dtype_it_takes(literal, fits) -> None:
+    """The whole literal, sign included, is checked against the dtype it takes (i32 here)."""
+    source = f"program p(N) {{\n    input x: i32[N] local\n    y = x + {literal}\n    output y\n}}\n"
+    module = parse_ccn(source, "p.ccn")
+    if fits:
+        check_programs(module)
+        return
+    with pytest.raises(CompileError, match="this number does not fit i32"):
+        check_programs(module)
