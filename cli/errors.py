@@ -9,6 +9,7 @@ parafuse and says so (exit code 2) instead of showing a traceback.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import functools
@@ -80,12 +81,15 @@ def read_source(path: str, encoding: str) -> str:
     """Read an input file as its compiler does: `.fsm` files as Latin-1 (every byte stands
     for itself in regexes and quoted bytes), `.ccn` files as UTF-8, so that an error's
     snippet shows a comment's or a stray character's text as written (a byte that is not
-    UTF-8 reads as U+FFFD, refused like any other character outside a comment)."""
+    UTF-8 reads as U+FFFD, refused like any other character outside a comment). A UTF-8
+    byte order mark that some editors write first is dropped (it read as an unexpected
+    character at 1:1)."""
     try:
         with open(path, "rb") as handle:
-            return handle.read().decode(encoding, errors="replace")
+            data = handle.read()
     except OSError as exc:
         raise UsageError(f"cannot read '{path}': {exc.strerror}") from None
+    return data.removeprefix(codecs.BOM_UTF8).decode(encoding, errors="replace")
 
 
 class CommandLine(click.Group):

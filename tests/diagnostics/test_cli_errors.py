@@ -230,3 +230,12 @@ def test_a_long_expression_compiles_and_a_far_too_long_one_is_one_error(tmp_path
     (tmp_path / "deep.ccn").write_text(_sum_of(15000))
     one_line_error(CliRunner().invoke(coconetc, ["check", str(tmp_path / "deep.ccn")]),
                    "coconetc", "nests too deeply", "split it into several statements")
+
+
+@pytest.mark.parametrize("tool, sample", [(boostfsm, DIV7), (coconetc, SGD)])
+def test_a_byte_order_mark_first_is_dropped(tmp_path, tool, sample) -> None:
+    """Some editors write a UTF-8 byte order mark first; it read as a character at 1:1."""
+    with_mark = tmp_path / Path(sample).name
+    with_mark.write_bytes(b"\xef\xbb\xbf" + Path(sample).read_bytes())
+    result = CliRunner().invoke(tool, ["check", str(with_mark)])
+    assert result.exit_code == 0, result.output
