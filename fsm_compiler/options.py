@@ -54,9 +54,18 @@ def _checked_value(setting: OptionSetting) -> str | int:
 
 
 def apply_block(options: MachineOptions, block: OptionsBlock) -> MachineOptions:
-    """`options` with the settings of `block` applied in order, each checked."""
+    """`options` with the settings of `block` applied, each checked; a key set twice in one
+    block is an error (a later block overrides an earlier one, key by key)."""
+    seen: dict[str, OptionSetting] = {}
     for setting in block.settings:
-        options = replace(options, **{setting.key.name: _checked_value(setting)})
+        key = setting.key.name
+        if key in seen:
+            first = seen[key].key.location
+            raise CompileError(f"option '{key}' is set twice in this block (first at line "
+                               f"{first.line})", setting.key.location,
+                               hint="keep one; a later options block may override it")
+        seen[key] = setting
+        options = replace(options, **{key: _checked_value(setting)})
     return options
 
 
