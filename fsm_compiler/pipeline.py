@@ -72,7 +72,7 @@ def compile_machine(
     if isinstance(machine, ExplicitMachine):
         return compile_explicit(machine, options, warnings)
     if isinstance(machine, TokenSet):
-        return compile_token_set(machine, options)
+        return compile_token_set(machine, options, warnings)
     return compile_pattern_set(machine, options)  # parse_file checked that each can match
 
 

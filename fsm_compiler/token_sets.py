@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from parafuse.grammar.diagnostics import CompileError, Location, Note
+from parafuse.grammar.diagnostics import CompileError, CompileWarning, Location, Note
 from parafuse.grammar.fsm_ast import TokenRule, TokenSet
 from parafuse.grammar.regex_ast import (
     Alternation,
@@ -144,8 +144,10 @@ def _assertion_error(location: Location) -> CompileError:
                              "or as a rule of its own")
 
 
-def compile_token_set(token_set: TokenSet, options: MachineOptions) -> CompiledTokenSet:
-    """Check the rules and build the minimal tokenizer DFA."""
+def compile_token_set(token_set: TokenSet, options: MachineOptions,
+                      warnings: list[CompileWarning] | None = None) -> CompiledTokenSet:
+    """Check the rules and build the minimal tokenizer DFA; a rule that never wins becomes
+    a warning."""
     check_token_set(token_set)
     anchored = [(index, _anchored(rule.regex)) for index, rule in enumerate(token_set.rules)]
     try:
@@ -157,6 +159,8 @@ def compile_token_set(token_set: TokenSet, options: MachineOptions) -> CompiledT
                            hint="raise 'max_states' in an options block") from None
     winners = [frozenset({min(reports.now)}) if reports.now else frozenset()
                for reports in dfa.state_reports]
+    if warnings is not None:
+        warnings += _rules_that_never_win(token_set, [reports.now for reports in dfa.state_reports])
     transitions, tags, start = minimise(dfa.transitions, winners, 0)
     order = _runtime_order(transitions, tags, start)
     transitions, tags = renumber(transitions, tags, order)
@@ -170,6 +174,24 @@ def compile_token_set(token_set: TokenSet, options: MachineOptions) -> CompiledT
         start=order.index(start), dead=dead,
         byte_class=partition.byte_class, transitions=class_table.astype(np.int32),
         accept_rule=accept, options=options, location=token_set.location)
+
+
+def _rules_that_never_win(token_set: TokenSet, accepting: list) -> list[CompileWarning]:
+    """A warning per rule that no token can have: wherever it matches, an earlier rule
+    matches the same text and wins the tie (as flex's "rule cannot be matched").
+    `accepting`: per DFA state, the rules whose match ends there."""
+    rules = token_set.rules
+    winning = {min(now) for now in accepting if now}
+    found = []
+    for index, rule in enumerate(rules):
+        if index in winning:
+            continue
+        earlier = sorted({min(now) for now in accepting if index in now})
+        names = ", ".join(f"'{rules[e].kind.name}'" for e in earlier)
+        found.append(CompileWarning(
+            f"rule '{rule.kind.name}' never makes a token: every text it matches is matched "
+            f"by an earlier rule ({names}), which wins a tie", rule.kind.location))
+    return found
 
 
 def _anchored(regex: Regex) -> Regex:
