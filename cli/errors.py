@@ -22,7 +22,6 @@ from typing import Any
 
 import click
 
-from parafuse.emitters.toolchain.cmake import foreign_entries
 from parafuse.grammar.diagnostics import CompileError
 
 
@@ -177,24 +176,6 @@ def folder_problem(folder: Path) -> str | None:
         return None
     if not os.access(existing, os.W_OK | os.X_OK):
         return f"{os.strerror(errno.EACCES)} ('{existing}' is not writable)"
-    return _replacing_loses(folder)
-
-
-def _replacing_loses(folder: Path) -> str | None:
-    """Why replacing the existing `folder` by a project would lose what a user keeps there:
-    it is or holds the current folder, or holds what parafuse did not write."""
-    if not folder.is_dir():
-        return None
-    here, root = Path.cwd().resolve(), folder.resolve()
-    if root == here or root in here.parents:
-        return (f"it {'is' if root == here else 'holds'} the current folder, which would be "
-                "replaced: choose a new or empty folder")
-    foreign = foreign_entries(root)
-    if foreign:
-        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3
-                                          else "")
-        return (f"it holds what parafuse did not write ({shown}), which replacing it would "
-                "delete: choose a new or empty folder")
     return None
 
 

@@ -9,6 +9,7 @@ on a lock file instead of building the same thing twice.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import os
@@ -70,36 +71,26 @@ class Toolchain:
 
 
 # The file by which a project folder says what parafuse wrote into it (one path a line
-# after the first): replacing the folder loses nothing else, beside its build folder.
+# after the first), so that writing a project again replaces those files and its build
+# folder and leaves everything else in the folder alone.
 PROJECT_MARKER = ".parafuse-project"
 PROJECT_BUILD_FOLDER = "build"
 
 
-def foreign_entries(root: Path) -> list[str]:
-    """What replacing the folder `root` would lose (paths relative to it, sorted): where it
-    holds a PROJECT_MARKER, what parafuse did not write there (its build folder is
-    parafuse's); else every entry of it."""
-    if not root.is_dir():
-        return []
+def written_before(root: Path) -> set[str] | None:
+    """The files the project last written to `root` had (None: no project was)."""
     marker = root / PROJECT_MARKER
-    if not marker.is_file():
-        return sorted(path.name for path in root.iterdir())
-    written = set(marker.read_text().splitlines()[1:])
-    folders = {str(parent) for name in written for parent in Path(name).parents}
-    foreign = []
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if relative.parts[0] == PROJECT_BUILD_FOLDER or str(relative) == PROJECT_MARKER:
-            continue
-        if str(relative) in written or (path.is_dir() and str(relative) in folders):
-            continue
-        foreign.append(str(relative))
-    return foreign
+    return set(marker.read_text().splitlines()[1:]) if marker.is_file() else None
 
 
-def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:
-    """Write `files` under `root` atomically: into a sibling temporary folder, then renamed
-    (with the mode a new folder gets under the umask, and PROJECT_MARKER listing them)."""
+def write_tree(root: Path, files: Mapping[str, str | bytes], replace: bool = False) -> None:
+    """Write `files` under `root`, listed in PROJECT_MARKER, with the modes a new file or
+    folder gets under the umask. A new folder (or with `replace`, any) is written whole
+    into a sibling temporary folder that is then renamed. Into an existing folder, the
+    files are staged beside it and renamed into place; the earlier project's files that
+    this one lacks, and its build folder, are removed; nothing else there is touched, and
+    a file of the user's in the way (not written by parafuse) is a FileExistsError before
+    anything is moved."""
     root = root.resolve()
     root.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{root.name}.", dir=root.parent))
@@ -113,14 +104,39 @@ def write_tree(root: Path, files: Mapping[str, str | bytes]) -> None:
             data = content.encode() if isinstance(content, str) else content
             path.write_bytes(data)
         (staging / PROJECT_MARKER).write_text(
-            "written by parafuse; replacing this folder loses these files and build/\n"
+            "written by parafuse; writing the project again replaces these files and build/\n"
             + "".join(f"{relative}\n" for relative in sorted(files)))
-        if root.exists():
+        if replace and root.exists():
             shutil.rmtree(root)
-        os.replace(staging, root)
-    except BaseException:
+        if not root.exists():
+            os.replace(staging, root)
+            return
+        _merge(staging, root, sorted(files))
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
+
+
+def _merge(staging: Path, root: Path, names: list[str]) -> None:
+    """Move the staged project `names` into the existing folder `root` (write_tree)."""
+    earlier = written_before(root)
+    ours = (earlier or set()) | ({PROJECT_BUILD_FOLDER} if earlier is not None else set())
+    for name in [*names, PROJECT_BUILD_FOLDER]:
+        in_the_way = [part for part in [*reversed(Path(name).parents[:-1]), Path(name)]
+                      if ((root / part).exists() or (root / part).is_symlink())
+                      and (part == Path(name) or not (root / part).is_dir())]
+        if in_the_way and name not in ours:
+            raise FileExistsError(errno.EEXIST, f"it holds '{in_the_way[0]}', which parafuse "
+                                  "did not write and would overwrite: move it, or choose "
+                                  "another folder", str(root / in_the_way[0]))
+    for name in sorted((earlier or set()) - set(names)):  # the earlier project's, now gone
+        (root / name).unlink(missing_ok=True)
+        for folder in Path(name).parents[:-1]:
+            with contextlib.suppress(OSError):  # kept where something else is in it
+                (root / folder).rmdir()
+    shutil.rmtree(root / PROJECT_BUILD_FOLDER, ignore_errors=True)
+    for name in [*names, PROJECT_MARKER]:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / name, root / name)
 
 
 def _run(command: list[str], cwd: Path, log: Path) -> None:
@@ -255,7 +271,7 @@ def cached_build(name: str, files: Mapping[str, str | bytes], cmake_args: list[s
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (project / "build" / ".built").exists():
             return project
-        write_tree(project, files)
+        write_tree(project, files, replace=True)
         build(project, project / "build", cmake_args, label=f"{name} (cached as {project.name})")
         (project / "build" / ".built").write_text(key + "\n")
     return project
