@@ -83,7 +83,8 @@ def tokens_json(
 ) -> dict:
     """The runner's JSON object for a reference run of a token set."""
     tokens = tokenize(token_set, data)
-    payload: dict = {"machine": token_set.name, "bytes": len(data), "end": len(data),
+    payload: dict = {"machine": token_set.name, "bytes": len(data), "final_state": None,
+                     "end": len(data),
                      "counts": kind_counts(token_set, tokens)}
     if with_tokens:
         payload["tokens"] = [[start, end, token_set.kind_names[kind]]

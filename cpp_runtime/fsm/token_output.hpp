@@ -64,7 +64,11 @@ template <class TokenT>
 std::string token_report_json(const TokenReport<TokenT>& r) {
   std::string out = "{\"machine\": ";
   append_json_string(out, r.machine);
-  out += ", \"bytes\": " + std::to_string(r.bytes) + ", \"end\": " + std::to_string(r.bytes);
+  // No state to name: each token restarts the tokenizer, and a run ends at `end`
+  // (docs/fsm-language.md, token sets), so final_state is null, as for an engine
+  // without numbered states.
+  out += ", \"bytes\": " + std::to_string(r.bytes) + ", \"final_state\": null, \"end\": " +
+         std::to_string(r.bytes);
   out += ", \"counts\": {";
   for (size_t i = 0; i < r.kind_names.size(); ++i) {
     if (i) out += ", ";

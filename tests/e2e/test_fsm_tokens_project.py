@@ -65,6 +65,7 @@ def test_runner_tokens_equal_reference(json_project, json_input, scheme) -> None
     assert result["counts"] == counts and result["tokens"] == listed
     assert result["counts"]["error"] == 2  # `tru` and `-`
     assert result["end"] == result["bytes"] == json_input.stat().st_size
+    assert "final_state" in result and result["final_state"] is None  # the spec's fields
     assert result["requested_scheme"] == scheme and result["reason"]
 
 
