@@ -6,6 +6,8 @@ rank order, and the caller rounds the result when it is bound to its name.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from . import ir
@@ -44,16 +46,31 @@ def _contributors(stage: ir.CollectiveStage, world: World, rank: int) -> list[in
     return members
 
 
+def _reduced_once(op: str, xs: PerRank) -> Callable[[list[int]], np.ndarray]:
+    """`_reduce` of the values of a list of ranks, computed once per distinct list (every
+    rank of a block asks for the same one: without this, R ranks cost R^2 additions)."""
+    done: dict[tuple[int, ...], np.ndarray] = {}
+
+    def reduced(ranks: list[int]) -> np.ndarray:
+        key = tuple(ranks)
+        if key not in done:
+            done[key] = _reduce(op, [xs[m] for m in ranks])
+        return done[key].copy()  # each rank owns its result
+
+    return reduced
+
+
 def allreduce(stage: ir.CollectiveStage, xs: PerRank, world: World) -> PerRank:
-    return [_reduce(stage.reduce_op, [xs[m] for m in _contributors(stage, world, r)])
-            for r in range(world.ranks)]
+    reduced = _reduced_once(stage.reduce_op, xs)
+    return [reduced(_contributors(stage, world, r)) for r in range(world.ranks)]
 
 
 def reducescatter(stage: ir.CollectiveStage, xs: PerRank, world: World) -> PerRank:
+    reduced = _reduced_once(stage.reduce_op, xs)
     out = []
     for rank in range(world.ranks):
         members = world.topology.members(stage.group, rank)
-        whole = _reduce(stage.reduce_op, [xs[m] for m in members])
+        whole = reduced(members)
         start, stop = block_range(whole.shape[0], len(members),
                                   world.topology.index_in_block(stage.group, rank))
         out.append(whole[start:stop])
