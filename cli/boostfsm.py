@@ -22,6 +22,7 @@ from parafuse.cli.errors import (
     CommandLine,
     UsageError,
     check_output_folder,
+    exit_status,
     read_source,
     reports_errors,
     writing_folder,
@@ -263,7 +264,7 @@ def _runner_args(scheme, threads, chunks, repeat, with_matches, as_json) -> list
 def _run_cpp(machine: CompiledMachine | EngineSet, file: str, input_path: str,
              args: list[str]) -> int:
     """Build (or find in the cache) the machine's project and run its runner."""
-    return subprocess.run([str(runner_for(machine, file)), input_path, *args]).returncode
+    return exit_status(subprocess.run([str(runner_for(machine, file)), input_path, *args]))
 
 
 @main.command("compile", help="Emit a C++ project per machine (library M::M, runner M_run) "

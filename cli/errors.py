@@ -15,6 +15,8 @@ import errno
 import functools
 import os
 import re
+import signal
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -46,6 +48,12 @@ def report(prog: str, error: CompileError) -> None:
 DEEPEST_RECURSION = 20_000
 
 
+def exit_status(done: subprocess.CompletedProcess) -> int:
+    """The exit status a shell gives a process: a runner killed by a signal (SIGPIPE under
+    `| head`) exits 128 + its number, not the 243 that sys.exit(-13) makes of it."""
+    return 128 - done.returncode if done.returncode < 0 else done.returncode
+
+
 def reports_errors(prog: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a click command so that user errors exit 1 and bugs exit 2, never a traceback."""
 
@@ -58,6 +66,10 @@ def reports_errors(prog: str) -> Callable[[Callable[..., Any]], Callable[..., An
             except CompileError as error:
                 report(prog, error)
                 sys.exit(1)
+            except BrokenPipeError:  # `... | head`: the reader left; stop quietly, as a C tool
+                with contextlib.suppress(OSError):  # would die of SIGPIPE (exit 128 + 13)
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                sys.exit(128 + signal.SIGPIPE)
             except RecursionError:
                 click.echo(f"{prog}: error: the input nests too deeply to compile (an "
                            "expression of thousands of operands?): split it into several "

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from parafuse.cli.errors import UsageError
+from parafuse.cli.errors import UsageError, exit_status
 from parafuse.cli.fsm_token_report import print_token_run
 from parafuse.emitters.fsm.project import cmake_arguments
 from parafuse.emitters.fsm.token_project import (
@@ -71,7 +71,7 @@ def run_cpp_tokens(token_set: CompiledTokenSet, file: str, input_path: str,
     """Build (or find in the cache) the token set's project and run its runner."""
     project = cached_token_project(token_set, file, TokenHints())
     runner = project / "build" / f"{token_set.name}_run"
-    return subprocess.run([str(runner), input_path, *args]).returncode
+    return exit_status(subprocess.run([str(runner), input_path, *args]))
 
 
 def token_runtime_choice(token_set: CompiledTokenSet, file: str,

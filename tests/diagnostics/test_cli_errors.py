@@ -239,3 +239,17 @@ def test_a_byte_order_mark_first_is_dropped(tmp_path, tool, sample) -> None:
     with_mark.write_bytes(b"\xef\xbb\xbf" + Path(sample).read_bytes())
     result = CliRunner().invoke(tool, ["check", str(with_mark)])
     assert result.exit_code == 0, result.output
+
+
+def test_output_into_a_closed_pipe_stops_quietly(tmp_path) -> None:
+    """`boostfsm run ... | head -1`: no 'internal error' when the reader leaves; exit
+    128 + SIGPIPE, as a C tool killed by it (the runner itself is reached the same way)."""
+    data = tmp_path / "bits"
+    data.write_bytes(b"0110\n" * 200_000)
+    boostfsm_cli = Path(sys.executable).parent / "boostfsm"
+    done = subprocess.run(["bash", "-c", f"'{boostfsm_cli}' run '{DIV7}' '{data}' --matches "
+                           "--backend reference 2>err | head -1 >/dev/null; "
+                           "echo ${PIPESTATUS[0]}; cat err"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    status, *stderr = done.stdout.splitlines()
+    assert (status, stderr) == ("141", []), done.stdout
