@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -16,6 +17,10 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "ccn/mpi_components.hpp"
 #include "ccn/mpi_util.hpp"
@@ -92,10 +97,27 @@ inline std::unique_ptr<ScheduleImpl> prepare(int argc, char** argv, const Progra
   return impl;
 }
 
+// OpenMP threads per rank where OMP_NUM_THREADS is not set: the node's cores shared by
+// its ranks (as `coconetc run` sets it). OpenMP's default, every core in every rank, put
+// R x cores spinning threads on the cores: 2 ranks on 2 cores ran a step 7000x slower.
+inline void share_cores_among_node_ranks(MPI_Comm comm) {
+#ifdef _OPENMP
+  if (std::getenv("OMP_NUM_THREADS")) return;
+  MPI_Comm node;
+  PF_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  const int node_ranks = comm_size(node);
+  PF_MPI(MPI_Comm_free(&node));
+  omp_set_num_threads(std::max(1, omp_get_num_procs() / std::max(1, node_ranks)));
+#else
+  (void)comm;
+#endif
+}
+
 inline int run_main(int argc, char** argv, const ProgramInfo& info, const Factory& make) {
   select_one_node_mpi_components();
   PF_MPI(MPI_Init(&argc, &argv));
   MPI_Comm comm = MPI_COMM_WORLD;
+  share_cores_among_node_ranks(comm);
   RunnerOptions o;
   std::vector<int64_t> sizes;
   std::unique_ptr<ScheduleImpl> impl = prepare(argc, argv, info, make, o, sizes, comm);
