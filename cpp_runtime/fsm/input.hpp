@@ -23,6 +23,14 @@ inline bool launched_by_mpirun() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
 }
 
+// Whether this process is rank 0 of its mpirun (or not under mpirun), read from the
+// launcher's environment before MPI starts: a usage error is printed by that one alone.
+inline bool first_or_only_process() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
+    if (const char* rank = std::getenv(name)) return std::string(rank) == "0";
+  return true;
+}
+
 // The size of the file at `path` (runner reports under MPI: the ranks read their ranges).
 inline uint64_t file_bytes(const std::string& path) {
   struct stat info {};

@@ -179,6 +179,13 @@ def test_python_module_reads_buffers_without_copying(csv_project, csv_input) -> 
         module.run(data, scheme="magic")
     with pytest.raises(ValueError, match="contiguous"):
         module.run(np.frombuffer(data, np.uint8)[::2])
+    # a 2-D buffer is read in C order: only a C-contiguous one is taken, as documented
+    square = np.frombuffer(data[:(len(data) // 2) * 2], np.uint8).reshape(2, -1)
+    assert module.run(square)["bytes"] == square.size
+    assert module.run(np.array(44, np.uint8))["bytes"] == 1  # 0-d
+    for wrong_order in (np.asfortranarray(square), square.T, memoryview(square.T)):
+        with pytest.raises(ValueError, match="C-contiguous"):
+            module.run(wrong_order)
     for threads in (-1, 4097, 10**6):  # the runner's --threads bounds, in one place
         with pytest.raises(ValueError, match=f"threads must be from 0 to 4096 .*, not {threads}"):
             module.run(data, threads=threads)

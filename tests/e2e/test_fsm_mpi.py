@@ -100,6 +100,22 @@ def test_a_rank_that_cannot_read_stops_every_rank_with_one_line(project, tmp_pat
     assert len(stderr) == 1 and "rank 2: cannot read input" in stderr[0], stderr
 
 
+@pytest.mark.parametrize("args", [["--threads", "9999"], []])
+def test_a_usage_error_under_mpirun_is_one_line(project, tmp_path, args) -> None:
+    """Found by every rank before MPI starts (a bad option, a missing INPUT): rank 0 alone
+    prints it (3 ranks printed up to 3 lines)."""
+    folder, _ = project
+    good = tmp_path / "good.txt"
+    good.write_bytes(b"abc123" * 100)
+    runner = str(folder / "build" / "perm12_run")
+    command = [Toolchain.current().tool("mpirun"), "--oversubscribe", "-np", "3", runner,
+               *([str(good)] if args else []), *args]
+    done = run_bounded(command, launch_environment(3))
+    stderr = LAUNCHER_LINE.sub("", LAUNCHER_BLOCK.sub("", done.stderr)).strip().splitlines()
+    assert done.returncode != 0 and done.stdout == ""
+    assert len(stderr) == 1 and stderr[0].startswith("perm12_run: error: "), stderr
+
+
 def test_analyze_reports_the_runners_choice(project, tmp_path) -> None:
     folder, source = project
     path = tmp_path / "input.txt"
