@@ -69,7 +69,8 @@ def cpu_paths() -> list[str]:
             flags = set(line.split(":", 1)[1].split())
             break
     paths = [path for path, needs in PATH_FLAGS.items() if needs <= flags]
-    return [p for path in paths for p in ([path, "avx2/1"] if path == "avx2" else [path])] + ["none"]
+    with_strides = [p for path in paths for p in ([path, "avx2/1"] if path == "avx2" else [path])]
+    return with_strides + ["none"]
 
 
 PATHS = cpu_paths()
@@ -146,7 +147,8 @@ def cases(size: int, work: Path) -> list[tuple[str, object, Path]]:
 def run(runner: Path, data: Path, scheme: str, threads: int, repeat: int, simd: str = "") -> dict:
     """The runner's JSON; `simd` forces a path (PATHS: `avx2/1` is avx2 one byte per step)."""
     path, _, stride = simd.partition("/")
-    env = dict(os.environ, PARAFUSE_FSM_SIMD=path, PARAFUSE_FSM_SIMD_STRIDE=stride) if simd else None
+    env = (dict(os.environ, PARAFUSE_FSM_SIMD=path, PARAFUSE_FSM_SIMD_STRIDE=stride) if simd
+           else None)
     done = subprocess.run([str(runner), str(data), "--json", "--scheme", scheme, "--threads",
                            str(threads), "--repeat", str(repeat)], capture_output=True, text=True,
                           timeout=1800, env=env)

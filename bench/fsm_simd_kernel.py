@@ -3,8 +3,9 @@ each bench case, 4 chunks of one input summarised by `simd_summarize` (one threa
 in `enum`), under each vector path this CPU runs, timed by thread CPU time and wall
 clock (bench/fsm_simd_kernel.cpp). Paths alternate run after run, so that each meets the
 same load; medians over the rounds. The last column, `avx2 0 groups`, runs each plan with
-its groups dropped: the shuffles alone, the rate no counting kernel can pass on this CPU. With `--against REV` the same harness built with
-the C++ runtime of git revision REV adds its columns (`REV avx2`, ...): kernels before
+its groups dropped: the shuffles alone, the rate no counting kernel can pass on this CPU.
+With `--against REV` the same harness built with the C++ runtime of git revision REV adds
+its columns (`REV avx2`, ...): kernels before
 and after a change in one run. End states and counts are compared between every column
 that counts all the plan's groups in its pass.
 

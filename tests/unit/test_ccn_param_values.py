@@ -273,7 +273,8 @@ def test_outputs_have_the_mode_of_a_normal_file(tmp_path, mask) -> None:
                                            ("--2147483648", False)])
 def test_an_integer_literal_fits_the_dtype_it_takes(literal, fits) -> None:
     """The whole literal, sign included, is checked against the dtype it takes (i32 here)."""
-    source = f"program p(N) {{\n    input x: i32[N] local\n    y = x + {literal}\n    output y\n}}\n"
+    source = (f"program p(N) {{\n    input x: i32[N] local\n    y = x + {literal}\n"
+              "    output y\n}\n")
     module = parse_ccn(source, "p.ccn")
     if fits:
         check_programs(module)

@@ -40,13 +40,16 @@ except ValueError as error:
 kept = {name: tensors[name].copy() for name in ("w", "m", "v")}
 for make_bad, error, words in (
         (lambda: adam.Program(comm, {"N": 1001, "M": 3}, schedule), KeyError, "no size 'M'"),
-        (lambda: adam.Program(comm, {"N": 0}, schedule), ValueError, "N=0: sizes must be at least 1"),
+        (lambda: adam.Program(comm, {"N": 0}, schedule), ValueError,
+         "N=0: sizes must be at least 1"),
         (lambda: adam.Program(comm, {"N": 2**62}, schedule), ValueError, "do not fit in memory"),
         (lambda: program.step(dict(tensors, W=tensors["w"])), KeyError, "no input or state 'W'"),
         (lambda: program.step(tensors, params={"lr": 1e39}), ValueError, "not a f32 number"),
-        (lambda: program.step(tensors, params={"lr": 0.5, "lrr": 0.5}), KeyError, "no param 'lrr'"),
+        (lambda: program.step(tensors, params={"lr": 0.5, "lrr": 0.5}), KeyError,
+         "no param 'lrr'"),
         # (numpy's __dlpack__ refuses it for the CUDA module: BufferError)
-        (lambda: program.step(dict(tensors, g=tensors["g"].astype(tensors["g"].dtype.newbyteorder(">")))),
+        (lambda: program.step(dict(
+            tensors, g=tensors["g"].astype(tensors["g"].dtype.newbyteorder(">")))),
          (TypeError, BufferError), "native byte order")):
     try:
         make_bad()
@@ -58,7 +61,7 @@ assert all(np.array_equal(tensors[name], kept[name]) for name in kept)
 # that raised above applied none of its own (lr=0.5 with the unknown 'lrr')
 def next_w(params):
     states = {name: kept[name].copy() for name in ("w", "m", "v")}
-    step_args = {"seed": 0, "step": 2} if params is None else {"seed": 0, "step": 2, "params": params}
+    step_args = {"seed": 0, "step": 2} | ({} if params is None else {"params": params})
     program.step(dict(tensors, **states), **step_args)
     return states["w"]
 with_default = next_w(None)
