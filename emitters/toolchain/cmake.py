@@ -219,7 +219,7 @@ def _build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | Non
 def build_tree(files: Mapping[str, str | bytes], out_dir: Path, cmake_args: list[str]) -> None:
     """Write a project's files to `out_dir` (atomically) and build it in `out_dir/build`."""
     write_tree(out_dir, files)
-    build(out_dir, out_dir / "build", cmake_args, label=str(out_dir))
+    build(out_dir, out_dir / PROJECT_BUILD_FOLDER, cmake_args, label=str(out_dir))
 
 
 def cache_root() -> Path:
@@ -260,7 +260,7 @@ def cached_build_serving(name: str, wanted: Callable[[], BuildInputs],
 
 def _built(name: str, files: Mapping[str, str | bytes], cmake_args: list[str]) -> Path | None:
     project = cache_root() / f"{name}-{content_key(files, cmake_args)}"
-    return project if (project / "build" / ".built").exists() else None
+    return project if (project / PROJECT_BUILD_FOLDER / ".built").exists() else None
 
 
 def cached_build(name: str, files: Mapping[str, str | bytes], cmake_args: list[str]) -> Path:
@@ -269,9 +269,10 @@ def cached_build(name: str, files: Mapping[str, str | bytes], cmake_args: list[s
     project = cache_root() / f"{name}-{key}"
     with open(cache_root() / f"{name}-{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (project / "build" / ".built").exists():
+        if (project / PROJECT_BUILD_FOLDER / ".built").exists():
             return project
         write_tree(project, files, replace=True)
-        build(project, project / "build", cmake_args, label=f"{name} (cached as {project.name})")
-        (project / "build" / ".built").write_text(key + "\n")
+        build(project, project / PROJECT_BUILD_FOLDER, cmake_args,
+              label=f"{name} (cached as {project.name})")
+        (project / PROJECT_BUILD_FOLDER / ".built").write_text(key + "\n")
     return project

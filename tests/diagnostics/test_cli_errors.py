@@ -241,15 +241,35 @@ def test_a_byte_order_mark_first_is_dropped(tmp_path, tool, sample) -> None:
     assert result.exit_code == 0, result.output
 
 
-def test_output_into_a_closed_pipe_stops_quietly(tmp_path) -> None:
-    """`boostfsm run ... | head -1`: no 'internal error' when the reader leaves; exit
-    128 + SIGPIPE, as a C tool killed by it (the runner itself is reached the same way)."""
+@pytest.mark.parametrize("backend", ["reference", "cpp"])
+def test_output_into_a_closed_pipe_stops_quietly(tmp_path, backend) -> None:
+    """`boostfsm run ... | head -1`: no 'internal error' when the reader leaves (reference:
+    Python's BrokenPipeError), and exit 128 + SIGPIPE as a C tool killed by it (cpp: the
+    runner is, and its status was passed on as 243)."""
     data = tmp_path / "bits"
     data.write_bytes(b"0110\n" * 200_000)
     boostfsm_cli = Path(sys.executable).parent / "boostfsm"
     done = subprocess.run(["bash", "-c", f"'{boostfsm_cli}' run '{DIV7}' '{data}' --matches "
-                           "--backend reference 2>err | head -1 >/dev/null; "
+                           f"--backend {backend} 2>err | head -1 >/dev/null; "
                            "echo ${PIPESTATUS[0]}; cat err"],
                           capture_output=True, text=True, cwd=tmp_path, timeout=300)
     status, *stderr = done.stdout.splitlines()
     assert (status, stderr) == ("141", []), done.stdout
+
+
+def test_a_snippet_prints_no_raw_bytes_and_cuts_long_lines(tmp_path) -> None:
+    """A binary file's snippet is escaped (it printed raw bytes to the terminal), and a long
+    line is cut around the caret, which still points at the token."""
+    binary = tmp_path / "binary.fsm"
+    binary.write_bytes(b"\x7fELF\x02\x01\x00" * 80)
+    result = CliRunner().invoke(boostfsm, ["check", str(binary)])
+    assert result.exit_code == 1
+    snippet, carets = result.stderr.splitlines()[1:3]
+    assert snippet.isprintable() and snippet.startswith("    \\x7fELF\\x02")
+    assert len(snippet) <= 4 + 3 + 100 + 3 and carets == "    ^^^^"
+    long_line = tmp_path / "long.fsm"
+    long_line.write_text("machine m {\n  " + "x" * 300 + " @ }\n")
+    result = CliRunner().invoke(boostfsm, ["check", str(long_line)])
+    snippet, carets = result.stderr.splitlines()[1:3]
+    assert len(snippet) <= 4 + 100 + 3 and snippet.endswith("...")
+    assert carets.index("^") == snippet.index("x")
