@@ -24,6 +24,9 @@ from .runner_io import (
     write_outputs,
 )
 
+# Times in the --json object to the nanosecond, as the compiled runners print them (%.6f ms)
+MS_DIGITS = 6
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -81,6 +84,7 @@ def run_reference(program: ir.Program, schedule: str, options: RunOptions) -> di
     return {
         "program": program.name, "schedule": schedule, "backend": "reference",
         "ranks": options.ranks, "sizes": sizes, "iters": options.iters,
-        "warmup": options.warmup, "median_ms": statistics.median(result.step_ms),
-        "min_ms": min(result.step_ms), "bytes_per_rank": bytes_per_rank(program, topology, sizes),
+        "warmup": options.warmup, "median_ms": round(statistics.median(result.step_ms), MS_DIGITS),
+        "min_ms": round(min(result.step_ms), MS_DIGITS),
+        "bytes_per_rank": bytes_per_rank(program, topology, sizes),
     }

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import click
 
+from parafuse import __version__
+from parafuse.cli.build_notice import announce_builds
 from parafuse.cli.errors import (
     CommandLine,
     UsageError,
@@ -133,8 +135,9 @@ def _check_input_readable(path: str) -> None:
 
 @click.group(cls=CommandLine, prog=PROG,
              help="Compile finite-state machines (.fsm) to parallel C++.")
+@click.version_option(__version__, prog_name=PROG, message="%(prog)s %(version)s")
 def main() -> None:
-    pass
+    announce_builds(PROG)
 
 
 @main.command(help="Parse and compile every machine; report errors and warnings only.")

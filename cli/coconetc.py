@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from parafuse import __version__
 from parafuse.ccn_compiler.frontend import CheckedModule, check_programs, schedule_programs
 from parafuse.ccn_compiler.printer import format_program
 from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
@@ -19,11 +20,12 @@ from parafuse.emitters.ccn.cuda import project as cuda
 from parafuse.emitters.ccn.cuda.emulated import build_emulated_project
 from parafuse.emitters.ccn.cuda.project import DEFAULT_CUDA_ARCH, build_cuda_project, tuning_builder
 from parafuse.emitters.ccn.project_context import scheduled_plans
-from parafuse.emitters.toolchain.cmake import BUILD_NOTICE, build_tree, write_tree
+from parafuse.emitters.toolchain.cmake import build_tree, write_tree
 from parafuse.emitters.toolchain.mpirun import run_ranks
 from parafuse.emitters.toolchain.nvidia import find_nvcc, gpu_present
 from parafuse.grammar.ccn_parser import parse_ccn
 
+from .build_notice import announce_builds
 from .errors import CommandLine, UsageError, read_source, reports_errors, writing_folder
 
 BACKENDS = ("reference", "cpu", "cuda", "cuda-emulated")
@@ -41,16 +43,11 @@ def _load(path: str) -> CheckedModule:
 
 
 
-def _build_notice(text: str, final: bool) -> None:
-    """A build's one line on stderr: "coconetc: compiling NAME ... done in T s"."""
-    click.echo(text if text.startswith(" ") else f"coconetc: {text}", nl=final, err=True)
-
-
 @click.group(cls=CommandLine, prog="coconetc",
              help="Compile .ccn programs: computation fused with communication.")
+@click.version_option(__version__, prog_name="coconetc", message="%(prog)s %(version)s")
 def main() -> None:
-    heard = BUILD_NOTICE.set(_build_notice)  # for this command only (tests run many in-process)
-    click.get_current_context().call_on_close(lambda: BUILD_NOTICE.reset(heard))
+    announce_builds("coconetc")
 
 
 @main.command(help="Parse and check every program and schedule; report errors only.")

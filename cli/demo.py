@@ -1,42 +1,56 @@
-"""`make demo`: run both compilers on the bundled samples and say what happened."""
+"""`make demo`: run both compilers on the bundled samples and say what happened.
+
+    python -m parafuse.cli.demo [--small]
+
+Every .ccn sample runs on the reference interpreter, Adam through the CPU backend, and
+every .fsm sample through boostfsm (cli/demo_fsm.py). It ends with one line, what ran and
+what failed, and exits 1 where anything failed. `--small` runs the same steps on small
+sizes and inputs (the test suite runs it so, tests/e2e/test_demo.py).
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
+from parafuse.cli.demo_fsm import demo_boostfsm
+from parafuse.cli.demo_steps import BIN, REPO, DemoSteps
 
-CCN_SIZES = {
-    "adam": ["N=1000003"],
-    "lamb": ["N=1000003"],
-    "sgd": ["N=1000003"],
-    "megatron": ["B=129", "K=511", "H=257"],
-    "pipeline": ["B=65", "H=127"],
+# The sizes each .ccn sample runs at (the demo's, then --small's): a sample without an
+# entry fails the demo, so that a new sample comes with its sizes.
+CCN_SIZES: dict[str, tuple[dict[str, int], dict[str, int]]] = {
+    "adam": ({"N": 1000003}, {"N": 1003}),
+    "lamb": ({"N": 1000003}, {"N": 1003}),
+    "sgd": ({"N": 1000003}, {"N": 1003}),
+    "megatron": ({"B": 129, "K": 511, "H": 257}, {"B": 9, "K": 17, "H": 13}),
+    "pipeline": ({"B": 65, "H": 127}, {"B": 9, "H": 13}),
+    "mlp": ({"B": 129, "D": 257, "F": 1025}, {"B": 9, "D": 17, "F": 33}),
+    "mlp_sp": ({"B": 129, "D": 257, "F": 1025}, {"B": 9, "D": 17, "F": 33}),
 }
+ADAM_CPU_SIZE = (4194304, 1003)  # N of Adam through the CPU backend (demo, --small)
 
 
-def _run(args: list[str]) -> subprocess.CompletedProcess:
-    print("$ " + " ".join(args), flush=True)
-    return subprocess.run(args, cwd=REPO, text=True, capture_output=True)
+def ccn_samples() -> list[Path]:
+    return sorted((REPO / "samples").glob("*.ccn"))
 
 
-def demo_coconetc(out_root: Path) -> bool:
+def demo_coconetc(steps: DemoSteps, out_root: Path, small: bool) -> None:
     print("== coconetc: every .ccn sample on 2 ranks, reference interpreter, random inputs ==")
-    ok = True
-    for sample in sorted((REPO / "samples").glob("*.ccn")):
-        sizes = [arg for s in CCN_SIZES.get(sample.stem, []) for arg in ("--size", s)]
+    for sample in ccn_samples():
+        step = f"coconetc run {sample.name}"
+        if sample.stem not in CCN_SIZES:
+            steps.fail(step, f"no demo sizes for samples/{sample.name} (CCN_SIZES in "
+                             "parafuse/cli/demo.py)")
+            continue
+        sizes = CCN_SIZES[sample.stem][1 if small else 0]
         out = out_root / sample.stem
-        args = [str(BIN / "coconetc"), "run", f"samples/{sample.name}", "-n", "2", *sizes,
+        args = [str(BIN / "coconetc"), "run", f"samples/{sample.name}", "-n", "2",
+                *[arg for name, size in sizes.items() for arg in ("--size", f"{name}={size}")],
                 "--random", "--iters", "2", "--outputs", str(out), "--json"]
-        result = _run(args)
-        if result.returncode != 0:
-            print(result.stderr, end="")
-            ok = False
+        if (result := steps.run(step, args)) is None:
             continue
         summary = json.loads(result.stdout)
         manifest = json.loads((out / "manifest.json").read_text())
@@ -45,43 +59,40 @@ def demo_coconetc(out_root: Path) -> bool:
         print(f"   {summary['program']}: {summary['iters']} steps, median "
               f"{summary['median_ms']:.1f} ms/step, {summary['bytes_per_rank']} bytes sent per "
               f"rank per step; outputs: {outputs}")
-    return ok
+        steps.done(step)
 
 
-def demo_cpu_backend() -> bool:
+def demo_cpu_backend(steps: DemoSteps, small: bool) -> None:
+    size = ADAM_CPU_SIZE[1 if small else 0]
     print("== coconetc: Adam through the CPU backend (C++/OpenMP + MPI), 2 ranks ==", flush=True)
     timings = {}
     for schedule in ("default", "fused"):
+        step = f"coconetc run adam.ccn --backend cpu --schedule {schedule}"
         args = [str(BIN / "coconetc"), "run", "samples/adam.ccn", "--backend", "cpu",
-                "--schedule", schedule, "-n", "2", "--size", "N=4194304", "--random",
+                "--schedule", schedule, "-n", "2", "--size", f"N={size}", "--random",
                 "--warmup", "1", "--iters", "5", "--json"]
-        result = _run(args)
-        if result.returncode != 0:
-            print(result.stderr, end="")
-            return False
-        timings[schedule] = json.loads(result.stdout)["median_ms"]
-    print(f"   adam N=2^22 on 2 ranks: default {timings['default']:.2f} ms/step, fused "
-          f"{timings['fused']:.2f} ms/step ({timings['default'] / timings['fused']:.2f}x)")
-    return True
+        if (result := steps.run(step, args)) is not None:
+            timings[schedule] = json.loads(result.stdout)["median_ms"]
+            steps.done(step)
+    if len(timings) == 2:
+        print(f"   adam N={size} on 2 ranks: default {timings['default']:.2f} ms/step, fused "
+              f"{timings['fused']:.2f} ms/step ({timings['default'] / timings['fused']:.2f}x)")
 
 
-def demo_boostfsm(out_root: Path) -> bool:
-    demo = REPO / "fsm_compiler" / "demo.py"
-    if not demo.exists():
-        return True
-    print("== boostfsm: check, analyse and run every .fsm sample (reference executor) ==",
-          flush=True)
-    return subprocess.run([sys.executable, "-m", "parafuse.fsm_compiler.demo", str(out_root)],
-                          cwd=REPO).returncode == 0
-
-
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m parafuse.cli.demo", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--small", action="store_true",
+                        help="the same steps on small sizes and inputs")
+    small = parser.parse_args(argv).small
+    steps = DemoSteps()
     with tempfile.TemporaryDirectory(prefix="parafuse-demo-") as tmp:
-        ok = demo_coconetc(Path(tmp) / "ccn")
-        ok = demo_cpu_backend() and ok
-        ok = demo_boostfsm(Path(tmp) / "fsm") and ok
-    sys.exit(0 if ok else 1)
+        demo_coconetc(steps, Path(tmp) / "ccn", small)
+        demo_cpu_backend(steps, small)
+        demo_boostfsm(steps, Path(tmp) / "fsm", small)
+    print(steps.summary(), flush=True)
+    return 1 if steps.failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -2,9 +2,10 @@
 // windows (osc sm), the ob1 point-to-point layer over the shared-memory and self
 // transports. Without this choice Open MPI probes UCX, whose one-sided component prints
 // "OSC UCX component priority set inside component query failed" to every run that
-// opens a window. Set before MPI_Init, as environment defaults: a value the user set
-// (OMPI_MCA_osc=... or mpirun --mca) wins, and jobs spread over several nodes keep
-// Open MPI's own choice.
+// opens a window. Set before MPI_Init, as environment defaults: by the runner, and by the
+// CPU library when it is loaded (before an application's main, or at the import of its
+// Python module). A value the user set (OMPI_MCA_osc=... or mpirun --mca) wins, and jobs
+// spread over several nodes keep Open MPI's own choice.
 #pragma once
 #include <cstdlib>
 #include <cstring>

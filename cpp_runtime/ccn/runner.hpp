@@ -1,6 +1,7 @@
 // The runner contract of docs/ccn-language.md section 10, shared by every generated P_run:
 //   mpirun -np R P_run --size N=... [--schedule S] [--inputs IN] [--outputs OUT]
 //          [--param k=v ...] [--seed S] [--iters K] [--warmup W] [--random] [--json]
+//   P_run --help    (the usage, on stdout, exit code 0)
 // Bad input is found by every rank before any step; rank 0 prints one line and
 // every rank exits non-zero without writing anything.
 #pragma once
@@ -113,7 +114,19 @@ inline void share_cores_among_node_ranks(MPI_Comm comm) {
 #endif
 }
 
+// Whether this process is rank 0 of its mpirun (or not under mpirun), from the launcher's
+// environment, before MPI starts.
+inline bool first_or_only_process() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
+    if (const char* rank = std::getenv(name)) return std::strcmp(rank, "0") == 0;
+  return true;
+}
+
 inline int run_main(int argc, char** argv, const ProgramInfo& info, const Factory& make) {
+  if (asks_for_help(argc, argv)) {  // without MPI; under mpirun, rank 0 alone prints it
+    if (first_or_only_process()) std::fputs(runner_usage(info).c_str(), stdout);
+    return 0;
+  }
   select_one_node_mpi_components();
   PF_MPI(MPI_Init(&argc, &argv));
   MPI_Comm comm = MPI_COMM_WORLD;

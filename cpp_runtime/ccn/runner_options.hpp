@@ -67,6 +67,49 @@ inline long parse_long(const std::string& option, const std::string& text,
   throw InputError(option + between + text + ": not an integer");
 }
 
+// -h or --help anywhere on the command line: the runner prints runner_usage and exits 0.
+inline bool asks_for_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") return true;
+  }
+  return false;
+}
+
+inline std::string comma_list(const std::vector<std::string>& names) {
+  std::string list;
+  for (const auto& name : names) list += (list.empty() ? "" : ", ") + name;
+  return list.empty() ? "none" : list;
+}
+
+// The options of docs/ccn-language.md section 10, with this program's names.
+inline std::string runner_usage(const ProgramInfo& info) {
+  std::string sizes;
+  for (const auto& name : info.size_names) sizes += " --size " + name + "=...";
+  std::string required;
+  for (const auto& name : info.required_params) required += " --param " + name + "=...";
+  return "usage: mpirun -np R " + info.name + "_run" + sizes + required +
+         " (--inputs IN | --random)\n"
+         "         [--schedule S] [--outputs OUT] [--param NAME=VALUE ...] [--seed S]\n"
+         "         [--iters K] [--warmup W] [--json]\n"
+         "  --size NAME=N       every size variable, at least 1: " +
+         comma_list(info.size_names) + "\n"
+         "  --schedule S        one of " + comma_list(info.schedules) + " (default: " +
+         info.default_schedule + ")\n"
+         "  --param NAME=VALUE  a param's value: " + comma_list(info.param_names) +
+         (info.required_params.empty() ? "" : " (without a default: " +
+                                                  comma_list(info.required_params) + ")") + "\n"
+         "  --inputs IN         folder of input and initial-state files (IN/NAME.npy,\n"
+         "                      IN/NAME.rankR.npy for local values)\n"
+         "  --random            fill every input and initial state from the seed instead\n"
+         "  --outputs OUT       folder for the results (nothing is written without it)\n"
+         "  --seed S            seed of dropout and --random (default 0)\n"
+         "  --iters K           timed steps, states carried from step to step (default 1)\n"
+         "  --warmup W          untimed steps first, their effects undone (default 0)\n"
+         "  --json              one JSON object instead of the summary line\n"
+         "  -h, --help          this text\n";
+}
+
 inline RunnerOptions parse_options(int argc, char** argv) {
   RunnerOptions o;
   for (int i = 1; i < argc; ++i) {

@@ -1,4 +1,4 @@
-"""The SIMD kernel units of a machine's library (src/M_simd.cpp, src/M_simd_vbmi.cpp): the
+"""The SIMD kernel units of a machine's library (src/runtime/simd.cpp, simd_vbmi.cpp): the
 kernels of the plans the runtime makes for its tables alone (cpp_runtime/fsm/simd_plan.hpp
 SimdKernels). A plan has the machine's state count and counts its groups of reporting
 states (states with the same reports, cpp_runtime/fsm/simd_plan.hpp make_simd_plan) or
@@ -84,13 +84,13 @@ def simd_context(fits: tuple[SimdFit, ...]) -> dict[str, object]:
             "vbmi_kernels": list(dict.fromkeys(k for fit in fits for k in fit.vbmi_kernels()))}
 
 
-def kernel_units(name: str, cxx_name: str, banner: str,
-                 fits: tuple[SimdFit, ...] = (EVERY_PLAN,),
+def kernel_units(prefix: str, banner: str, fits: tuple[SimdFit, ...] = (EVERY_PLAN,),
                  driver_list: bool = False) -> dict[str, str]:
-    """src/NAME_simd.cpp and src/NAME_simd_vbmi.cpp: the SIMD kernels of `fits`, compiled
+    """src/PREFIXsimd.cpp and src/PREFIXsimd_vbmi.cpp: the SIMD kernels of `fits`, compiled
     apart from the unit that runs them (which declares them extern); with `driver_list`,
-    also the list of them the table driver gives its tables (driver_simd_kernels)."""
-    context = {"name": name, "cxx_name": cxx_name, "banner": banner, **simd_context(fits),
+    also the list of them the table driver gives its tables (driver_simd_kernels). Their
+    text names no machine: the same fits make the same units in every project."""
+    context = {"prefix": prefix, "banner": banner, **simd_context(fits),
                "driver_list": driver_list}
-    return {f"src/{name}_{unit}.cpp": render(f"fsm/{unit}.cpp.j2", **context)
+    return {f"src/{prefix}{unit}.cpp": render(f"fsm/{unit}.cpp.j2", **context)
             for unit in ("simd", "simd_vbmi")}

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from parafuse.emitters.fsm.project import (
     RUNTIME_HEADERS,
+    blob_context,
     cmake_arguments,
     larger_builds,
     option_arguments,
@@ -57,7 +58,7 @@ def token_project_files(
         "guard_macro": cxx_name != name and name not in CXX_KEYWORDS,
         "state_count": token_set.state_count, "kind_count": len(token_set.kind_names),
         "kind_names": token_set.kind_names, "default_scheme": token_set.options.scheme,
-        "python": python, "blob_bytes": len(blob),
+        "python": python, **blob_context(blob),
         "config_dependencies": ["OpenMP"], "check_components": True,
         "mpi_target": True,  # M::M_mpi (run_mpi) and a runner for mpirun, where MPI is found
         "simd_units": False,  # a token set has no SIMD kernels to compile apart

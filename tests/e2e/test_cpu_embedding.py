@@ -1,5 +1,7 @@
-"""A C++ application uses the library `coconetc build` generates, through add_subdirectory
-and through find_package after `cmake --install`, and the sanitizers find nothing."""
+"""A C++ application uses the library `coconetc build --python` generates, through
+add_subdirectory (without pybind11) and through find_package after `cmake --install`,
+under the user's own mpirun without Open MPI's UCX errors (the library selects the
+one-node components before the application's MPI_Init), and the sanitizers find nothing."""
 
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ import pytest
 from parafuse.ccn_compiler.frontend import check_source
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.toolchain.cmake import Toolchain, build
-from parafuse.emitters.toolchain.mpirun import launch_environment, run_ranks
-from tests.backend_compare import sample_project
+from parafuse.emitters.toolchain.mpirun import run_ranks
 from tests.conftest import SAMPLES
+from tests.python_module_compare import adam_python_project
+from tests.user_mpirun import assert_no_ucx_noise, user_environment
 
 HERE = Path(__file__).parent / "embedding"
 
@@ -39,18 +42,22 @@ def _app(tmp_path: Path, variant: str, cmake_args: list[str]) -> Path:
 def _run(app: Path, ranks: int) -> float:
     mpirun = Toolchain.current().tool("mpirun")
     done = subprocess.run([mpirun, "--oversubscribe", "-np", str(ranks), str(app)], text=True,
-                          capture_output=True, env=launch_environment(ranks), timeout=120)
+                          capture_output=True, env=user_environment(ranks), timeout=120)
     assert done.returncode == 0, done.stderr
+    assert_no_ucx_noise(done.stderr)
     return float(done.stdout.split("=")[1])
 
 
 @pytest.fixture(scope="module")
 def adam_project() -> Path:
-    return sample_project("adam")
+    return adam_python_project()  # built with --python
 
 
 def test_add_subdirectory(adam_project: Path, tmp_path: Path) -> None:
-    app = _app(tmp_path, "add_subdirectory", [f"-DADAM_DIR={adam_project}"])
+    """Inside another project the Python module is off by default: no pybind11 needed."""
+    app = _app(tmp_path, "add_subdirectory", [f"-DADAM_DIR={adam_project}",
+                                              "-DCMAKE_DISABLE_FIND_PACKAGE_pybind11=ON"])
+    assert not list(app.parent.rglob("adam.*.so"))
     assert _run(app, 2) == pytest.approx(expected_w(2), rel=1e-6)
 
 

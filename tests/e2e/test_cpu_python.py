@@ -1,19 +1,17 @@
-"""The `--python` module of the CPU backend under mpirun with mpi4py: numpy blocks in,
-states updated in place (and returned as the arrays passed; a strided state is refused),
-the reference interpreter's results out."""
+"""The `--python` module of the CPU backend under the user's own mpirun with mpi4py
+(imported after the module, without Open MPI's UCX errors): numpy blocks in, states
+updated in place (and returned as the arrays passed; a strided state is refused), the
+reference interpreter's results out."""
 
 from __future__ import annotations
 
 import pytest
 
-from parafuse.emitters.ccn.cpu.project import build_cpu_project
-from tests.backend_compare import sample_module
-from tests.python_module_compare import assert_adam_module_matches_reference
+from tests.python_module_compare import adam_python_project, assert_adam_module_matches_reference
 
 
 @pytest.mark.parametrize("schedule", ["default", "zero", "fused"])
 def test_python_module_matches_the_reference(schedule, tmp_path) -> None:
-    module = sample_module("adam")
-    project = build_cpu_project(module, "adam", ["default", "zero", "fused"],
-                                "coconetc build samples/adam.ccn --python", python=True)
-    assert_adam_module_matches_reference(project / "build", schedule, tmp_path)
+    project = adam_python_project()
+    assert_adam_module_matches_reference(project / "build", schedule, tmp_path,
+                                         users_mpirun=True)

@@ -192,3 +192,36 @@ def test_a_run_prints_its_own_lines_only(sgd, tmp_path) -> None:
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stderr == "" and done.stdout.startswith("sgd [fused] on 2 rank(s)"), done
+
+
+def test_help_prints_the_usage_and_exits_0(sgd) -> None:
+    """Alone or under mpirun (printed by rank 0 only), with the program's own names."""
+    _, project = sgd
+    alone = subprocess.run([str(project / "build" / "sgd_run"), "--help"], capture_output=True,
+                           text=True, timeout=60)
+    launched = run_ranks(project, "sgd", 2, ["--size", "N=8", "-h"])
+    for done in (alone, launched):
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        assert done.stdout.startswith("usage: mpirun -np R sgd_run --size N=... "), done.stdout
+        assert done.stdout.count("usage:") == 1
+        assert ("--schedule S        one of default, split_only, sliced, zero, fused "
+                "(default: default)") in done.stdout, done.stdout
+        assert "--json" in done.stdout and "--warmup W" in done.stdout
+
+
+def test_json_is_the_references_with_times_to_6_decimals(sgd, tmp_path) -> None:
+    """The same keys and bytes_per_rank as `coconetc run --backend reference --json`, and
+    on both, times in ms rounded to 6 decimals (nanoseconds)."""
+    _, project = sgd
+    args = ["--size", f"N={N}", "--random", "--schedule", "fused", "--iters", "3", "--json"]
+    done = run_ranks(project, "sgd", 2, args)
+    assert done.returncode == 0, done.stderr
+    reference = subprocess.run([str(COCONETC), "run", str(SAMPLES / "sgd.ccn"), "-n", "2", *args],
+                               capture_output=True, text=True, timeout=300)
+    assert reference.returncode == 0, reference.stderr
+    cpu, ref = json.loads(done.stdout), json.loads(reference.stdout)
+    assert list(cpu) == list(ref) and cpu["bytes_per_rank"] == ref["bytes_per_rank"]
+    assert (cpu["backend"], ref["backend"]) == ("cpu", "reference")
+    for summary in (cpu, ref):
+        for key in ("median_ms", "min_ms"):
+            assert summary[key] == round(summary[key], 6), (key, summary)

@@ -124,6 +124,15 @@ def test_runner_reads_standard_input_and_prints_text(csv_project) -> None:
                          "12 record"]
 
 
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_runner_help_prints_the_usage_and_exits_0(csv_project, flag) -> None:
+    done = run_runner(csv_project, "-", flag)
+    assert done.returncode == 0 and done.stderr == b""
+    assert done.stdout.decode() == ("usage: csv_run INPUT [--threads T] [--scheme auto|seq|enum|"
+                                    "fused|spec|hspec] [--chunks C] [--matches] [--json] "
+                                    "[--repeat K]\n")
+
+
 @pytest.mark.parametrize("args,message", [
     (["no/such/file"], "cannot read input 'no/such/file': No such file or directory"),
     (["."], "cannot read input '.': it is a directory"),
@@ -224,9 +233,13 @@ def build_app(tmp_path: Path, cmake_lines: str, cmake_args: list[str]) -> str:
 
 
 def test_app_embeds_library_with_add_subdirectory(csv_project, tmp_path) -> None:
+    """csv_project has the Python module; inside the app it is off by default, so the app
+    builds without pybind11."""
     lines = f"add_subdirectory({csv_project} csv-build)\n"
-    output = build_app(tmp_path, lines, ["-Dcsv_PYTHON=OFF", "-Dcsv_RUNNER=OFF"])
+    output = build_app(tmp_path, lines, ["-Dcsv_RUNNER=OFF",
+                                         "-DCMAKE_DISABLE_FIND_PACKAGE_pybind11=ON"])
     assert output == "end_of_record field=2 record=2 4\n"
+    assert not list((tmp_path / "app-build").rglob("csv.*.so"))
 
 
 def test_app_embeds_installed_library_with_find_package(csv_project, tmp_path) -> None:

@@ -153,24 +153,25 @@ def symbols_by_object(library: Path) -> dict[str, str]:
 
 
 def test_the_runtime_is_compiled_once_for_the_machines_entry_width(project) -> None:
-    """M::M compiles the schemes for its blob's entry width alone, its SIMD kernels in
-    units of their own (src/M_simd*.cpp, built in parallel with src/M.cpp), and M::M_mpi
-    calls them through M's table of functions (fsm/rank_kernels.hpp) instead of compiling
-    them again."""
+    """M::M compiles the schemes for its blob's entry width alone, in src/runtime/schemes.cpp,
+    its SIMD kernels in src/runtime/simd*.cpp (all built in parallel with src/M.cpp, which
+    compiles neither), and M::M_mpi calls them through M's table of functions
+    (fsm/rank_kernels.hpp) instead of compiling them again."""
     folder, _ = project
     library = defined_symbols(folder / "build" / "libperm12.a")
     assert "run_typed<unsigned char>" in library
     assert "run_typed<unsigned short>" not in library and "run_typed<unsigned int>" not in library
     objects = symbols_by_object(folder / "build" / "libperm12.a")
+    assert "run_typed<unsigned char>" in objects["schemes.cpp.o"]
     # the kernels of its plans alone: 12 states counting its 1 group or none
-    assert "simd_summarize_fit<16, 1>" in objects["perm12_simd.cpp.o"]
-    assert "simd_run_avx2_pairs<2, 1>" in objects["perm12_simd.cpp.o"]
+    assert "simd_summarize_fit<16, 1>" in objects["simd.cpp.o"]
+    assert "simd_run_avx2_pairs<2, 1>" in objects["simd.cpp.o"]
     for other in ("simd_run_avx2_pairs<2, 2>", "simd_run_avx2_pairs_nibbles", "simd_run_wide",
                   "simd_run_avx2<2, 1, 2, 1>", "simd_summarize_fit<0, -1>"):
-        assert other not in objects["perm12_simd.cpp.o"], other
-    assert "simd_summarize" not in objects["perm12.cpp.o"]
-    assert "simd_run" not in objects["perm12.cpp.o"]
-    assert "simd_" not in objects.get("perm12_simd_vbmi.cpp.o", "")  # no VBMI kernels for 12
+        assert other not in objects["simd.cpp.o"], other
+    for unit in ("simd_summarize", "simd_run", "run_typed"):
+        assert unit not in objects["perm12.cpp.o"], unit
+    assert "simd_" not in objects.get("simd_vbmi.cpp.o", "")  # no VBMI kernels for 12
     mpi_library = defined_symbols(folder / "build" / "libperm12_mpi.a")
     assert "run_machine_part" in mpi_library
     for scheme_code in ("run_typed<", "Engine<", "simd_summarize", "summarize_range("):

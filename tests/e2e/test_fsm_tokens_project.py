@@ -69,6 +69,13 @@ def test_runner_tokens_equal_reference(json_project, json_input, scheme) -> None
     assert result["requested_scheme"] == scheme and result["reason"]
 
 
+def test_runner_help_prints_the_usage_and_exits_0(json_project) -> None:
+    done = subprocess.run([str(json_project / "build" / "json_tokens_run"), "--help"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.startswith("usage: json_tokens_run INPUT ") and "--tokens-out" in done.stdout
+
+
 def test_tokens_out_writes_npy_and_nothing_on_failure(json_project, json_input, tmp_path) -> None:
     runner = str(json_project / "build" / "json_tokens_run")
     out = tmp_path / "tokens.npy"

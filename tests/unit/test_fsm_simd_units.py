@@ -50,17 +50,17 @@ def test_the_fit_is_the_state_class_and_the_distinct_reports() -> None:
 
 
 def test_units_instantiate_the_fit_and_the_vbmi_kernels_it_calls() -> None:
-    units = kernel_units("m", "m", "banner", (SimdFit(16, 1),))
+    units = kernel_units("m_", "banner", (SimdFit(16, 1),))
     assert "template void simd_summarize_fit<16, 1>(" in units["src/m_simd.cpp"]
     assert "extern template" not in units["src/m_simd.cpp"]
     assert "template void" not in units["src/m_simd_vbmi.cpp"]
-    units = kernel_units("m", "m", "banner", (SimdFit(64, 3),))
+    units = kernel_units("m_", "banner", (SimdFit(64, 3),))
     assert "extern template void simd_summarize_vbmi_counted<3>(" in units["src/m_simd.cpp"]
     assert "template void simd_summarize_vbmi_counted<3>(" in units["src/m_simd_vbmi.cpp"]
     assert "wide" not in units["src/m_simd_vbmi.cpp"].split("\n#include")[1]
     assert SimdFit(64, 1).vbmi_kernels() == []  # 0 or 1 group: vpermb's plain kernels
     assert SimdFit(256, 2).vbmi_kernels() == ["simd_summarize_wide<2>"]
-    units = kernel_units("m", "m", "banner", (EVERY_PLAN,))
+    units = kernel_units("m_", "banner", (EVERY_PLAN,))
     assert "template void simd_summarize_fit<0, -1>(" in units["src/m_simd.cpp"]
     for kernel in ("simd_summarize_vbmi_counted<-1>", "simd_summarize_wide<-1>"):
         assert f"template void {kernel}(" in units["src/m_simd_vbmi.cpp"]
@@ -78,7 +78,7 @@ def test_a_pattern_set_compiles_each_fit_of_its_dfas_once() -> None:
     many = [with_reports(small, [()] * (12 - g) + [(t,) for t in range(g)])
             for g in range(MOST_SET_FITS + 1)]
     assert set_fits(many) == (EVERY_PLAN,)  # past MOST_SET_FITS: every plan's kernels
-    units = kernel_units("m", "m", "banner", set_fits([one, middle]))
+    units = kernel_units("m_", "banner", set_fits([one, middle]))
     for fit in (SimdFit(16, 1), machine_fit(middle)):
         assert f"template void simd_summarize_fit<{fit.most}, {fit.groups}>(" in \
             units["src/m_simd.cpp"]

@@ -5,11 +5,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from mpi4py import MPI
 
 module_dir, schedule, inputs, outputs = sys.argv[1:5]
 sys.path.insert(0, module_dir)
-import adam  # noqa: E402
+import adam  # noqa: E402  (before mpi4py.MPI, as docs/ccn-language.md section 12 says)
+from mpi4py import MPI  # noqa: E402
 
 comm = MPI.COMM_WORLD
 rank, ranks = comm.Get_rank(), comm.Get_size()
