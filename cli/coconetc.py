@@ -12,7 +12,7 @@ from parafuse import __version__
 from parafuse.ccn_compiler.frontend import CheckedModule, check_programs, schedule_programs
 from parafuse.ccn_compiler.printer import format_program
 from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
-from parafuse.ccn_compiler.runner_io import check_folders
+from parafuse.ccn_compiler.runner_io import check_folders, check_ranks
 from parafuse.emitters.autotune import autotune as autotune_program
 from parafuse.emitters.ccn.cpu import project as cpu
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
@@ -91,6 +91,7 @@ def run(file: str, program_name: str | None, schedule: str, backend: str, ranks:
     module = _load(file)
     program = module.scheduled_program(module.program(program_name).name, schedule)
     check_folders(inputs, outputs, random_inputs)  # before any build, on every backend
+    check_ranks(program, ranks)  # the reference's words on every backend (mpirun's differ)
     options = RunOptions(ranks, sizes, params, seed, inputs, outputs, iters, warmup,
                          random_inputs)
     if backend != "reference":
@@ -202,8 +203,9 @@ def build(file: str, program_name: str | None, schedule: str, backend: str,
 
 def _autotune(module: CheckedModule, program: str, backend: str, ranks: int | None,
               sizes: tuple[str, ...], out_dir: str | None, cuda_arch: str) -> None:
-    if not ranks or not sizes:
+    if ranks is None or not sizes:
         raise UsageError("--autotune needs -n R and --size NAME=N for the measurements")
+    check_ranks(module.programs[program], ranks)
     builder = build_cpu_project
     if backend == "cuda-emulated":
         builder = build_emulated_project

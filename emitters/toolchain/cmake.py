@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from parafuse import __version__
 from parafuse.grammar.diagnostics import CompileError
@@ -115,9 +115,22 @@ PROJECT_BUILD_FOLDER = "build"
 
 
 def written_before(root: Path) -> set[str] | None:
-    """The files the project last written to `root` had (None: no project was)."""
+    """The files the project last written to `root` had (None: no project was). A line that
+    names a path outside `root` (absolute, through `..` or a symbolic link out of it) is no
+    file parafuse wrote there, whoever put it in the marker: it is ignored, never followed."""
     marker = root / PROJECT_MARKER
-    return set(marker.read_text().splitlines()[1:]) if marker.is_file() else None
+    if not marker.is_file():
+        return None
+    return {name for name in marker.read_text().splitlines()[1:] if _inside(root, name)}
+
+
+def _inside(root: Path, name: str) -> bool:
+    """Whether the relative path `name` stays inside the folder `root`."""
+    path = PurePosixPath(name)
+    if not name or path.is_absolute() or ".." in path.parts:
+        return False
+    folder, top = (root / path).parent.resolve(), root.resolve()
+    return folder == top or top in folder.parents
 
 
 def write_tree(root: Path, files: Mapping[str, str | bytes], replace: bool = False) -> None:

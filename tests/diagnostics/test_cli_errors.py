@@ -57,6 +57,23 @@ def test_coconetc_usage_error_is_one_line_exit_1(args, words) -> None:
     one_line_error(CliRunner().invoke(coconetc, args), "coconetc", *words)
 
 
+@pytest.mark.parametrize("backend", ["reference", "cpu", "cuda-emulated", "cuda"])
+@pytest.mark.parametrize("ranks", ["0", "-1"])
+def test_a_rank_count_below_one_is_refused_alike_on_every_backend(backend, ranks) -> None:
+    """Before any build, in the reference's words (the CPU backend ran 0 ranks as 2, exit
+    0, and -1 failed without a word)."""
+    result = CliRunner().invoke(coconetc, RUN_SGD + ["-n", ranks, "--backend", backend])
+    one_line_error(result, "coconetc", f"-n {ranks}: at least one rank is needed")
+
+
+@pytest.mark.parametrize("ranks", ["0", "-1"])
+def test_autotune_for_a_rank_count_below_one_is_refused(ranks, tmp_path) -> None:
+    result = CliRunner().invoke(coconetc, ["build", SGD, "--autotune", "-n", ranks, "--size",
+                                           "N=4", "-o", str(tmp_path / "out")])
+    one_line_error(result, "coconetc", f"-n {ranks}: at least one rank is needed")
+    assert not (tmp_path / "out").exists()
+
+
 BOOSTFSM_USAGE = [
     (["frob"], ["no such command 'frob'", "analyze, check, compile, run"]),
     (["check"], ["missing argument 'FILE'"]),

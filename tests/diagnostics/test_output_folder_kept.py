@@ -104,3 +104,23 @@ def test_new_project_folders_take_the_umask(tmp_path) -> None:
         assert (tmp_path / folder / "src").stat().st_mode & 0o777 == 0o750
         assert (tmp_path / folder / "CMakeLists.txt").stat().st_mode & 0o777 == 0o640
     assert (tmp_path / "p").stat().st_mode & 0o777 == 0o750
+
+
+def test_a_marker_naming_paths_outside_the_folder_touches_nothing_there(tmp_path) -> None:
+    """A `.parafuse-project` listing `../x`, an absolute path or a path through a symbolic
+    link out of the folder: writing the project again leaves those files where they are."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victims = [outside / name for name in ("up.txt", "absolute.txt", "linked.txt")]
+    for victim in victims:
+        victim.write_text("the user's")
+    folder = tmp_path / "w"
+    assert compile_div7(folder).exit_code == 0
+    (folder / "link").symlink_to(outside)
+    marker = folder / PROJECT_MARKER
+    marker.write_text(marker.read_text() + "../outside/up.txt\n" + f"{victims[1]}\n" +
+                      "link/linked.txt\n")
+    result = compile_div7(folder)
+    assert result.exit_code == 0, result.output
+    assert [victim.read_text() for victim in victims] == ["the user's"] * 3
+    assert (folder / "link").is_symlink() and (folder / "src" / "div7.cpp").is_file()
