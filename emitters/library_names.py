@@ -7,7 +7,8 @@ break even a member named so. This module lists them from the headers themselves
 
 - every macro the headers of a generated project define (`c++ -E -dM`);
 - every function and variable of libc and libm that those headers declare (the
-  libraries' exported symbols, kept where the preprocessed headers name them);
+  libraries' exported symbols, kept where the preprocessed headers name them), with
+  `_GNU_SOURCE` defined as g++ defines it (`pipe2`, `sincos`, `gettid`, ...);
 - every type the C headers declare at global scope (`typedef ... NAME;`, `struct NAME`).
 
 Names starting with `_` are left out: `names.py` prefixes all of them. The list is
@@ -63,7 +64,7 @@ def library_names(mpicc: str, mpicxx: str) -> set[str]:
     macros = {line.split()[1].split("(")[0]
               for line in _preprocess(cxx, "c++", C_HEADERS + CXX_HEADERS, "-dM").splitlines()
               if line.startswith("#define ")}
-    declared = _preprocess(c, "c", C_HEADERS)
+    declared = _preprocess(c, "c", C_HEADERS, "-D_GNU_SOURCE")  # as g++ compiles them
     tokens = set(IDENTIFIER.findall(declared))
     functions = tokens & (_exported("libc.so.6") | _exported("libm.so.6"))
     types = set(TYPEDEF.findall(declared)) | set(TAG.findall(declared))

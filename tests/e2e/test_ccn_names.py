@@ -37,7 +37,7 @@ MPI_Comm MPI_COMM_WORLD PMPI_Init ompi_x omp_get_num_threads cudaMalloc cudaStre
 ncclComm_t cublasHandle_t PyObject PF_MPI PF_CUDA PF_HERE _x __y _Z a_ b__ pf_a pf1_b
 PF2_c comm_ v_ L_x h_y_ x_rs_ chunks plan lo hi rank_ sizes_ params_ seed step_index
 size_t uint32_t ssize_t pid_t expf sqrtf strtok islower asinh tm timespec FILE M_PI INT_MAX
-EINVAL""".split()
+EINVAL pipe2 sincos dup3 gettid exp10 clone fadd""".split()
 
 ROLES = ("program", "size", "group", "param", "input", "state", "value", "next",
          "grouped", "schedule", "rs", "ag", "agw")

@@ -34,7 +34,7 @@ pipe errno linux unix i386 main fsm std test stdin stdout assert read write inde
 _x __y pf_z MPI_Comm omp_get_num_threads NULL EOF printf exit signal time select y0
 environ py parafuse detail run tables state_name tag_name state_count tag_count
 start_state Options Result Match Tables kStateNames kTagNames numbered_states
-run_report final_state_json expf EINVAL tm
+run_report final_state_json expf EINVAL tm pipe2 sincos gettid
 """.split()
 NAMES = sorted(CXX_KEYWORDS) + LIBRARY_NAMES
 CXX = ["c++", "-std=gnu++17", "-fopenmp", "-w"]  # gnu++17, as CMake builds: `linux` is 1
