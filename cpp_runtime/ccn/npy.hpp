@@ -1,9 +1,11 @@
 // Reading and writing .npy files (format version 1.0/2.0, little-endian, C order).
-// Writes go to a temporary name in the same folder and are renamed, so a crash
-// never leaves a partial file.
+// Writes go to a temporary name in the same folder, are checked through the close and
+// synced, and are renamed: a crash or a full disk never leaves a partial file.
 #pragma once
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace pf {
@@ -79,6 +82,40 @@ inline NpyArray read_npy(const std::string& path) {
   return array;
 }
 
+// `path` whole or not at all: the parts are written to a temporary file in the same
+// folder, every write and the close checked, synced to the disk and renamed over `path`
+// (the folder synced after). On a failure (a full disk, a file size limit) the temporary
+// file is removed and the error names `path` and the system's reason.
+inline void write_file_atomically(const std::string& path,
+                                  const std::vector<std::pair<const char*, size_t>>& parts) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  int error = 0;
+  for (const auto& [data, size] : parts) {
+    for (size_t done = 0; done < size && !error;) {
+      const ssize_t n = ::write(fd, data + done, size - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) error = n < 0 ? errno : EIO;
+      else done += static_cast<size_t>(n);
+    }
+  }
+  if (!error && ::fsync(fd) != 0) error = errno;
+  if (::close(fd) != 0 && !error) error = errno;
+  if (!error && std::rename(tmp.c_str(), path.c_str()) != 0) error = errno;
+  if (error) {
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(error));
+  }
+  const size_t slash = path.find_last_of('/');
+  const std::string folder = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const int folder_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (folder_fd >= 0) {  // the rename itself on the disk; a folder that cannot be synced
+    ::fsync(folder_fd);  // (some file systems) leaves the file written all the same
+    ::close(folder_fd);
+  }
+}
+
 inline void write_npy(const std::string& path, const std::string& descr,
                       const std::vector<int64_t>& shape, const void* data, size_t bytes) {
   std::string dims;
@@ -90,34 +127,16 @@ inline void write_npy(const std::string& path, const std::string& descr,
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-    out.write("\x93NUMPY\x01\x00", 8);
-    uint16_t len = static_cast<uint16_t>(header.size());
-    char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
-    out.write(len_bytes, 2);
-    out.write(header.data(), header.size());
-    out.write(static_cast<const char*>(data), bytes);
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot rename " + tmp + " to " + path);
-  }
+  const char magic[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', '\x01', '\x00',
+                          static_cast<char>(header.size() & 0xff),
+                          static_cast<char>(header.size() >> 8)};
+  write_file_atomically(path, {{magic, sizeof magic},
+                               {header.data(), header.size()},
+                               {static_cast<const char*>(data), bytes}});
 }
 
 inline void write_text_atomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error("cannot rename " + tmp + " to " + path);
-  }
+  write_file_atomically(path, {{text.data(), text.size()}});
 }
 
 }  // namespace pf

@@ -143,7 +143,11 @@ inline int run_main(int argc, char** argv, const ProgramInfo& info, const Factor
     warm_up(*impl, o);
     std::vector<double> times = timed_steps(*impl, o, comm);
     PF_MPI(MPI_Barrier(comm));
-    if (!o.outputs.empty()) write_results(o, *impl, info, rank, ranks, sizes);
+    if (!o.outputs.empty() && !write_results(o, *impl, info, rank, ranks, sizes, comm)) {
+      impl.reset();
+      MPI_Finalize();
+      return 1;
+    }
     std::sort(times.begin(), times.end());
     double median = times.size() % 2 ? times[times.size() / 2]
                                      : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);

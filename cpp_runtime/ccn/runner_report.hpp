@@ -44,16 +44,29 @@ inline std::string shape_json(const std::vector<int64_t>& shape) {
   return out + "]";
 }
 
-inline void write_results(const RunnerOptions& o, ScheduleImpl& impl, const ProgramInfo& info,
-                          int rank, int ranks, const std::vector<int64_t>& sizes) {
+// The outputs, whole or not at all: every rank writes its files; where any rank could not
+// (a full disk, a read-only folder), rank 0 prints that one line and every rank removes
+// the files it wrote; else rank 0 writes the manifest last. False where nothing is kept.
+inline bool write_results(const RunnerOptions& o, ScheduleImpl& impl, const ProgramInfo& info,
+                          int rank, int ranks, const std::vector<int64_t>& sizes, MPI_Comm comm) {
   std::string manifest = "{\n  \"program\": \"" + info.name + "\",\n  \"schedule\": \"" +
                          o.schedule + "\",\n  \"ranks\": " + std::to_string(ranks) +
                          ",\n  \"outputs\": [\n";
   std::vector<Slot> results = impl.results();
+  std::vector<std::string> written;
+  std::string problem;
   for (size_t k = 0; k < results.size(); ++k) {
     const Slot& s = results[k];
-    write_npy(o.outputs + "/" + s.name + ".rank" + std::to_string(rank) + ".npy",
-              npy_descr(s.dtype), s.local.shape, s.data, s.local.count * dtype_size(s.dtype));
+    const std::string path = o.outputs + "/" + s.name + ".rank" + std::to_string(rank) + ".npy";
+    if (problem.empty()) {
+      try {
+        write_npy(path, npy_descr(s.dtype), s.local.shape, s.data,
+                  s.local.count * dtype_size(s.dtype));
+        written.push_back(path);
+      } catch (const std::exception& e) {
+        problem = e.what();
+      }
+    }
     std::string files;
     for (int r = 0; r < ranks; ++r) {
       files += std::string(r ? ", " : "") + "\"" + s.name + ".rank" + std::to_string(r) + ".npy\"";
@@ -68,7 +81,21 @@ inline void write_results(const RunnerOptions& o, ScheduleImpl& impl, const Prog
     size_text += (i ? ", " : "") + std::string("\"") + info.size_names[i] + "\": " + std::to_string(sizes[i]);
   }
   manifest += "  ],\n  \"sizes\": {" + size_text + "}\n}\n";
-  if (rank == 0) write_text_atomically(o.outputs + "/manifest.json", manifest);
+  bool failed = agree_on_errors(problem, info.name, comm);
+  if (!failed) {
+    if (rank == 0) {
+      try {
+        write_text_atomically(o.outputs + "/manifest.json", manifest);
+      } catch (const std::exception& e) {
+        problem = e.what();
+      }
+    }
+    failed = agree_on_errors(problem, info.name, comm);
+  }
+  if (failed) {
+    for (const std::string& path : written) std::remove(path.c_str());
+  }
+  return !failed;
 }
 
 inline std::string json_sizes(const ProgramInfo& info, const std::vector<int64_t>& sizes) {

@@ -225,3 +225,34 @@ def test_json_is_the_references_with_times_to_6_decimals(sgd, tmp_path) -> None:
     for summary in (cpu, ref):
         for key in ("median_ms", "min_ms"):
             assert summary[key] == round(summary[key], 6), (key, summary)
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A folder on a 12 KiB tmpfs (three pages): room for a few small files, not for a
+    step's outputs. Mounting needs root, as on the test machines."""
+    folder = tmp_path / "full"
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12k", "tmpfs", str(folder)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
+    yield folder
+    subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda-emulated"])
+def test_a_full_disk_keeps_no_output_and_says_why(full_disk, backend) -> None:
+    """Every rank's files are removed where any could not be written, the manifest is not
+    written, no temporary file is left, and the one line names the reason (before: 0-byte
+    files, manifest included, and exit 0)."""
+    done = subprocess.run([str(COCONETC), "run", str(SAMPLES / "sgd.ccn"), "-n", "2", "--size",
+                           f"N={N}", "--random", "--outputs", str(full_disk / "out"),
+                           "--backend", backend], capture_output=True, text=True)
+    lines = [line for line in done.stderr.splitlines()
+             if line.strip() and not line.startswith("coconetc: compiling")]
+    assert done.returncode == 1, done.stderr
+    assert len(lines) == 1 and lines[0].startswith("sgd_run: error: cannot write "), lines
+    assert lines[0].endswith(": No space left on device"), lines
+    assert sorted(p.name for p in (full_disk / "out").iterdir()) == []
+    assert done.stdout == ""
