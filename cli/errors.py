@@ -75,7 +75,8 @@ def reports_errors(prog: str) -> Callable[[Callable[..., Any]], Callable[..., An
                            "expression of thousands of operands?): split it into several "
                            "statements", err=True)
                 sys.exit(1)
-            except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt,
+                    Terminated):
                 raise
             except Exception as bug:  # noqa: BLE001 - the last line of defence
                 click.echo(f"{prog}: internal error: {type(bug).__name__}: {bug}", err=True)
@@ -126,10 +127,28 @@ class CommandLine(click.Group):
             raise CommandLineError(self.prog, error) from None
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; Ctrl-C (SIGINT) or SIGTERM stops it, and what it started (a
+        build, an mpirun job: toolchain/mpirun.py ends its session) with it, in one line
+        and the shell's exit code for the signal, 130 or 143."""
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
         try:
             return super().invoke(ctx)
         except click.UsageError as error:
             raise CommandLineError(self.prog, error) from None
+        except (KeyboardInterrupt, Terminated) as stop:
+            number = signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
+            click.echo(f"{self.prog}: stopped by {signal.Signals(number).name}", err=True)
+            raise click.exceptions.Exit(128 + number) from None
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the command is, so that it unwinds as Ctrl-C does."""
+
+
+def _raise_terminated(number: int, frame: Any) -> None:
+    raise Terminated()
 
 
 class CommandLineError(click.ClickException):

@@ -72,7 +72,9 @@ def launch_timeout(timeout_s: float | None) -> float:
 def run_bounded(command: list[str], env: dict[str, str], timeout_s: float | None = None
                 ) -> subprocess.CompletedProcess:
     """Run command with its output captured; past the limit, kill its whole process group
-    (the launcher and every rank it started) and raise LaunchTimeout naming it."""
+    (the launcher and every rank it started) and raise LaunchTimeout naming it. Stopped
+    meanwhile (Ctrl-C, SIGTERM: an exception here), it ends the session the same way first:
+    the launcher runs in a session of its own, which the terminal's signal does not reach."""
     limit = launch_timeout(timeout_s)
     with subprocess.Popen(command, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           env=env, start_new_session=True) as process:
@@ -81,6 +83,9 @@ def run_bounded(command: list[str], env: dict[str, str], timeout_s: float | None
         except subprocess.TimeoutExpired:
             stderr = end_session(process)
             raise LaunchTimeout(command, limit, stderr) from None
+        except BaseException:
+            end_session(process)
+            raise
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
