@@ -8,12 +8,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import os
+import re
+import stat
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
@@ -52,7 +58,7 @@ from parafuse.emitters.toolchain.cmake import build_tree, write_tree
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.engine_set_reference import run_any_reference
 from parafuse.fsm_compiler.engines import EngineSet
-from parafuse.fsm_compiler.options import INTEGER_LIMITS, SCHEMES
+from parafuse.fsm_compiler.options import INTEGER_LIMITS, RUN_LIMITS, SCHEMES
 from parafuse.fsm_compiler.pipeline import (
     CompiledFile,
     EngineSetAnalysis,
@@ -123,14 +129,50 @@ def _read_input(path: str) -> bytes:
 
 
 def _check_input_readable(path: str) -> None:
-    """Fail now, before a build, where the compiled runner could not read `path`."""
+    """Fail now, before a build, where the compiled runner could not read `path`. Only a
+    regular file is opened: opening a FIFO waits for its writer, and closing it unread
+    would cut the writer off (SIGPIPE), so other files are checked by their status."""
     if path == "-":
         return
     try:
-        with open(path, "rb"):
-            pass
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if stat.S_ISREG(info.st_mode):
+            with open(path, "rb"):
+                pass
+        elif not os.access(path, os.R_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
     except OSError as exc:
         raise UsageError(f"cannot read input '{path}': {exc.strerror}") from None
+
+
+def _descriptors_named(path: str) -> tuple[int, ...]:
+    """The open descriptor of this process that `path` names, as `/dev/fd/N` (what a
+    shell's `<(command)` gives), for the runner to inherit: without it the runner finds
+    no descriptor N of its own to read."""
+    found = re.fullmatch(r"/(?:dev|proc/self)/fd/(\d+)", os.path.normpath(path))
+    if found is None or int(found[1]) <= 2:  # 0-2 are inherited anyway
+        return ()
+    try:
+        os.fstat(int(found[1]))
+    except OSError:
+        return ()
+    return (int(found[1]),)
+
+
+@contextlib.contextmanager
+def _sample_file(path: str, data: bytes) -> Iterator[str]:
+    """A path the runner can read `data` (already read from `path`) from again: `path`
+    itself where it is a regular file, else a temporary copy (a FIFO or a pipe is read
+    once)."""
+    if path != "-" and os.path.isfile(path):
+        yield path
+        return
+    with tempfile.NamedTemporaryFile(prefix="boostfsm-sample-") as copy:
+        copy.write(data)
+        copy.flush()
+        yield copy.name
 
 
 @click.group(cls=CommandLine, prog=PROG,
@@ -162,16 +204,20 @@ def analyze(file, machine, sample_path, as_json, max_states, max_fused_states, l
         sample, sample_name = random_sample(), "random bytes (no --input)"
     else:
         sample, sample_name = _read_input(sample_path), sample_path
-    analyses = [analyse_token_set(m, sample, sample_name,
-                                  token_runtime_choice(m, file, sample_path) if sample_path
-                                  else None)
-                if isinstance(m, CompiledTokenSet) else analyse_any(m, sample, sample_name)
-                for m in compiled.machines]
-    # With --input, `auto picks` is the runner's own choice on that input (probes included)
-    # for a single DFA and a token set; engine sets say what their auto picks themselves.
-    measured = [runtime_choice(m, file, sample_path)
-                if sample_path and isinstance(m, CompiledMachine) else None
-                for m in compiled.machines]
+    with contextlib.ExitStack() as stack:
+        runner_input = (stack.enter_context(_sample_file(sample_path, sample))
+                        if sample_path else None)
+        analyses = [analyse_token_set(m, sample, sample_name,
+                                      token_runtime_choice(m, file, runner_input)
+                                      if runner_input else None)
+                    if isinstance(m, CompiledTokenSet) else analyse_any(m, sample, sample_name)
+                    for m in compiled.machines]
+        # With --input, `auto picks` is the runner's own choice on that input (probes
+        # included) for a single DFA and a token set; engine sets say what their auto
+        # picks themselves.
+        measured = [runtime_choice(m, file, runner_input)
+                    if runner_input and isinstance(m, CompiledMachine) else None
+                    for m in compiled.machines]
     if as_json:
         click.echo(json.dumps([_analysis_json(a, choice)
                                for a, choice in zip(analyses, measured, strict=True)], indent=2))
@@ -211,8 +257,10 @@ def _only_machine(compiled: CompiledFile, path: str) -> CompiledMachine | Engine
 @click.option("--backend", type=click.Choice(["reference", "cpp"]), default="cpp",
               show_default=True, help="Where to run the machine.")
 @click.option("--scheme", type=click.Choice(SCHEMES), help="Scheme to request.")
-@click.option("--threads", type=click.IntRange(0), default=0, help="Threads (cpp backend).")
-@click.option("--chunks", type=click.IntRange(0), default=0, help="Chunks (cpp backend).")
+@click.option("--threads", type=click.IntRange(*RUN_LIMITS["threads"]), default=0,
+              help="Threads (cpp backend; 0: OpenMP's default).")
+@click.option("--chunks", type=click.IntRange(*RUN_LIMITS["chunks"]), default=0,
+              help="Chunks (cpp backend; 0: the runner picks).")
 @click.option("--repeat", type=click.IntRange(1), default=1, help="Runs; seconds is the median.")
 @click.option("--matches", "with_matches", is_flag=True, help="List every match.")
 @click.option("--json", "as_json", is_flag=True, help="Print the runner's JSON object.")
@@ -237,7 +285,8 @@ def run(file, input_path, machine, backend, scheme, threads, chunks, repeat, wit
         args = _runner_args(scheme, threads, chunks, repeat, False, as_json)
         args += (["--tokens"] if with_tokens else []) + (
             ["--tokens-out", tokens_out] if tokens_out else [])
-        sys.exit(run_cpp_tokens(compiled_machine, file, input_path, args))
+        sys.exit(run_cpp_tokens(compiled_machine, file, input_path, args,
+                                _descriptors_named(input_path)))
     if with_tokens or tokens_out:
         raise UsageError("--tokens and --tokens-out are for token sets")
     if backend == "cpp":
@@ -267,7 +316,9 @@ def _runner_args(scheme, threads, chunks, repeat, with_matches, as_json) -> list
 def _run_cpp(machine: CompiledMachine | EngineSet, file: str, input_path: str,
              args: list[str]) -> int:
     """Build (or find in the cache) the machine's project and run its runner."""
-    return exit_status(subprocess.run([str(runner_for(machine, file)), input_path, *args]))
+    runner = runner_for(machine, file)
+    return exit_status(subprocess.run([str(runner), input_path, *args],
+                                      pass_fds=_descriptors_named(input_path)))
 
 
 @main.command("compile", help="Emit a C++ project per machine (library M::M, runner M_run) "

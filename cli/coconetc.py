@@ -26,7 +26,14 @@ from parafuse.emitters.toolchain.nvidia import find_nvcc, gpu_present
 from parafuse.grammar.ccn_parser import parse_ccn
 
 from .build_notice import announce_builds
-from .errors import CommandLine, UsageError, read_source, reports_errors, writing_folder
+from .errors import (
+    CommandLine,
+    UsageError,
+    check_output_folder,
+    read_source,
+    reports_errors,
+    writing_folder,
+)
 
 BACKENDS = ("reference", "cpu", "cuda", "cuda-emulated")
 # cuda-emulated: the CUDA backend's code on the emulated device (the system's C++ compiler
@@ -91,6 +98,8 @@ def run(file: str, program_name: str | None, schedule: str, backend: str, ranks:
     module = _load(file)
     program = module.scheduled_program(module.program(program_name).name, schedule)
     check_folders(inputs, outputs, random_inputs)  # before any build, on every backend
+    if outputs:  # the reference's words on every backend (a runner's differ)
+        check_output_folder(Path(outputs), "--outputs")
     check_ranks(program, ranks)  # the reference's words on every backend (mpirun's differ)
     options = RunOptions(ranks, sizes, params, seed, inputs, outputs, iters, warmup,
                          random_inputs)

@@ -206,6 +206,8 @@ def folder_problem(folder: Path) -> str | None:
     except (OSError, RuntimeError):  # a symbolic link loop: left for the OS to report
         return None
     if not os.access(existing, os.W_OK | os.X_OK):
+        if os.statvfs(existing).f_flag & os.ST_RDONLY:
+            return f"{os.strerror(errno.EROFS)} ('{existing}' is on one)"
         return f"{os.strerror(errno.EACCES)} ('{existing}' is not writable)"
     return None
 

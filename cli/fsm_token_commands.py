@@ -67,11 +67,12 @@ def run_reference_tokens(token_set: CompiledTokenSet, data: bytes, repeat: int,
 
 
 def run_cpp_tokens(token_set: CompiledTokenSet, file: str, input_path: str,
-                   args: list[str]) -> int:
-    """Build (or find in the cache) the token set's project and run its runner."""
+                   args: list[str], inherited: tuple[int, ...] = ()) -> int:
+    """Build (or find in the cache) the token set's project and run its runner (which
+    inherits the descriptors `inherited`, a `/dev/fd/N` input's)."""
     project = cached_token_project(token_set, file, TokenHints())
     runner = project / "build" / f"{token_set.name}_run"
-    return exit_status(subprocess.run([str(runner), input_path, *args]))
+    return exit_status(subprocess.run([str(runner), input_path, *args], pass_fds=inherited))
 
 
 def token_runtime_choice(token_set: CompiledTokenSet, file: str,

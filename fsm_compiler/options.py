@@ -18,6 +18,10 @@ INTEGER_LIMITS = {
     "max_fused_states": (1, 1 << 24),
     "lookback": (1, 1 << 20),
 }
+# The bounds of a run's shape (threads: 0 is OpenMP's default; chunks: 0 picks a count),
+# which the CLI checks before it builds: the runners' are cpp_runtime/fsm/run_limits.hpp,
+# and tests/unit/test_fsm_run_limits.py holds the two equal.
+RUN_LIMITS = {"threads": (0, 4096), "chunks": (0, 1 << 20)}
 
 
 @dataclass(frozen=True)

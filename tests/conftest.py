@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,6 +49,33 @@ def golden(request: pytest.FixtureRequest) -> Golden:
 @pytest.fixture
 def repo() -> Path:
     return REPO
+
+
+def small_filesystem(folder: Path, options: str) -> Iterator[Path]:
+    """A tmpfs mounted on `folder` with `options` for the test, unmounted after. Mounting
+    needs root, as on the test machines; elsewhere the test is skipped, saying why."""
+    folder.mkdir(exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.fixture
+def full_disk(tmp_path) -> Iterator[Path]:
+    """A folder on a 12 KiB tmpfs (three pages): room for a few small files, not for a
+    step's outputs or a project."""
+    yield from small_filesystem(tmp_path / "full", "size=12k")
+
+
+@pytest.fixture
+def read_only_folder(tmp_path) -> Iterator[Path]:
+    """An empty folder on a read-only file system."""
+    yield from small_filesystem(tmp_path / "read-only", "ro,size=64k")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <system_error>
 #include <memory>
 #include <string>
 #include <vector>
@@ -90,7 +91,12 @@ inline std::unique_ptr<ScheduleImpl> prepare(int argc, char** argv, const Progra
       if (o.random) random_slot(slot, o.seed, rank);
       else load_slot(o, slot, rank);
     }
-    if (!o.outputs.empty() && rank == 0) std::filesystem::create_directories(o.outputs);
+    if (!o.outputs.empty() && rank == 0) {
+      std::error_code failed;
+      std::filesystem::create_directories(o.outputs, failed);
+      if (failed)
+        throw InputError("cannot create the output folder " + o.outputs + ": " + failed.message());
+    }
   } catch (const std::exception& e) {
     problem = e.what();
   }

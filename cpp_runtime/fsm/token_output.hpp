@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/atomic_file.hpp"
 #include "fsm/json_output.hpp"
 #include "fsm/runner_args.hpp"
 
@@ -123,7 +124,7 @@ std::string token_report_text(const TokenReport<TokenT>& r) {
 }
 
 // The tokens as a .npy of records (start <u8, end <u8, kind <u2, 6 bytes padding), written
-// to a temporary file beside `path` and renamed: a failed run leaves no file.
+// whole or not at all (common/atomic_file.hpp): a failed run leaves no file.
 template <class TokenT>
 void write_tokens_npy(const std::string& path, const std::vector<TokenT>& tokens) {
   static_assert(sizeof(TokenT) == 24 && offsetof(TokenT, end) == 8 && offsetof(TokenT, kind) == 16,
@@ -133,19 +134,12 @@ void write_tokens_npy(const std::string& path, const std::vector<TokenT>& tokens
                        std::to_string(tokens.size()) + ",), }";
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';
   header += '\n';
-  const std::string temporary = path + ".tmp" + std::to_string(::getpid());
-  std::FILE* file = std::fopen(temporary.c_str(), "wb");
-  if (!file) throw std::runtime_error("cannot write '" + path + "'");
-  const unsigned char preamble[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                                      uint8_t(header.size() & 0xFF), uint8_t(header.size() >> 8)};
-  bool ok = std::fwrite(preamble, 1, 10, file) == 10 &&
-            std::fwrite(header.data(), 1, header.size(), file) == header.size() &&
-            std::fwrite(tokens.data(), sizeof(TokenT), tokens.size(), file) == tokens.size();
-  ok = std::fclose(file) == 0 && ok;
-  if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw std::runtime_error("cannot write '" + path + "'");
-  }
+  const char preamble[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                             char(header.size() & 0xFF), char(header.size() >> 8)};
+  common::write_file_atomically(
+      path, {{preamble, sizeof preamble},
+             {header.data(), header.size()},
+             {reinterpret_cast<const char*>(tokens.data()), tokens.size() * sizeof(TokenT)}});
 }
 
 }  // namespace v1

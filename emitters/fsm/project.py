@@ -50,10 +50,11 @@ from parafuse.fsm_compiler.engines import EngineSet, engine_kind
 from parafuse.fsm_compiler.project_analysis import ProjectAnalysis
 
 # The runtime tree a project ships, copied as it stands: every header of cpp_runtime/fsm
-# (and the .inc bodies that a header includes several times, each under other macros).
+# and cpp_runtime/common (and the .inc bodies that a header includes several times, each
+# under other macros).
 RUNTIME_HEADERS = sorted(path.relative_to(CPP_RUNTIME).as_posix()
-                         for pattern in ("*.hpp", "*.inc")
-                         for path in (CPP_RUNTIME / "fsm").glob(pattern))
+                         for folder in ("fsm", "common") for pattern in ("*.hpp", "*.inc")
+                         for path in (CPP_RUNTIME / folder).glob(pattern))
 CONFIG_DEPENDENCIES = ["OpenMP"]  # find_dependency() of the installed package
 
 

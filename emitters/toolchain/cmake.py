@@ -99,10 +99,11 @@ def compiler_cache_environment(source: Path) -> dict[str, str]:
     made wins): objects kept in the cache folder, paths under `source` hashed relative to
     it (so that the same unit of two projects is one entry), this CPU's identity hashed."""
     folder = cache_root() / "ccache"
-    folder.mkdir(parents=True, exist_ok=True)
     cpu = folder / "cpu.txt"
-    if not cpu.exists() or cpu.read_text() != cpu_identity():
-        cpu.write_text(cpu_identity())
+    with writing_the_cache():
+        folder.mkdir(parents=True, exist_ok=True)
+        if not cpu.exists() or cpu.read_text() != cpu_identity():
+            cpu.write_text(cpu_identity())
     return {"CCACHE_DIR": str(folder), "CCACHE_BASEDIR": str(source),
             "CCACHE_EXTRAFILES": str(cpu), "CCACHE_MAXSIZE": "4G", **os.environ}
 
@@ -237,7 +238,8 @@ def build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | None
 def build_slot() -> Iterator[None]:
     """Hold one of the machine's PARAFUSE_BUILD_SLOTS build slots (waiting for a free one)."""
     slots = max(1, int(os.environ.get("PARAFUSE_BUILD_SLOTS", "2")))
-    files = [open(cache_root() / f".build-slot-{k}.lock", "w") for k in range(slots)]
+    with writing_the_cache():
+        files = [open(cache_root() / f".build-slot-{k}.lock", "w") for k in range(slots)]
     try:
         while True:
             for slot in files:
@@ -270,16 +272,68 @@ def _build(source: Path, build_dir: Path, cmake_args: list[str], jobs: int | Non
 
 
 def build_tree(files: Mapping[str, str | bytes], out_dir: Path, cmake_args: list[str]) -> None:
-    """Write a project's files to `out_dir` (atomically) and build it in `out_dir/build`."""
-    write_tree(out_dir, files)
-    build(out_dir, out_dir / PROJECT_BUILD_FOLDER, cmake_args, label=str(out_dir))
+    """Write a project's files to `out_dir` (atomically) and build it in `out_dir/build`;
+    a second build into the same folder at once waits for this one (folder_lock)."""
+    with folder_lock(out_dir):
+        write_tree(out_dir, files)
+        build(out_dir, out_dir / PROJECT_BUILD_FOLDER, cmake_args, label=str(out_dir))
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold the lock of the project folder `folder` (waiting while another process holds
+    it): a lock file in the build cache named by the folder's path, so that nothing is
+    added to the user's folders."""
+    name = hashlib.sha256(str(Path(folder).resolve()).encode()).hexdigest()[:20]
+    locks = cache_root() / "folder-locks"
+    with writing_the_cache():
+        locks.mkdir(exist_ok=True)
+        lock = open(locks / f"{name}.lock", "w")
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+class CacheError(CompileError):
+    """The build cache cannot be written (read-only, full, no such place): one line naming
+    its folder, the system's reason and the setting that moves it."""
+
+    def __init__(self, folder: Path, error: OSError) -> None:
+        inside = error.filename and folder in Path(os.fsdecode(error.filename)).parents
+        where = f" ('{os.fsdecode(error.filename)}')" if inside else ""
+        super().__init__(f"cannot use the build cache '{folder}': "
+                         f"{error.strerror or error}{where}", None,
+                         hint="set PARAFUSE_CACHE to a writable folder with free space")
 
 
 def cache_root() -> Path:
+    """The build cache's folder ($PARAFUSE_CACHE, by default ~/.cache/parafuse), created if
+    need be; a CacheError where it cannot be created or written."""
     configured = os.environ.get("PARAFUSE_CACHE")
     base = Path(configured) if configured else Path.home() / ".cache" / "parafuse"
-    base.mkdir(parents=True, exist_ok=True)
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        if not os.access(base, os.W_OK | os.X_OK):
+            code = errno.EROFS if os.statvfs(base).f_flag & os.ST_RDONLY else errno.EACCES
+            raise OSError(code, os.strerror(code), str(base))
+    except OSError as error:
+        raise CacheError(base, error) from None
     return base
+
+
+@contextlib.contextmanager
+def writing_the_cache() -> Iterator[None]:
+    """An OSError on a path in the build cache, or on a file being written there (a full
+    disk: the error of a write names no path), is a CacheError."""
+    root = cache_root()
+    try:
+        yield
+    except OSError as error:
+        named = [Path(os.fsdecode(name)) for name in (error.filename, error.filename2)
+                 if isinstance(name, str | bytes | os.PathLike)]
+        if named and not any(path == root or root in path.parents for path in named):
+            raise
+        raise CacheError(root, error) from None
 
 
 def content_key(files: Mapping[str, str | bytes], cmake_args: list[str]) -> str:
@@ -320,7 +374,7 @@ def cached_build(name: str, files: Mapping[str, str | bytes], cmake_args: list[s
     """The project folder of a build of `files` (built now if this content never was)."""
     key = content_key(files, cmake_args)
     project = cache_root() / f"{name}-{key}"
-    with open(cache_root() / f"{name}-{key}.lock", "w") as lock:
+    with writing_the_cache(), open(cache_root() / f"{name}-{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (project / PROJECT_BUILD_FOLDER / ".built").exists():
             return project

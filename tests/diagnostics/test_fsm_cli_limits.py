@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from parafuse.cli.boostfsm import main as boostfsm
-from parafuse.fsm_compiler.options import INTEGER_LIMITS
+from parafuse.fsm_compiler.options import INTEGER_LIMITS, RUN_LIMITS
 from tests.conftest import REPO
 
 DIV7 = str(REPO / "samples" / "div7.fsm")
@@ -50,6 +50,21 @@ def test_flags_accept_the_bounds(key) -> None:
     for good in (low, high):
         result = CliRunner().invoke(boostfsm, ["check", DIV7, FLAGS[key], str(good)])
         assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("key", sorted(RUN_LIMITS))
+def test_run_shape_past_the_runners_bounds_is_the_clis_error(invoke, monkeypatch, key) -> None:
+    """`--threads 100000` exited 2 with the runner's words; now the CLI's, before a build."""
+    import parafuse.cli.boostfsm as cli
+
+    def no_build(*_args, **_kwargs):
+        raise AssertionError("built a project for a run it must refuse")
+
+    monkeypatch.setattr(cli, "runner_for", no_build)
+    low, high = RUN_LIMITS[key]
+    for bad in (high + 1, low - 1):
+        result = invoke(["run", DIV7, "-", f"--{key}", str(bad)])
+        one_line_error(result, f"'--{key}'", str(bad), f"{low}<=x<={high}")
 
 
 def test_options_block_and_flag_agree(tmp_path) -> None:

@@ -227,20 +227,6 @@ def test_json_is_the_references_with_times_to_6_decimals(sgd, tmp_path) -> None:
             assert summary[key] == round(summary[key], 6), (key, summary)
 
 
-@pytest.fixture
-def full_disk(tmp_path):
-    """A folder on a 12 KiB tmpfs (three pages): room for a few small files, not for a
-    step's outputs. Mounting needs root, as on the test machines."""
-    folder = tmp_path / "full"
-    folder.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12k", "tmpfs", str(folder)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
-    yield folder
-    subprocess.run(["umount", str(folder)], check=True)
-
-
 @pytest.mark.parametrize("backend", ["cpu", "cuda-emulated"])
 def test_a_full_disk_keeps_no_output_and_says_why(full_disk, backend) -> None:
     """Every rank's files are removed where any could not be written, the manifest is not
@@ -256,3 +242,13 @@ def test_a_full_disk_keeps_no_output_and_says_why(full_disk, backend) -> None:
     assert lines[0].endswith(": No space left on device"), lines
     assert sorted(p.name for p in (full_disk / "out").iterdir()) == []
     assert done.stdout == ""
+
+
+def test_a_read_only_outputs_folder_is_one_line_with_the_reason(sgd, read_only_folder) -> None:
+    """The runner alone (was: `filesystem error: cannot create directories: ...`)."""
+    _, project = sgd
+    out = read_only_folder / "out"
+    done = run_sgd(project, 2, "--random", "--outputs", str(out))
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == (f"sgd_run: error: cannot create the output folder {out}: "
+                           "Read-only file system\n")

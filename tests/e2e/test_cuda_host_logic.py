@@ -80,7 +80,7 @@ target_link_libraries(simulate PRIVATE MPI::MPI_CXX)
 @pytest.fixture(scope="module")
 def simulator():
     files = {"CMakeLists.txt": CMAKE, "simulate.cpp": SIMULATION}
-    files.update(runtime_folders(["ccn", "ccn/cpu", "ccn/cuda"], under="include"))
+    files.update(runtime_folders(["common", "ccn", "ccn/cpu", "ccn/cuda"], under="include"))
     project = cached_build("cuda-padded-chunks", files, Toolchain.current().cmake_args(mpi=True))
     return project / "build" / "simulate"
 

@@ -96,6 +96,20 @@ def test_tokens_out_writes_npy_and_nothing_on_failure(json_project, json_input, 
     assert not failed.parent.exists()
 
 
+def test_tokens_out_on_a_full_disk_is_absent_and_says_why(json_input, json_project,
+                                                          full_disk) -> None:
+    """--tokens-out on a full disk: no file (the temporary one removed), one line with the
+    system's reason, exit 1 (the reason was missing)."""
+    runner = str(json_project / "build" / "json_tokens_run")
+    out = full_disk / "tokens.npy"
+    done = subprocess.run([runner, str(json_input), "--tokens-out", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == (f"json_tokens_run: error: cannot write {out}: No space left on "
+                           "device\n")
+    assert list(full_disk.iterdir()) == []
+
+
 def test_boostfsm_run_backends_agree(json_input, json_project) -> None:
     """`boostfsm run` finds json_project's build (the same source name, and more: the Python
     module) and uses it."""

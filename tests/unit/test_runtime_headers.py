@@ -61,7 +61,7 @@ def _compile(header: str, folder: Path) -> str:
 
 def test_the_tree_holds_headers_of_every_folder() -> None:
     folders = {header.rsplit("/", 1)[0] for header in HEADERS}
-    assert {"ccn", "ccn/cpu", "ccn/cuda", "fsm"} <= folders
+    assert {"common", "ccn", "ccn/cpu", "ccn/cuda", "fsm"} <= folders
 
 
 @pytest.mark.parametrize("header", HEADERS)
