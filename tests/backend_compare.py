@@ -98,14 +98,14 @@ def sample_module(sample: str) -> CheckedModule:
 
 
 def optimisation_levels(project: Path) -> dict[str, str]:
-    """The optimisation flag each C++ source of a built project is compiled with (the last
-    -O of its command, as the compiler reads them), by file name."""
+    """The optimisation flag each C++ or CUDA source of a configured project is compiled
+    with (the last -O of its command, as the compiler reads them), by file name."""
     commands = subprocess.run([Toolchain.current().tool("ninja"), "-t", "commands"],
                               cwd=project / "build", capture_output=True, text=True,
                               check=True).stdout
     levels = {}
     for line in commands.splitlines():
-        source = re.search(r" -c (\S+\.cpp)$", line)
+        source = re.search(r" -c (\S+\.(?:cpp|cu))(?: |$)", line)
         if source:
             levels[Path(source[1]).name] = re.findall(r" (-O\w)(?= )", line)[-1]
     return levels

@@ -15,6 +15,9 @@ SAMPLES = REPO / "samples"
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
 os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+# Tests check what generated projects compute, not how fast: -O1 compiles them in about
+# three quarters of -O3's time (tests/e2e/test_optimisation_levels.py checks the levels).
+os.environ.setdefault("PARAFUSE_OPTIMIZE", "-O1")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

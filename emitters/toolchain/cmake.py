@@ -26,6 +26,8 @@ from pathlib import Path, PurePosixPath
 from parafuse import __version__
 from parafuse.grammar.diagnostics import CompileError
 
+from .optimisation import optimisation_args
+
 
 class BuildError(CompileError):
     """CMake or the compiler failed: the message carries the end of the build log."""
@@ -58,7 +60,8 @@ class Toolchain:
         return found
 
     def cmake_args(self, mpi: bool) -> list[str]:
-        args = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={self.tool('ninja')}"]
+        args = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={self.tool('ninja')}",
+                *optimisation_args()]
         if launcher := self.compiler_cache():
             args += [f"-DCMAKE_{language}_COMPILER_LAUNCHER={launcher}"
                      for language in ("C", "CXX", "CUDA")]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 from parafuse.emitters.toolchain.cmake import Toolchain
@@ -97,25 +99,40 @@ def end_session(process: subprocess.Popen) -> str:
         _, stderr = process.communicate(timeout=5)
     except subprocess.TimeoutExpired:
         stderr = ""
-    for pid in [process.pid, *session_members(process.pid)]:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    process.kill()
+    kill_session(process.pid)
     if process.returncode is None:
-        stderr = process.communicate()[1]
+        try:  # a survivor could hold the pipes open: never wait on it for ever
+            stderr = process.communicate(timeout=5)[1]
+        except subprocess.TimeoutExpired:
+            stderr = ""
     return stderr
 
 
+def kill_session(session: int, rounds: int = 100) -> None:
+    """SIGKILL every live process of the session, scanning again until none is left: a
+    launcher stopped while it forks a rank leaves a child that one scan would miss (it then
+    ran on, holding the job's pipes)."""
+    for _ in range(rounds):
+        members = session_members(session)
+        if not members:
+            return
+        for pid in members:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.02)
+
+
 def session_members(session: int) -> list[int]:
-    """Processes whose session id is `session` (Linux /proc; none found elsewhere)."""
+    """Live processes whose session id is `session` (Linux /proc; none found elsewhere);
+    zombies, dead and waiting to be reaped, are left out."""
     members = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if int(fields[3]) == session:  # after "pid (comm)": state ppid pgrp session
+        if int(fields[3]) == session and fields[0] not in "ZX":  # state ppid pgrp session
             members.append(int(stat.parent.name))
     return members
 

@@ -16,7 +16,6 @@ from parafuse.ccn_compiler.tolerances import assert_close
 from parafuse.emitters.toolchain.mpirun import launch_environment, mpirun_command, run_ranks
 from tests.backend_compare import (
     load_results,
-    optimisation_levels,
     sample_module,
     sample_project,
 )
@@ -30,14 +29,6 @@ COCONETC = Path(sys.executable).parent / "coconetc"
 @pytest.fixture(scope="module")
 def sgd():
     return sample_module("sgd"), sample_project("sgd")
-
-
-def test_the_library_is_compiled_at_o3_and_its_runner_at_o1(sgd) -> None:
-    """By default (PARAFUSE_OPTIMIZE empty) the library's steps are compiled at -O3 and
-    the runner's own code, which runs once, at -O1 (docs/ccn.md); the random-program
-    bundles set PARAFUSE_OPTIMIZE=-O1 for both (test_random_programs_backends.py)."""
-    _, project = sgd
-    assert optimisation_levels(project) == {"sgd.cpp": "-O3", "sgd_run.cpp": "-O1"}
 
 
 def write_sgd_inputs(folder, ranks: int) -> None:

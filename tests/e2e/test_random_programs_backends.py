@@ -42,14 +42,8 @@ def _emulated_files(module, name):
     return emulated.emulated_files(module, name, ["default", "random"], f"random {name}")
 
 
-def _cpu_arguments() -> list[str]:
-    """At -O1, as the emulated device's projects: the emitted code is under test here, and
-    -O1 parses the same code in 70% of -O3's time (samples' tests build at -O3)."""
-    return cpu_project.cmake_arguments() + ["-DPARAFUSE_OPTIMIZE=-O1"]
-
-
 BACKENDS = {  # files, CMake arguments, how many of the chosen programs
-    "cpu": (_cpu_files, _cpu_arguments, PROGRAMS),
+    "cpu": (_cpu_files, cpu_project.cmake_arguments, PROGRAMS),
     "cuda-emulated": (_emulated_files, emulated.cmake_arguments, EMULATED),
 }
 
@@ -79,7 +73,7 @@ def test_random_programs_match_the_reference(backend: str, chosen: list[str],
     make_files, cmake_args, count = BACKENDS[backend]
     modules = [renamed(source, index) for index, source in enumerate(chosen[:count])]
     bundle = build_bundle(f"random-{backend}", modules, make_files, cmake_args())
-    if backend == "cpu":  # PARAFUSE_OPTIMIZE names the level of every target
+    if backend == "cpu":  # PARAFUSE_OPTIMIZE (tests/conftest.py) names every target's level
         assert set(optimisation_levels(bundle).values()) == {"-O1"}, optimisation_levels(bundle)
     for index, (name, module) in enumerate(modules):
         ranks, n = RUNS[index % len(RUNS)]

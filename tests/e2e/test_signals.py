@@ -49,11 +49,17 @@ def test_a_signal_ends_mpirun_and_every_rank(number, tmp_path) -> None:
     out = tmp_path / "out"  # names the job's processes: mpirun's and each rank's arguments
     job = subprocess.Popen([*RUN, "--size", "N=100000", "--iters", "1000000", "--outputs",
                             str(out)], cwd=REPO, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+                           stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     try:
         assert wait_for(lambda: len(processes_naming(str(out))) >= 3, 60), "no ranks started"
         job.send_signal(number)
-        _, stderr = job.communicate(timeout=60)
+        try:
+            _, stderr = job.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            job.send_signal(signal.SIGABRT)
+            _, stderr = job.communicate(timeout=10)
+            raise AssertionError("still running: " + stderr) from None
     finally:
         if job.poll() is None:
             job.kill()

@@ -70,11 +70,13 @@ def test_rates_rule_picks_consistently_and_exactly(tmp_path) -> None:
             if not rates:
                 continue
             simd, walks = float(rates[1]), float(rates[2])
-            if result["reason"].startswith("measured rates: SIMD enumeration"):
-                assert result["scheme"] == "enum" and simd >= walks, result["reason"]
-            else:  # walks were faster: the other rules and the probes decided
-                assert "so not taken on that ground" in result["reason"], result["reason"]
+            assert result["reason"].startswith("measured rates: SIMD enumeration"), \
+                result["reason"]
+            if "so not taken on that ground" in result["reason"]:
+                # walks were faster: the other rules and the probes decided
                 assert simd <= walks, result["reason"]
+            else:
+                assert result["scheme"] == "enum" and simd >= walks, result["reason"]
 
 
 def test_rates_rule_stays_out_where_it_does_not_apply(tmp_path) -> None:
