@@ -8,7 +8,7 @@ import click
 
 from parafuse.cli.fsm_report import analysis_json, print_analysis
 from parafuse.fsm_compiler.nfa_engine import NfaEngine
-from parafuse.fsm_compiler.pipeline import EngineSetAnalysis, MachineAnalysis
+from parafuse.fsm_compiler.pipeline import EngineSetAnalysis
 from parafuse.fsm_compiler.prefilter_engine import PrefilterEngine
 
 
@@ -57,18 +57,13 @@ def engine_rows(analysis: EngineSetAnalysis) -> list[dict]:
     return rows
 
 
-def any_analysis_json(analysis: MachineAnalysis | EngineSetAnalysis) -> dict:
-    if isinstance(analysis, MachineAnalysis):
-        return analysis_json(analysis)
+def engine_set_json(analysis: EngineSetAnalysis) -> dict:
     rows = engine_rows(analysis)
     return {"machine": analysis.engine_set.name, "kind": "patterns",
             "engines": rows, "table_bytes": sum(row["table_bytes"] for row in rows)}
 
 
-def print_any_analysis(analysis: MachineAnalysis | EngineSetAnalysis) -> None:
-    if isinstance(analysis, MachineAnalysis):
-        print_analysis(analysis)
-        return
+def print_engine_set_analysis(analysis: EngineSetAnalysis) -> None:
     rows = engine_rows(analysis)
     total = sum(row["table_bytes"] for row in rows)
     click.echo(f"{analysis.engine_set.name} (pattern set, {len(rows)} engines, "

@@ -18,6 +18,15 @@ inline std::pair<int64_t, int64_t> chunk_rows(int64_t rows, int chunks, int c) {
   return {start, std::min<int64_t>(start + b, rows)};
 }
 
+// The MPI tag of chunk c of an overlapped stage's producer (part 0) or consumer (part 1),
+// below the 32767 every MPI accepts whatever the chunk count. Tags repeat every
+// kChunkTagCycle chunks, which pairs no chunk wrongly: the messages of one pair of ranks
+// with one tag are received in the order they were sent, and every rank posts its
+// chunks in the same order.
+constexpr int kChunkTagBase = 1000, kChunkTagCycle = 15000;
+static_assert(kChunkTagBase + 2 * kChunkTagCycle <= 32767, "MPI guarantees tags to 32767 only");
+inline int chunk_tag(int part, int c) { return kChunkTagBase + 2 * (c % kChunkTagCycle) + part; }
+
 // Counts (in elements) of each rank's block of `rows` rows of `row_elems`, in 64 bits.
 inline std::vector<int64_t> block_sizes(int64_t rows, int64_t row_elems, int parts) {
   std::vector<int64_t> sizes(parts);

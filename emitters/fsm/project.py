@@ -19,7 +19,6 @@ analysis the project embeds comes in the request (fsm_compiler.project_analysis)
 from __future__ import annotations
 
 import hashlib
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,7 +36,6 @@ from parafuse.emitters.fsm.simd_units import (
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.names import CXX_KEYWORDS, cpp_name
 from parafuse.emitters.toolchain.cmake import (
-    SANITIZED_BUILD_ARGS,
     BuildError,
     BuildInputs,
     Toolchain,
@@ -188,15 +186,7 @@ def has_mpi() -> bool:
 def cmake_arguments(python: bool, sanitize: str = "", mpi: bool = True) -> list[str]:
     """CMake's arguments for a project build (pybind11 and this Python with `python`; the
     wheel's Open MPI with `mpi`, where it is installed)."""
-    args = Toolchain.current().cmake_args(mpi=mpi and has_mpi())
-    if python:
-        import pybind11
-
-        args += [f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
-                 f"-DPython_EXECUTABLE={sys.executable}"]
-    if sanitize:
-        args += SANITIZED_BUILD_ARGS
-    return args
+    return Toolchain.current().cmake_args(mpi and has_mpi(), python, bool(sanitize))
 
 
 def option_arguments(name: str, sanitize: str = "", mpi: bool = True) -> list[str]:

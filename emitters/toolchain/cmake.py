@@ -59,9 +59,17 @@ class Toolchain:
             raise BuildError(f"cannot find '{name}' (install parafuse's dependencies)")
         return found
 
-    def cmake_args(self, mpi: bool) -> list[str]:
+    def cmake_args(self, mpi: bool, python: bool = False, sanitized: bool = False
+                   ) -> list[str]:
+        """CMake's arguments for every generated project: Ninja, ccache, $PARAFUSE_OPTIMIZE;
+        with `python` pybind11 and this Python; `sanitized` the sanitizers' build type."""
         args = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={self.tool('ninja')}",
-                *optimisation_args()]
+                *optimisation_args(), *(SANITIZED_BUILD_ARGS if sanitized else [])]
+        if python:
+            import pybind11
+
+            args += [f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
+                     f"-DPython_EXECUTABLE={sys.executable}"]
         if launcher := self.compiler_cache():
             args += [f"-DCMAKE_{language}_COMPILER_LAUNCHER={launcher}"
                      for language in ("C", "CXX", "CUDA")]

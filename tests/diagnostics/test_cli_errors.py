@@ -194,7 +194,7 @@ def test_the_installed_commands_exit_1_with_one_line(tmp_path, tool, args) -> No
 def test_run_reports_an_unreadable_input_before_building(tmp_path, monkeypatch, fsm, given,
                                                          reason) -> None:
     """`boostfsm run` says the input cannot be read at once, not after a build of minutes."""
-    import parafuse.cli.boostfsm as cli
+    import parafuse.cli.fsm_kinds as cli
 
     def no_build(*_args, **_kwargs):
         raise AssertionError("built a project for an input that cannot be read")

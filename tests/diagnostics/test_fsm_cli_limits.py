@@ -55,7 +55,7 @@ def test_flags_accept_the_bounds(key) -> None:
 @pytest.mark.parametrize("key", sorted(RUN_LIMITS))
 def test_run_shape_past_the_runners_bounds_is_the_clis_error(invoke, monkeypatch, key) -> None:
     """`--threads 100000` exited 2 with the runner's words; now the CLI's, before a build."""
-    import parafuse.cli.boostfsm as cli
+    import parafuse.cli.fsm_kinds as cli
 
     def no_build(*_args, **_kwargs):
         raise AssertionError("built a project for a run it must refuse")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from parafuse.ccn_compiler.schedules.tune import MOST_CHUNKS
 from parafuse.emitters.autotune import with_chunks
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.toolchain.mpirun import run_ranks
@@ -144,6 +145,20 @@ def test_overlap_chunks_chosen_at_run_time_keep_the_results(tmp_path) -> None:
     for ranks in (2, 3):
         assert_backend_matches_reference(project, default, scheduled, "overlapped", ranks,
                                          sizes, tmp_path / f"r{ranks}", iters=8)
+
+
+def test_overlapped_sends_at_the_most_chunks_tune_accepts(tmp_path) -> None:
+    """65536 chunks of the pipeline's overlapped send: its MPI tags repeat every 15000
+    chunks to stay below 32767 (pf::chunk_tag), and with 30011 rows chunks that share a
+    tag are in flight together, yet each is received where it belongs."""
+    module = sample_module("pipeline")
+    default = module.programs["pipeline"]
+    most = with_chunks(module.scheduled_program("pipeline", "overlapped"), MOST_CHUNKS)
+    project = build_cpu_project(module, "pipeline", ["default"], "most chunks test",
+                                variants={"most": most})
+    for ranks in (2, 4):
+        assert_backend_matches_reference(project, default, most, "most", ranks,
+                                         {"B": 30011, "H": 3}, tmp_path / f"r{ranks}", iters=2)
 
 
 @pytest.mark.parametrize("transport", ["shared", "mpi"])

@@ -159,7 +159,7 @@ def test_cli_run_cuda_without_a_gpu_says_so(tmp_path, monkeypatch) -> None:
 
 def test_cli_build_cuda_without_nvcc_writes_the_sources_and_says_so(tmp_path,
                                                                      monkeypatch) -> None:
-    monkeypatch.setattr("parafuse.cli.coconetc.find_nvcc", lambda: None)
+    monkeypatch.setattr("parafuse.cli.ccn_backends.find_nvcc", lambda: None)
     out = tmp_path / "sgd_cuda"
     result = CliRunner().invoke(main, ["build", str(SAMPLES / "sgd.ccn"), "--backend", "cuda",
                                        "-o", str(out)])

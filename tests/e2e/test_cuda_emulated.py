@@ -167,9 +167,9 @@ def test_cuda_autotune_without_nvcc_or_gpu_says_what_it_needs(missing, tmp_path,
 
     from parafuse.cli.coconetc import main
 
-    monkeypatch.setattr("parafuse.cli.coconetc.find_nvcc",
+    monkeypatch.setattr("parafuse.cli.ccn_backends.find_nvcc",
                         lambda: None if missing == "nvcc" else "/usr/local/bin/nvcc")
-    monkeypatch.setattr("parafuse.cli.coconetc.gpu_present", lambda: False)
+    monkeypatch.setattr("parafuse.cli.ccn_backends.gpu_present", lambda: False)
     result = CliRunner().invoke(main, ["build", str(SAMPLES / "sgd.ccn"), "--backend", "cuda",
                                        "--autotune", "-n", "2", "--size", "N=64", "-o",
                                        str(tmp_path / "x")])

@@ -25,8 +25,9 @@ from .stages import CpuStageWriter, comm_name, lower_simple
 class _ChunkSteps:
     """Code that starts and completes one stage's chunk [lo, hi) (in elements)."""
 
-    def __init__(self, stage: ir.SimpleStage, writer: CpuStageWriter, tag: int):
-        self.stage, self.writer, self.tag = stage, writer, tag
+    def __init__(self, stage: ir.SimpleStage, writer: CpuStageWriter, part: int):
+        self.stage, self.writer = stage, writer
+        self.tag = f"pf::chunk_tag({part}, c)"  # the producer's part 0, the consumer's 1
         self.setup: list[str] = []
         self.requests = f"req_{stage_id(stage)}"
         if isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage)):
@@ -82,9 +83,9 @@ class _ChunkSteps:
         shift = f"(({stage.shift} % blocks_{g}_) + blocks_{g}_) % blocks_{g}_ * parts_{g}_"
         return [f"if ({shift} == 0) {{ std::copy({src}, {src} + (hi - lo), {out}); }} else {{",
                 f"  PF_MPI(MPI_Irecv({out}, {count}, pf::mpi_type<{storage}>(), "
-                f"(rank_ - {shift} + ranks_) % ranks_, {self.tag} + c, comm_, {first}));",
+                f"(rank_ - {shift} + ranks_) % ranks_, {self.tag}, comm_, {first}));",
                 f"  PF_MPI(MPI_Isend({src}, {count}, pf::mpi_type<{storage}>(), "
-                f"(rank_ + {shift}) % ranks_, {self.tag} + c, comm_, {second}));",
+                f"(rank_ + {shift}) % ranks_, {self.tag}, comm_, {second}));",
                 "}"]
 
     def complete(self) -> list[str]:
@@ -118,7 +119,7 @@ def lower_overlap(stage: ir.OverlapStage, writer: CpuStageWriter) -> list[str]:
     if reason:
         return [f"{head}: not chunked ({reason})"] + lower_simple(p, writer) + \
             lower_simple(c, writer)
-    producer, consumer = _ChunkSteps(p, writer, 1000), _ChunkSteps(c, writer, 3000)
+    producer, consumer = _ChunkSteps(p, writer, 0), _ChunkSteps(c, writer, 1)
     local = writer.buffers[p.name].local
     chooser = f"chunks_{stage_id(stage)}_"
     if stage.chunks is not None:

@@ -3,7 +3,6 @@ chosen schedules, and build it (into `-o DIR`, or into the content-keyed cache).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from parafuse.ccn_compiler import ir
@@ -12,7 +11,6 @@ from parafuse.emitters.ccn.plan import LoweringPlan
 from parafuse.emitters.ccn.project_context import scheduled_plans, template_context
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.toolchain.cmake import (
-    SANITIZED_BUILD_ARGS,
     Toolchain,
     build_tree,
     cached_build,
@@ -69,14 +67,8 @@ def uses_matmul(plans: list[LoweringPlan]) -> bool:
 
 
 def cmake_arguments(sanitize: bool = False, python: bool = False) -> list[str]:
-    args = Toolchain.current().cmake_args(mpi=True)
-    if python:
-        import pybind11
-        args += [f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
-                 f"-DPython3_EXECUTABLE={sys.executable}"]
-    if sanitize:
-        args += ["-DPARAFUSE_SANITIZE=ON", *SANITIZED_BUILD_ARGS]
-    return args
+    args = Toolchain.current().cmake_args(mpi=True, python=python, sanitized=sanitize)
+    return args + (["-DPARAFUSE_SANITIZE=ON"] if sanitize else [])
 
 
 def build_cpu_project(module: CheckedModule, program_name: str, schedules: list[str],

@@ -7,7 +7,6 @@ cpp_runtime/ccn/cuda_emulated/README.md."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from parafuse.ccn_compiler import ir
@@ -44,7 +43,7 @@ set_target_properties({name}_run PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BI
 # no framework can read, so only host tensors (numpy) go in and out; tests check its copies.
 PYTHON_CMAKE = """\
 set_target_properties({target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
-find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Module)
+find_package(Python REQUIRED COMPONENTS Interpreter Development.Module)
 find_package(pybind11 CONFIG REQUIRED)
 set(CMAKE_INTERPROCEDURAL_OPTIMIZATION OFF)
 pybind11_add_module({name}_py src/{name}_python.cpp)
@@ -76,12 +75,7 @@ def emulated_files(module: CheckedModule, program: str, schedules: list[str], co
 
 
 def cmake_arguments(python: bool = False) -> list[str]:
-    args = Toolchain.current().cmake_args(mpi=True)
-    if python:
-        import pybind11
-        args += [f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
-                 f"-DPython3_EXECUTABLE={sys.executable}"]
-    return args
+    return Toolchain.current().cmake_args(mpi=True, python=python)
 
 
 def build_emulated_project(module: CheckedModule, program: str, schedules: list[str],

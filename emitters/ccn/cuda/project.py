@@ -3,7 +3,6 @@ all of its chosen schedules, and build it with nvcc where one is found."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from parafuse.ccn_compiler import ir
@@ -53,12 +52,8 @@ def print_project(module: CheckedModule, program_name: str, plans: list[Lowering
 
 
 def cmake_arguments(nvcc: str, python: bool = False) -> list[str]:
-    args = Toolchain.current().cmake_args(mpi=True) + [f"-DCMAKE_CUDA_COMPILER={nvcc}"]
-    if python:
-        import pybind11
-        args += [f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
-                 f"-DPython3_EXECUTABLE={sys.executable}"]
-    return args
+    return Toolchain.current().cmake_args(mpi=True, python=python) + \
+        [f"-DCMAKE_CUDA_COMPILER={nvcc}"]
 
 
 def build_cuda_project(module: CheckedModule, program_name: str, schedules: list[str],
