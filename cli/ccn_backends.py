@@ -17,7 +17,6 @@ from parafuse.emitters.ccn.backend import ProjectBuilder
 from parafuse.emitters.ccn.cpu import project as cpu
 from parafuse.emitters.ccn.cuda import project as cuda
 from parafuse.emitters.ccn.cuda.emulated import build_emulated_project
-from parafuse.emitters.ccn.project_context import scheduled_plans
 from parafuse.emitters.toolchain.cmake import build_tree, write_tree
 from parafuse.emitters.toolchain.mpirun import run_ranks
 from parafuse.emitters.toolchain.nvidia import find_nvcc, gpu_present
@@ -125,18 +124,16 @@ def _cached_emulated(module: CheckedModule, program: str, command: str) -> Path:
 
 
 def _build_cpu(request: BuildRequest) -> str:
-    plans = scheduled_plans(request.module, request.program, request.schedules)
-    files = cpu.print_project(request.module, request.program, plans, request.command,
-                              python=request.python)
+    files = cpu.project_files(request.module, request.program, request.schedules,
+                              request.command, python=request.python)
     build_tree(files, request.folder, cpu.cmake_arguments(python=request.python))
     return (f"built {request.folder}/build/{request.program}_run with schedules: "
             f"{', '.join(request.schedules)}")
 
 
 def _build_cuda(request: BuildRequest) -> str:
-    plans = scheduled_plans(request.module, request.program, request.schedules)
-    files = cuda.print_project(request.module, request.program, plans, request.command,
-                               request.cuda_arch, request.python)
+    files = cuda.project_files(request.module, request.program, request.schedules,
+                               request.command, request.cuda_arch, request.python)
     nvcc = find_nvcc()
     if nvcc is None:
         write_tree(request.folder, files)

@@ -1,10 +1,11 @@
 """The lowering plan: every decision the CPU and CUDA backends share, made once, as data,
 before any C++ is printed.
 
-    plan = make_plan(scheduled_program, "fused")
+    plan = make_plan(scheduled_program, "fused", CPU_CHUNKS)  # the backend's chunk defaults
     plan.buffers["w1"].var      -> "v_w"      (w1 is written into its state w in place)
     plan.fused["fuse1"].phases  -> chunked and whole phases of the fused group
     plan.placements             -> {"g": "rs"}: g lives in rs's node-shared segment
+    plan.chunks["fuse1"]        -> ChunkPolicy(BY_SIZE, ...): how many chunks, decided once
     plan.communicators          -> world, every group, every hierarchical allreduce
 
 The backends' stage writers read the plan and print; nothing they print is read back.
@@ -21,6 +22,7 @@ from parafuse.ccn_compiler.ir_edit import names_read
 from parafuse.ccn_compiler.types import Layout, ValueType
 from parafuse.emitters.names import cpp_name, prefixed_stem, schedule_class
 
+from .chunk_policy import ChunkDefaults, ChunkPolicy, chunk_policies
 from .in_place import in_place_values
 from .param_outputs import with_param_outputs_copied
 
@@ -88,6 +90,7 @@ class LoweringPlan:
     placements: dict[str, str] = field(default_factory=dict)  # value -> fused collective
     state_moves: tuple[StateMove, ...] = ()
     param_copies: dict[str, str] = field(default_factory=dict)  # output copy -> its param
+    chunks: dict[str, ChunkPolicy] = field(default_factory=dict)  # fused or overlapped stage
 
     def value_shown(self, value: str) -> str:
         """The name of `value` in the manifest: a param's, for the copy that outputs it."""
@@ -243,7 +246,8 @@ def _state_moves(program: ir.Program, buffers: dict[str, Buffer]) -> tuple[State
     return tuple(moves)
 
 
-def make_plan(program: ir.Program, schedule: str) -> LoweringPlan:
+def make_plan(program: ir.Program, schedule: str, chunks: ChunkDefaults) -> LoweringPlan:
+    """The plan of one scheduled program; `chunks`: the backend's chunk policies."""
     program, param_copies = with_param_outputs_copied(program)
     in_place = in_place_values(program)
     buffers = _buffers(program, in_place)
@@ -259,4 +263,5 @@ def make_plan(program: ir.Program, schedule: str) -> LoweringPlan:
         hierarchical=frozenset(s.name for s in program.flat_stages() if hierarchical_allreduce(s)),
         communicators=_communicators(program), fused=fused, overlap_reasons=overlaps,
         placements=_placements(fused, buffers, pinned),
-        state_moves=_state_moves(program, buffers), param_copies=param_copies)
+        state_moves=_state_moves(program, buffers), param_copies=param_copies,
+        chunks=chunk_policies(program, chunks))

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from parafuse.ccn_compiler.frontend import check_source
 from parafuse.cli.coconetc import main
 from parafuse.emitters.ccn.cuda.program import lower_schedule
-from parafuse.emitters.ccn.cuda.project import cmake_arguments, project_files
+from parafuse.emitters.ccn.cuda.project import CUDA_CHUNKS, cmake_arguments, project_files
 from parafuse.emitters.ccn.plan import make_plan
 from parafuse.emitters.toolchain.cmake import cached_build
 from parafuse.emitters.toolchain.nvidia import cublas_library, find_nvcc, gpu_present, nccl_library
@@ -73,7 +73,7 @@ def test_every_schedule_compiles_and_links(sample, program) -> None:
 
 def test_fused_step_golden(golden) -> None:
     module = check_source((SAMPLES / "adam.ccn").read_text(), "samples/adam.ccn")
-    cls = lower_schedule(make_plan(module.scheduled_program("adam", "fused"), "fused"))
+    cls = lower_schedule(make_plan(module.scheduled_program("adam", "fused"), "fused", CUDA_CHUNKS))
     golden.check("golden/cuda/adam.fused.step.cu",
                  "coconetc build samples/adam.ccn --backend cuda --schedule fused "
                  "(the step of src/adam.cu)", "\n".join(cls.step))
@@ -81,7 +81,8 @@ def test_fused_step_golden(golden) -> None:
 
 def _step(sample: str, schedule: str) -> str:
     module = check_source((SAMPLES / f"{sample}.ccn").read_text(), f"samples/{sample}.ccn")
-    cls = lower_schedule(make_plan(module.scheduled_program(sample, schedule), schedule))
+    plan = make_plan(module.scheduled_program(sample, schedule), schedule, CUDA_CHUNKS)
+    cls = lower_schedule(plan)
     return "\n".join(cls.step)
 
 

@@ -13,7 +13,6 @@ import pytest
 
 from parafuse.emitters.ccn.cpu import project as cpu
 from parafuse.emitters.ccn.cuda import project as cuda
-from parafuse.emitters.ccn.project_context import scheduled_plans
 from parafuse.emitters.fsm.project import cmake_arguments as fsm_cmake_arguments
 from parafuse.emitters.toolchain.cmake import Toolchain, write_tree
 from parafuse.emitters.toolchain.nvidia import find_nvcc
@@ -33,12 +32,11 @@ def configured(folder: Path, args: list[str]) -> dict[str, str]:
 
 def ccn_levels(folder: Path, backend: str) -> dict[str, str]:
     module = sample_module("sgd")
-    plans = scheduled_plans(module, "sgd", ["default"])
     if backend == "cuda":
         nvcc = find_nvcc()
-        write_tree(folder, cuda.print_project(module, "sgd", plans, "test", "90"))
+        write_tree(folder, cuda.project_files(module, "sgd", ["default"], "test", "90"))
         return configured(folder, cuda.cmake_arguments(nvcc))
-    write_tree(folder, cpu.print_project(module, "sgd", plans, "test"))
+    write_tree(folder, cpu.project_files(module, "sgd", ["default"], "test"))
     return configured(folder, cpu.cmake_arguments())
 
 

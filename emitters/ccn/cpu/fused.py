@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import ITEM_SIZE
+from parafuse.emitters.ccn.chunk_policy import ChunkPolicy, ChunkRule, unsupported
 from parafuse.emitters.ccn.cpp_expr import STORAGE
 from parafuse.emitters.ccn.plan import chunk_collectives, group_id, stage_id
 from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
@@ -47,10 +48,12 @@ def lower_fused(stage: ir.FusedStage, writer: CpuStageWriter) -> list[str]:
     return lines + ["}"]
 
 
-def _chunk_count(group: ir.GroupedStage, local: str, dtype: str, shared: str) -> str:
-    if group.chunks is not None:
-        return str(group.chunks)
-    return f"pf::fused_auto_chunks({shared}, {local}.count * {ITEM_SIZE[dtype]})"
+def _chunk_count(policy: ChunkPolicy, local: str, dtype: str, shared: str) -> str:
+    if policy.rule is ChunkRule.FIXED:
+        return str(policy.count)
+    if policy.rule is ChunkRule.BY_SIZE:
+        return f"pf::fused_auto_chunks({shared}, {local}.count * {ITEM_SIZE[dtype]})"
+    raise unsupported(policy, "CPU", "a fused group")
 
 
 def _chunk_loop(group: ir.FusedStage, stages: tuple[ir.SimpleStage, ...],
@@ -66,7 +69,8 @@ def _chunk_loop(group: ir.FusedStage, stages: tuple[ir.SimpleStage, ...],
     comm = group_comm(lay.group)
     transport = scatter or (gathers[0] if gathers else None)
     shared = f"x_{stage_id(transport)}_.shared()" if transport else "false"
-    lines = [f"const int chunks = {_chunk_count(group, local, space_of.type.dtype, shared)};",
+    policy = writer.plan.chunks[group.name]
+    lines = [f"const int chunks = {_chunk_count(policy, local, space_of.type.dtype, shared)};",
              f"const pf::ChunkPlan plan({local}.logical[0], pf::inner_count({local}, 1), "
              f"{parts}, chunks);"]
     loop = [f"const auto [lo, hi] = plan.mine({index}, c);"]

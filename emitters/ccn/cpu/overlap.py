@@ -13,6 +13,7 @@ whose waits poll.)"""
 from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
+from parafuse.emitters.ccn.chunk_policy import ChunkRule, unsupported
 from parafuse.emitters.ccn.cpp_expr import STORAGE
 from parafuse.emitters.ccn.plan import group_id, stage_id
 from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
@@ -122,11 +123,14 @@ def lower_overlap(stage: ir.OverlapStage, writer: CpuStageWriter) -> list[str]:
     producer, consumer = _ChunkSteps(p, writer, 0), _ChunkSteps(c, writer, 1)
     local = writer.buffers[p.name].local
     chooser = f"chunks_{stage_id(stage)}_"
-    if stage.chunks is not None:
-        chunks, finish = str(stage.chunks), []
-    else:  # measured at run time: pf::OverlapChunks (ccn/cpu/pipeline.hpp)
+    policy = writer.plan.chunks[stage.name]
+    if policy.rule is ChunkRule.FIXED:
+        chunks, finish = str(policy.count), []
+    elif policy.rule is ChunkRule.MEASURED:  # pf::OverlapChunks (ccn/cpu/pipeline.hpp)
         writer.members.append(f"pf::OverlapChunks {chooser};")
         chunks, finish = f"{chooser}.chunks()", [f"{chooser}.done(comm_);"]
+    else:
+        raise unsupported(policy, "CPU", "an overlap")
 
     def at(chunk: str, steps: list[str]) -> list[str]:
         return ["{", f"  const int c = {chunk};",

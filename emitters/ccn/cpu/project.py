@@ -7,6 +7,7 @@ from pathlib import Path
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
+from parafuse.emitters.ccn.chunk_policy import ChunkDefaults, ChunkPolicy, ChunkRule
 from parafuse.emitters.ccn.plan import LoweringPlan
 from parafuse.emitters.ccn.project_context import scheduled_plans, template_context
 from parafuse.emitters.jinja_env import render
@@ -20,6 +21,13 @@ from parafuse.emitters.toolchain.runtime import runtime_folders
 
 from .program import lower_schedule
 
+# What the CPU backend does with a chunk count `tune` leaves open.
+CPU_CHUNKS = ChunkDefaults(
+    fused=ChunkPolicy(ChunkRule.BY_SIZE, "sized at run time from the bytes per rank and "
+                      "the room in the node-shared segment (pf::fused_auto_chunks)"),
+    overlap=ChunkPolicy(ChunkRule.MEASURED, "1, 2 and 4 chunks timed over the first steps, "
+                        "the fastest kept (pf::OverlapChunks)"))
+
 
 def project_files(module: CheckedModule, program_name: str, schedules: list[str],
                   command: str, python: bool = False,
@@ -29,7 +37,7 @@ def project_files(module: CheckedModule, program_name: str, schedules: list[str]
     `variants` adds scheduled programs under names of their own (the autotuner's chunk
     counts); `default_schedule` is the runner's choice without --schedule (else
     `default`, or the first schedule)."""
-    plans = scheduled_plans(module, program_name, schedules, variants)
+    plans = scheduled_plans(module, program_name, schedules, CPU_CHUNKS, variants)
     return print_project(module, program_name, plans, command, python, default_schedule)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.ir_edit import names_read
 from parafuse.ccn_compiler.types import ITEM_SIZE
+from parafuse.emitters.ccn.chunk_policy import ChunkPolicy, ChunkRule, unsupported
 from parafuse.emitters.ccn.cpp_expr import STORAGE
 from parafuse.emitters.ccn.plan import chunk_collectives, group_id
 from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
@@ -53,10 +54,12 @@ def lower_fused(stage: ir.FusedStage, writer: CudaStageWriter) -> list[str]:
     return lines
 
 
-def _chunk_count(group: ir.FusedStage, local: str, dtype: str) -> str:
-    if group.chunks is not None:
-        return str(group.chunks)
-    return f"pf::auto_chunks({local}.count * {ITEM_SIZE[dtype]})"
+def _chunk_count(policy: ChunkPolicy, local: str, dtype: str) -> str:
+    if policy.rule is ChunkRule.FIXED:
+        return str(policy.count)
+    if policy.rule is ChunkRule.BY_SIZE:
+        return f"pf::auto_chunks({local}.count * {ITEM_SIZE[dtype]})"
+    raise unsupported(policy, "CUDA", "a fused group")
 
 
 def _pipeline(group: ir.FusedStage, stages: list[ir.SimpleStage],
@@ -71,7 +74,8 @@ def _pipeline(group: ir.FusedStage, stages: list[ir.SimpleStage],
     parts = f"parts_{group_name}_" if lay.kind == "sliced" else "1"
     comm = nccl_comm(lay.group)
     lines = [f"// {', '.join(s.name for s in stages)}: chunk c reduced, computed, gathered",
-             f"const int chunks = {_chunk_count(group, block.local, space_of.type.dtype)};",
+             f"const int chunks = "
+             f"{_chunk_count(writer.plan.chunks[group.name], block.local, space_of.type.dtype)};",
              f"const pf::DeviceChunks plan({block.local}.logical[0], "
              f"pf::inner_count({block.local}, 1), {parts}, chunks);"]
     chunk = ["const auto [lo, hi] = plan.plan.mine(" + index + ", c);", "(void)lo; (void)hi;"]

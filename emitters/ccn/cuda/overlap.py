@@ -6,6 +6,7 @@ communication stream, so C's chunk c overlaps P's chunk c+1."""
 from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
+from parafuse.emitters.ccn.chunk_policy import ChunkRule, unsupported
 from parafuse.emitters.ccn.cpp_expr import STORAGE
 from parafuse.emitters.ccn.plan import group_id
 from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
@@ -70,7 +71,10 @@ def lower_overlap(stage: ir.OverlapStage, writer: CudaStageWriter) -> list[str]:
     producer = _Chunked(p, writer)
     consumer = _Chunked(c, writer, "streams_.comm2" if second else "streams_.comm")
     local = writer.buffers[p.name].local
-    chunks = str(stage.chunks) if stage.chunks is not None else "4"
+    policy = writer.plan.chunks[stage.name]
+    if policy.rule is not ChunkRule.FIXED:
+        raise unsupported(policy, "CUDA", "an overlap")
+    chunks = str(policy.count)
     body = [f"const auto [r0, r1] = pf::chunk_rows({local}.shape[0], chunks, k);",
             f"const int64_t lo = r0 * pf::inner_count({local}, 1), "
             f"hi = r1 * pf::inner_count({local}, 1);"]

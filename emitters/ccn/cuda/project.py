@@ -7,6 +7,7 @@ from pathlib import Path
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
+from parafuse.emitters.ccn.chunk_policy import ChunkDefaults, ChunkPolicy, ChunkRule
 from parafuse.emitters.ccn.plan import LoweringPlan
 from parafuse.emitters.ccn.project_context import scheduled_plans, template_context
 from parafuse.emitters.jinja_env import render
@@ -17,6 +18,12 @@ from parafuse.emitters.toolchain.runtime import runtime_folders
 from .program import lower_schedule
 
 DEFAULT_CUDA_ARCH = "90;80"
+# What the CUDA backend does with a chunk count `tune` leaves open.
+CUDA_CHUNKS = ChunkDefaults(
+    fused=ChunkPolicy(ChunkRule.BY_SIZE, "sized at run time from the bytes per rank "
+                      "(pf::auto_chunks)"),
+    overlap=ChunkPolicy(ChunkRule.FIXED, "four chunks, the producer's and the consumer's on "
+                        "two streams", 4))
 
 
 def project_files(module: CheckedModule, program_name: str, schedules: list[str],
@@ -25,7 +32,7 @@ def project_files(module: CheckedModule, program_name: str, schedules: list[str]
                   default_schedule: str | None = None) -> dict[str, str | bytes]:
     """Every file of the generated CUDA project, by path. `variants` and
     `default_schedule` mean what they mean for the CPU backend's project_files."""
-    plans = scheduled_plans(module, program_name, schedules, variants)
+    plans = scheduled_plans(module, program_name, schedules, CUDA_CHUNKS, variants)
     return print_project(module, program_name, plans, command, cuda_arch, python,
                          default_schedule)
 

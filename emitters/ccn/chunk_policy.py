@@ -1,0 +1,54 @@
+"""How many chunks a fused or overlapped stage is cut into: decided once, in the lowering
+plan, as a ChunkPolicy per stage, which every backend's printer reads.
+
+`tune(S, chunks = K)` fixes K; a count `tune` leaves open follows the backend's
+ChunkDefaults (CPU_CHUNKS in emitters/ccn/cpu/project.py, CUDA_CHUNKS in
+emitters/ccn/cuda/project.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from parafuse.ccn_compiler import ir
+
+
+class ChunkRule(Enum):
+    FIXED = "fixed"  # a count known when the code is printed
+    BY_SIZE = "by size"  # from the step's bytes per rank, at run time
+    MEASURED = "measured"  # candidate counts timed over the first steps, the fastest kept
+
+
+@dataclass(frozen=True)
+class ChunkPolicy:
+    rule: ChunkRule
+    reason: str
+    count: int | None = None  # FIXED only
+
+
+@dataclass(frozen=True)
+class ChunkDefaults:
+    """A backend's policies for the chunk counts `tune` leaves open."""
+
+    fused: ChunkPolicy
+    overlap: ChunkPolicy
+
+
+def tuned(count: int) -> ChunkPolicy:
+    return ChunkPolicy(ChunkRule.FIXED, f"tune(..., chunks = {count})", count)
+
+
+def chunk_policies(program: ir.Program, defaults: ChunkDefaults) -> dict[str, ChunkPolicy]:
+    """The policy of every fused and overlapped stage of `program`, by stage name."""
+    found = {}
+    for stage in program.stages:
+        if isinstance(stage, ir.FusedStage | ir.OverlapStage):
+            default = defaults.fused if isinstance(stage, ir.FusedStage) else defaults.overlap
+            found[stage.name] = default if stage.chunks is None else tuned(stage.chunks)
+    return found
+
+
+def unsupported(policy: ChunkPolicy, backend: str, what: str) -> ValueError:
+    """The error of a printer handed a policy its backend cannot print (a bug)."""
+    return ValueError(f"the {backend} backend cannot print the chunks of {what} "
+                      f"{policy.rule.value} ({policy.reason})")
