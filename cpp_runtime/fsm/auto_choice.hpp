@@ -103,7 +103,7 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
   if (accuracy == 0 && sampled == kHopelessAfter && slow_misses == sampled)
     measured += " (none right and no wrong guess met the true path within " +
                 std::to_string(kMeetBytes) + " bytes, where sampling stops)";
-  if (accuracy >= 0.99) {
+  if (accuracy >= kSpecAccuracy) {
     why << "speculation from " << t_.lookback << " bytes of lookback was right at " << measured
         << ", so chunks walk the small table and validation is nearly free";
     // spec then costs about kLanes interleaved walks per byte plus its predictions: where
@@ -149,7 +149,7 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
         << "validation)";
     return "spec";
   };
-  if (accuracy >= 0.5 && slow_misses == 0) {
+  if (accuracy >= kHspecAccuracy && slow_misses == 0) {
     why << "speculation from " << t_.lookback << " bytes of lookback was right at " << measured
         << " and every wrong guess met the true path within " << kMeetBytes
         << " bytes, so misspeculated chunks are re-run briefly, in parallel rounds";
@@ -169,13 +169,13 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     reason = why.str();
     return "fused";
   }
-  if (t_.converge2_p90 <= 256) {
+  if (t_.converge2_p90 <= kQuickConvergenceBytes) {
     why << "speculation was right at " << measured << ", but at 90% of "
         << "training positions at most 2 paths remain after " << t_.converge2_p90 << " bytes";
     reason = why.str();
     return "enum";
   }
-  if (accuracy >= 0.5) {
+  if (accuracy >= kHspecAccuracy) {
     why << "speculation was right at " << measured << ", so misspeculated"
         << " chunks are re-validated in parallel rounds";
     const char* scheme = in_rounds();
@@ -260,8 +260,8 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
 // unknown scheme or a bad thread or chunk count.
 inline void checked_run_shape(const RunOptions& options, int& threads, size_t& chunks) {
   if (!is_scheme(options.scheme))
-    throw std::invalid_argument("unknown scheme '" + options.scheme +
-                                "' (schemes are auto, seq, enum, fused, spec, hspec)");
+    throw std::invalid_argument("unknown scheme '" + options.scheme + "' (schemes are " +
+                                kSchemeList + ")");
   check_threads(options.threads);
   check_chunks(options.chunks);
   threads = options.threads > 0 ? options.threads : omp_get_max_threads();

@@ -77,8 +77,9 @@ inline void restore_match_order(std::vector<Match>& matches) {
 }
 
 inline bool is_scheme(const std::string& name) {
-  return name == "auto" || name == "seq" || name == "enum" || name == "fused" ||
-         name == "spec" || name == "hspec";
+  for (const char* scheme : kSchemes)
+    if (name == scheme) return true;
+  return false;
 }
 
 struct Chunk {

@@ -6,11 +6,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "fsm/shared_constants.hpp"
+
 namespace parafuse::fsm {
 inline namespace v1 {
-
-constexpr size_t kMaxChunks = size_t(1) << 20;
-constexpr int kMostThreads = 4096;  // 0 asks for OpenMP's default
 
 // Throws std::invalid_argument for a thread count outside [0, kMostThreads].
 inline void check_threads(int threads) {

@@ -64,8 +64,10 @@ inline RunnerArgs parse_runner_args(int argc, char** argv, const std::string& de
 }
 
 inline const char* runner_usage() {
-  return "INPUT [--threads T] [--scheme auto|seq|enum|fused|spec|hspec] [--chunks C] "
-         "[--matches] [--json] [--repeat K]";
+  static const std::string usage = std::string("INPUT [--threads T] [--scheme ") +
+                                   kSchemeChoices +
+                                   "] [--chunks C] [--matches] [--json] [--repeat K]";
+  return usage.c_str();
 }
 
 }  // namespace v1

@@ -316,8 +316,8 @@ std::string Engine<Entry>::run_scheme(const std::string& scheme, size_t chunks, 
   if (scheme == "fused") return run_fused();
   if (scheme == "spec") return run_speculative(false);
   if (scheme == "hspec") return run_speculative(true);
-  throw std::invalid_argument("unknown scheme '" + scheme +
-                              "' (schemes are auto, seq, enum, fused, spec, hspec)");
+  throw std::invalid_argument("unknown scheme '" + scheme + "' (schemes are " + kSchemeList +
+                              ")");
 }
 
 }  // namespace v1

@@ -43,8 +43,10 @@ inline TokenArgs take_token_args(int& argc, char** argv) {
 }
 
 inline const char* token_runner_usage() {
-  return "INPUT [--threads T] [--scheme auto|seq|enum|fused|spec|hspec] [--chunks C] "
-         "[--json] [--repeat K] [--tokens] [--tokens-out FILE.npy]";
+  static const std::string usage =
+      std::string("INPUT [--threads T] [--scheme ") + kSchemeChoices +
+      "] [--chunks C] [--json] [--repeat K] [--tokens] [--tokens-out FILE.npy]";
+  return usage.c_str();
 }
 
 template <class TokenT>  // a struct {start, end, kind} of 24 bytes

@@ -41,6 +41,16 @@ def wait_for(condition, seconds: float) -> bool:
     return False
 
 
+def as_from_a_terminal() -> None:
+    """The job's signal state as an interactive shell gives it: SIGINT and SIGTERM at their
+    defaults and unblocked. A process of the suite (earlier in the same worker) may have
+    left SIGINT ignored, which a child inherits: then coconetc, like any program started
+    so (`nohup`, a background job), ignores Ctrl-C, and the test would wait in vain."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_ends_mpirun_and_every_rank(number, tmp_path) -> None:
     require_cxx()
@@ -50,7 +60,8 @@ def test_a_signal_ends_mpirun_and_every_rank(number, tmp_path) -> None:
     job = subprocess.Popen([*RUN, "--size", "N=100000", "--iters", "1000000", "--outputs",
                             str(out)], cwd=REPO, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True,
-                           env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+                           env={**os.environ, "PYTHONFAULTHANDLER": "1"},
+                           preexec_fn=as_from_a_terminal)
     try:
         assert wait_for(lambda: len(processes_naming(str(out))) >= 3, 60), "no ranks started"
         job.send_signal(number)
