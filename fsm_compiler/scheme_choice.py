@@ -43,6 +43,8 @@ import os
 from .analysis import RECOVERY_HORIZON, Convergence, FusedStates
 from .simd_fit import counts_in_one_pass
 
+# auto's thresholds, the runtime's too (generated into cpp_runtime/fsm/shared_constants.hpp
+# by emitters/fsm/shared_constants.py)
 SPEC_ACCURACY = 0.99
 HSPEC_ACCURACY = 0.5
 QUICK_CONVERGENCE_BYTES = 256
