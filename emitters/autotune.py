@@ -16,12 +16,11 @@ import json
 import os
 import statistics
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
-from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
 from parafuse.emitters.ccn.backend import ProjectBuilder
+from parafuse.emitters.ccn.chunk_policy import ChunkVariant, has_open_chunks
 from parafuse.emitters.toolchain.cmake import BuildError
 from parafuse.emitters.toolchain.mpirun import run_ranks
 
@@ -29,25 +28,19 @@ CHUNK_CHOICES = (1, 4, 16, 64)
 ROUNDS = int(os.environ.get("PARAFUSE_TUNE_ROUNDS", "3"))
 
 
-def with_chunks(program: ir.Program, chunks: int) -> ir.Program:
-    """The program with `chunks` on every fused or overlapped stage `tune` left open."""
-    stages = tuple(replace(s, chunks=chunks) if isinstance(s, (ir.FusedStage, ir.OverlapStage))
-                   and s.chunks is None else s for s in program.stages)
-    return replace(program, stages=stages)
-
-
-def candidates(module: CheckedModule, program: str) -> dict[str, ir.Program]:
-    found: dict[str, ir.Program] = {}
+def candidates(module: CheckedModule, program: str) -> list[str | ChunkVariant]:
+    """Every schedule (its chunks as the backend decides them at run time), and for a
+    schedule with chunk counts `tune` left open, a variant for each of CHUNK_CHOICES."""
+    found: list[str | ChunkVariant] = []
     for schedule in module.schedule_names(program):
-        scheduled = module.scheduled_program(program, schedule)
-        open_groups = [s for s in scheduled.stages
-                       if isinstance(s, (ir.FusedStage, ir.OverlapStage)) and s.chunks is None]
-        found[schedule] = scheduled  # chunks chosen at run time (pf::fused_auto_chunks)
-        if not open_groups:
-            continue
-        for chunks in CHUNK_CHOICES:
-            found[f"{schedule}.c{chunks}"] = with_chunks(scheduled, chunks)
+        found.append(schedule)
+        if has_open_chunks(module.scheduled_program(program, schedule)):
+            found += [ChunkVariant(schedule, chunks) for chunks in CHUNK_CHOICES]
     return found
+
+
+def _name(candidate: str | ChunkVariant) -> str:
+    return candidate if isinstance(candidate, str) else candidate.name
 
 
 def _time(project: Path, program: str, name: str, ranks: int, sizes: tuple[str, ...]) -> float:
@@ -64,25 +57,26 @@ def autotune(module: CheckedModule, program: str, ranks: int, sizes: tuple[str, 
              build_project: ProjectBuilder) -> str:
     """Build, time, choose; write the final project to out_dir; return the winner.
     `build_project` is the backend's builder."""
-    variants = candidates(module, program)
-    progress(f"building {len(variants)} candidates of {program}")
-    tuning = build_project(module, program, [], command + " (tuning)", variants=variants,
-                           default_schedule="default")
-    times: dict[str, list[float]] = {name: [] for name in variants}
+    chosen = candidates(module, program)
+    variants = tuple(c for c in chosen if isinstance(c, ChunkVariant))
+    names = [_name(c) for c in chosen]
+    progress(f"building {len(names)} candidates of {program}")
+    tuning = build_project(module, program, [c for c in chosen if isinstance(c, str)],
+                           command + " (tuning)", variants=variants, default_schedule="default")
+    times: dict[str, list[float]] = {name: [] for name in names}
     for round_index in range(ROUNDS):
-        for k, name in enumerate(variants, 1):
+        for k, name in enumerate(names, 1):
             times[name].append(_time(tuning, program, name, ranks, sizes))
-            progress(f"round {round_index + 1}/{ROUNDS} [{k}/{len(variants)}] {name}: "
+            progress(f"round {round_index + 1}/{ROUNDS} [{k}/{len(names)}] {name}: "
                      f"{times[name][-1]:.3f} ms")
     medians = {name: statistics.median(t) for name, t in times.items()}
     best = min(medians, key=medians.get)
     if medians[best] >= medians["default"]:
         best = "default"
-    extra = {best: variants[best]} if best not in module.schedule_names(program) else {}
-    build_project(module, program, module.schedule_names(program), command,
-                  out_dir=out_dir, variants=extra, default_schedule=best)
+    build_project(module, program, module.schedule_names(program), command, out_dir=out_dir,
+                  variants=tuple(v for v in variants if v.name == best), default_schedule=best)
     report = {"program": program, "ranks": ranks, "sizes": list(sizes), "chosen": best,
               "candidates": {name: {"median_ms": medians[name], "runs_ms": times[name]}
-                             for name in variants}}
+                             for name in names}}
     (out_dir / "tuning.json").write_text(json.dumps(report, indent=2) + "\n")
     return best

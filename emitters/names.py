@@ -89,10 +89,9 @@ def cpp_name(user: str) -> str:
 
 
 def schedule_class(schedule: str) -> str:
-    """The class of one schedule: `Schedule_NAME`; the autotuner's variant `NAME.cK`
-    (a schedule with K chunks) is `Variant_NAME_cK`, which no schedule name can give."""
-    base, dot, chunks = schedule.partition(".c")
-    return f"Variant_{base}_c{chunks}" if dot else f"Schedule_{schedule}"
+    """The class of one schedule: `Schedule_NAME` (the autotuner's variants are
+    `Variant_NAME_cK`: emitters/ccn/chunk_policy.py)."""
+    return f"Schedule_{schedule}"
 
 
 def prefixed_stem(user: str) -> str:

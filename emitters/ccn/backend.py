@@ -11,14 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
+from parafuse.emitters.ccn.chunk_policy import ChunkVariant
 
 
 class ProjectBuilder(Protocol):
     def __call__(self, module: CheckedModule, program_name: str, schedules: list[str],
                  command: str, out_dir: Path | None = None,
-                 variants: dict[str, ir.Program] | None = None,
+                 variants: tuple[ChunkVariant, ...] = (),
                  default_schedule: str | None = None) -> Path:
         """The folder of the built project (its runner is DIR/build/P_run)."""
         ...

@@ -34,16 +34,48 @@ class ChunkDefaults:
     overlap: ChunkPolicy
 
 
+@dataclass(frozen=True)
+class ChunkVariant:
+    """A schedule whose chunk counts `tune` left open are all `chunks` (the autotuner's
+    candidates): a schedule class of its own, `SCHEDULE.cK` to the runner's --schedule and
+    `Variant_SCHEDULE_cK` in C++, which no schedule's `Schedule_NAME` can be."""
+
+    schedule: str
+    chunks: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.schedule}.c{self.chunks}"
+
+    @property
+    def class_name(self) -> str:
+        return f"Variant_{self.schedule}_c{self.chunks}"
+
+
 def tuned(count: int) -> ChunkPolicy:
     return ChunkPolicy(ChunkRule.FIXED, f"tune(..., chunks = {count})", count)
 
 
-def chunk_policies(program: ir.Program, defaults: ChunkDefaults) -> dict[str, ChunkPolicy]:
-    """The policy of every fused and overlapped stage of `program`, by stage name."""
+def candidate(count: int) -> ChunkPolicy:
+    return ChunkPolicy(ChunkRule.FIXED, f"the autotuner's candidate of {count} chunks", count)
+
+
+def has_open_chunks(program: ir.Program) -> bool:
+    """Whether a fused or overlapped stage of `program` has a chunk count `tune` left open."""
+    return any(isinstance(s, ir.FusedStage | ir.OverlapStage) and s.chunks is None
+               for s in program.stages)
+
+
+def chunk_policies(program: ir.Program, defaults: ChunkDefaults,
+                   open_count: int | None = None) -> dict[str, ChunkPolicy]:
+    """The policy of every fused and overlapped stage of `program`, by stage name; with
+    `open_count`, the counts `tune` left open are that (a ChunkVariant's)."""
     found = {}
     for stage in program.stages:
         if isinstance(stage, ir.FusedStage | ir.OverlapStage):
             default = defaults.fused if isinstance(stage, ir.FusedStage) else defaults.overlap
+            if open_count is not None:
+                default = candidate(open_count)
             found[stage.name] = default if stage.chunks is None else tuned(stage.chunks)
     return found
 

@@ -22,7 +22,7 @@ from parafuse.ccn_compiler.ir_edit import names_read
 from parafuse.ccn_compiler.types import Layout, ValueType
 from parafuse.emitters.names import cpp_name, prefixed_stem, schedule_class
 
-from .chunk_policy import ChunkDefaults, ChunkPolicy, chunk_policies
+from .chunk_policy import ChunkDefaults, ChunkPolicy, ChunkVariant, chunk_policies
 from .in_place import in_place_values
 from .param_outputs import with_param_outputs_copied
 
@@ -246,8 +246,10 @@ def _state_moves(program: ir.Program, buffers: dict[str, Buffer]) -> tuple[State
     return tuple(moves)
 
 
-def make_plan(program: ir.Program, schedule: str, chunks: ChunkDefaults) -> LoweringPlan:
-    """The plan of one scheduled program; `chunks`: the backend's chunk policies."""
+def make_plan(program: ir.Program, schedule: str, chunks: ChunkDefaults,
+              variant: ChunkVariant | None = None) -> LoweringPlan:
+    """The plan of one scheduled program; `chunks`: the backend's chunk policies; a
+    `variant` of the schedule fixes the counts `tune` left open, under its own names."""
     program, param_copies = with_param_outputs_copied(program)
     in_place = in_place_values(program)
     buffers = _buffers(program, in_place)
@@ -258,10 +260,11 @@ def make_plan(program: ir.Program, schedule: str, chunks: ChunkDefaults) -> Lowe
     overlaps = {s.name: overlap_reason(s) for s in program.stages
                 if isinstance(s, ir.OverlapStage)}
     return LoweringPlan(
-        program=program, schedule=schedule, class_name=schedule_class(schedule),
+        program=program, schedule=variant.name if variant else schedule,
+        class_name=variant.class_name if variant else schedule_class(schedule),
         buffers=buffers, in_place=in_place, pinned=pinned,
         hierarchical=frozenset(s.name for s in program.flat_stages() if hierarchical_allreduce(s)),
         communicators=_communicators(program), fused=fused, overlap_reasons=overlaps,
         placements=_placements(fused, buffers, pinned),
         state_moves=_state_moves(program, buffers), param_copies=param_copies,
-        chunks=chunk_policies(program, chunks))
+        chunks=chunk_policies(program, chunks, variant.chunks if variant else None))

@@ -8,19 +8,19 @@ from parafuse.ccn_compiler.frontend import CheckedModule
 from parafuse.ccn_compiler.numerics import dtype_range
 from parafuse.emitters.names import cpp_name, may_be_macro
 
-from .chunk_policy import ChunkDefaults
+from .chunk_policy import ChunkDefaults, ChunkVariant
 from .cpp_expr import COMPUTE, STORAGE, literal
 from .plan import LoweringPlan, make_plan, size_member
 
 
 def scheduled_plans(module: CheckedModule, program_name: str, schedules: list[str],
-                    chunks: ChunkDefaults, variants: dict[str, ir.Program] | None = None
+                    chunks: ChunkDefaults, variants: tuple[ChunkVariant, ...] = ()
                     ) -> list[LoweringPlan]:
     """The plan of every chosen schedule, then of every variant (the autotuner's chunk
     counts, under names of their own); `chunks`: the backend's chunk policies."""
-    scheduled = {s: module.scheduled_program(program_name, s) for s in schedules}
-    scheduled.update(variants or {})
-    return [make_plan(program, schedule, chunks) for schedule, program in scheduled.items()]
+    plans = [make_plan(module.scheduled_program(program_name, s), s, chunks) for s in schedules]
+    return plans + [make_plan(module.scheduled_program(program_name, v.schedule), v.schedule,
+                              chunks, v) for v in variants]
 
 
 def _params(program: ir.Program) -> list[dict]:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
+from parafuse.emitters.ccn.chunk_policy import ChunkVariant
 from parafuse.emitters.ccn.cuda import emulated
 from parafuse.emitters.names import cpp_name
 from parafuse.emitters.toolchain.cmake import cached_build
@@ -24,7 +24,7 @@ set_target_properties({name}_bound_check PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${{
 
 
 def emulated_files(module: CheckedModule, program: str, schedules: list[str],
-                   variants: dict[str, ir.Program] | None = None,
+                   variants: tuple[ChunkVariant, ...] = (),
                    default_schedule: str | None = None,
                    bound_check: dict[str, int] | None = None) -> dict[str, str | bytes]:
     """The project's files; `bound_check` (sizes) adds P_bound_check (bound_check.cpp.in).
@@ -49,7 +49,7 @@ def cli_command(module: CheckedModule) -> str:
 
 
 def build_emulated(module: CheckedModule, program: str, schedules: list[str],
-                   variants: dict[str, ir.Program] | None = None,
+                   variants: tuple[ChunkVariant, ...] = (),
                    bound_check: dict[str, int] | None = None) -> Path:
     """The built project (cached by content), runnable with run_ranks like any other."""
     files = emulated_files(module, program, schedules, variants, bound_check=bound_check)
@@ -65,7 +65,7 @@ def build_emulated_python(module: CheckedModule, program: str, schedules: list[s
 
 
 def tuning_builder(module: CheckedModule, program: str, schedules: list[str], command: str,
-                   out_dir: Path | None = None, variants: dict[str, ir.Program] | None = None,
+                   out_dir: Path | None = None, variants: tuple[ChunkVariant, ...] = (),
                    default_schedule: str | None = None) -> Path:
     """The emulated project as the autotuner builds projects (see emitters/autotune.py)."""
     return emulated.build_emulated_project(module, program, schedules, command, out_dir,

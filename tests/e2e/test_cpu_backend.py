@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from parafuse.ccn_compiler.schedules.tune import MOST_CHUNKS
-from parafuse.emitters.autotune import with_chunks
+from parafuse.emitters.ccn.chunk_policy import ChunkVariant
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.toolchain.mpirun import run_ranks
 from tests.backend_compare import assert_backend_matches_reference, sample_module, sample_project
@@ -60,13 +60,13 @@ def test_pipelined_fused_groups_match_the_reference(sample: str, transport: str,
     module = sample_module(sample)
     default = module.programs[sample]
     fused = module.scheduled_program(sample, "fused")
-    variants = {f"fused.c{k}": with_chunks(fused, k) for k in (3, 7)}
+    variants = tuple(ChunkVariant("fused", k) for k in (3, 7))
     project = build_cpu_project(module, sample, ["default"], f"pipelines of {sample}",
                                 variants=variants)
     sizes = {n: SIZES[n] for n in default.size_vars}
-    for name, program in variants.items():
+    for name in (variant.name for variant in variants):
         for ranks in (2, 3):
-            assert_backend_matches_reference(project, default, program, name, ranks, sizes,
+            assert_backend_matches_reference(project, default, fused, name, ranks, sizes,
                                              tmp_path / f"{name}-{ranks}")
             assert_transport(trace.take(), transport, ranks)
 
@@ -122,12 +122,12 @@ def test_fused_collectives_copy_values_they_cannot_hold(transport: str, tmp_path
     default = module.programs["twin"]
     fused = module.scheduled_program("twin", "fused")
     project = build_cpu_project(module, "twin", ["default", "fused"], "unplaced test",
-                                variants={"fused.c3": with_chunks(fused, 3)})
+                                variants=(ChunkVariant("fused", 3),))
     source = next((project / "src").glob("twin.cpp")).read_text()
     assert ".place(" not in source
-    for name, program in (("fused", fused), ("fused.c3", with_chunks(fused, 3))):
+    for name in ("fused", "fused.c3"):
         for ranks in (1, 2, 3):
-            assert_backend_matches_reference(project, default, program, name, ranks,
+            assert_backend_matches_reference(project, default, fused, name, ranks,
                                              {"N": 1021}, tmp_path / f"{name}-{ranks}")
             assert_transport(trace.take(), transport, ranks)
 
@@ -153,11 +153,12 @@ def test_overlapped_sends_at_the_most_chunks_tune_accepts(tmp_path) -> None:
     tag are in flight together, yet each is received where it belongs."""
     module = sample_module("pipeline")
     default = module.programs["pipeline"]
-    most = with_chunks(module.scheduled_program("pipeline", "overlapped"), MOST_CHUNKS)
+    most = ChunkVariant("overlapped", MOST_CHUNKS)
     project = build_cpu_project(module, "pipeline", ["default"], "most chunks test",
-                                variants={"most": most})
+                                variants=(most,))
+    overlapped = module.scheduled_program("pipeline", "overlapped")
     for ranks in (2, 4):
-        assert_backend_matches_reference(project, default, most, "most", ranks,
+        assert_backend_matches_reference(project, default, overlapped, most.name, ranks,
                                          {"B": 30011, "H": 3}, tmp_path / f"r{ranks}", iters=2)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from parafuse.ccn_compiler.frontend import check_source
-from parafuse.emitters.autotune import with_chunks
+from parafuse.emitters.ccn.chunk_policy import ChunkVariant
 from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
 from tests.backend_compare import assert_backend_matches_reference, sample_module
 from tests.conftest import REPO, SAMPLES
@@ -60,14 +60,13 @@ def test_pipelined_fused_groups_match_the_reference(sample: str, tmp_path, monke
     module = sample_module(sample)
     default = module.programs[sample]
     fused = module.scheduled_program(sample, "fused")
-    variants = {f"fused.c{k}": with_chunks(fused, k) for k in (1, 3, 7)}
+    variants = tuple(ChunkVariant("fused", k) for k in (1, 3, 7))
     project = build_emulated(module, sample, ["default"], variants)
     sizes = {n: SIZES[n] for n in default.size_vars}
-    for name, program in variants.items():
-        _check(project, default, program, name, sizes, tmp_path, monkeypatch, CASES[1:])
+    for name in (variant.name for variant in variants):
+        _check(project, default, fused, name, sizes, tmp_path, monkeypatch, CASES[1:])
         if sample == "adam" and name != "fused.c7":
-            _check(project, default, program, name, {"N": 1020}, tmp_path / "even",
-                   monkeypatch)
+            _check(project, default, fused, name, {"N": 1020}, tmp_path / "even", monkeypatch)
 
 
 def test_states_in_place_and_values_of_other_programs(tmp_path, monkeypatch) -> None:
@@ -82,10 +81,9 @@ def test_states_in_place_and_values_of_other_programs(tmp_path, monkeypatch) -> 
     _check(project, program, program, "default", {"N": 1021}, tmp_path, monkeypatch)
     twin = check_source(UNPLACED, "twin.ccn")
     fused = twin.scheduled_program("twin", "fused")
-    variants = {"fused.c3": with_chunks(fused, 3)}
-    project = build_emulated(twin, "twin", ["default", "fused"], variants)
-    for name, scheduled in (("fused", fused), ("fused.c3", variants["fused.c3"])):
-        _check(project, twin.programs["twin"], scheduled, name, {"N": 1021}, tmp_path, monkeypatch)
+    project = build_emulated(twin, "twin", ["default", "fused"], (ChunkVariant("fused", 3),))
+    for name in ("fused", "fused.c3"):
+        _check(project, twin.programs["twin"], fused, name, {"N": 1021}, tmp_path, monkeypatch)
 
 
 def test_norms_whose_epsilon_is_computed_in_the_step(tmp_path, monkeypatch) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 
+from parafuse.emitters.ccn.chunk_policy import ChunkVariant
 from parafuse.emitters.names import (
     CXX_KEYWORDS,
     LIBRARY_NAMES,
@@ -38,8 +39,9 @@ def test_keywords_and_library_names_are_renamed_and_plain_names_kept() -> None:
 
 
 def test_autotune_variants_cannot_meet_a_schedule() -> None:
-    assert schedule_class("fused.c4") != schedule_class("fused_c4")
-    assert schedule_class("fused") == "Schedule_fused"
+    assert ChunkVariant("fused", 4).class_name == "Variant_fused_c4"
+    assert schedule_class("fused_c4") == "Schedule_fused_c4"
+    assert ChunkVariant("fused", 4).name == "fused.c4"  # a dot: no schedule's name
 
 
 def test_every_global_name_of_the_system_headers_is_renamed() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
-from parafuse.emitters.ccn.chunk_policy import ChunkDefaults, ChunkPolicy, ChunkRule
+from parafuse.emitters.ccn.chunk_policy import ChunkDefaults, ChunkPolicy, ChunkRule, ChunkVariant
 from parafuse.emitters.ccn.plan import LoweringPlan
 from parafuse.emitters.ccn.project_context import scheduled_plans, template_context
 from parafuse.emitters.jinja_env import render
@@ -31,7 +31,7 @@ CPU_CHUNKS = ChunkDefaults(
 
 def project_files(module: CheckedModule, program_name: str, schedules: list[str],
                   command: str, python: bool = False,
-                  variants: dict[str, ir.Program] | None = None,
+                  variants: tuple[ChunkVariant, ...] = (),
                   default_schedule: str | None = None) -> dict[str, str | bytes]:
     """Every file of the generated project, by path: the plans of `schedules`, printed.
     `variants` adds scheduled programs under names of their own (the autotuner's chunk
@@ -81,7 +81,7 @@ def cmake_arguments(sanitize: bool = False, python: bool = False) -> list[str]:
 
 def build_cpu_project(module: CheckedModule, program_name: str, schedules: list[str],
                       command: str, out_dir: Path | None = None, python: bool = False,
-                      sanitize: bool = False, variants: dict[str, ir.Program] | None = None,
+                      sanitize: bool = False, variants: tuple[ChunkVariant, ...] = (),
                       default_schedule: str | None = None) -> Path:
     """The folder of the built project (`DIR/build/P_run` is its runner)."""
     files = project_files(module, program_name, schedules, command, python, variants,

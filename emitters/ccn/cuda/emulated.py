@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
+from parafuse.emitters.ccn.chunk_policy import ChunkVariant
 from parafuse.emitters.names import cpp_name
 from parafuse.emitters.toolchain.cmake import Toolchain, build_tree, cached_build
 from parafuse.emitters.toolchain.runtime import runtime_folders
@@ -57,7 +57,7 @@ target_link_libraries({name}_py PRIVATE {target})
 
 
 def emulated_files(module: CheckedModule, program: str, schedules: list[str], command: str,
-                   variants: dict[str, ir.Program] | None = None,
+                   variants: tuple[ChunkVariant, ...] = (),
                    default_schedule: str | None = None,
                    python: bool = False) -> dict[str, str | bytes]:
     """The CUDA project's files with the emulated device's CMakeLists and headers (`python`:
@@ -80,7 +80,7 @@ def cmake_arguments(python: bool = False) -> list[str]:
 
 def build_emulated_project(module: CheckedModule, program: str, schedules: list[str],
                            command: str, out_dir: Path | None = None,
-                           variants: dict[str, ir.Program] | None = None,
+                           variants: tuple[ChunkVariant, ...] = (),
                            default_schedule: str | None = None) -> Path:
     """The built project: into `out_dir`, or the cache (keyed by content) without one."""
     files = emulated_files(module, program, schedules, command, variants, default_schedule)

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
-from parafuse.emitters.ccn.chunk_policy import ChunkDefaults, ChunkPolicy, ChunkRule
+from parafuse.emitters.ccn.chunk_policy import ChunkDefaults, ChunkPolicy, ChunkRule, ChunkVariant
 from parafuse.emitters.ccn.plan import LoweringPlan
 from parafuse.emitters.ccn.project_context import scheduled_plans, template_context
 from parafuse.emitters.jinja_env import render
@@ -28,7 +27,7 @@ CUDA_CHUNKS = ChunkDefaults(
 
 def project_files(module: CheckedModule, program_name: str, schedules: list[str],
                   command: str, cuda_arch: str = DEFAULT_CUDA_ARCH,
-                  python: bool = False, variants: dict[str, ir.Program] | None = None,
+                  python: bool = False, variants: tuple[ChunkVariant, ...] = (),
                   default_schedule: str | None = None) -> dict[str, str | bytes]:
     """Every file of the generated CUDA project, by path. `variants` and
     `default_schedule` mean what they mean for the CPU backend's project_files."""
@@ -66,7 +65,7 @@ def cmake_arguments(nvcc: str, python: bool = False) -> list[str]:
 def build_cuda_project(module: CheckedModule, program_name: str, schedules: list[str],
                        command: str, out_dir: Path | None = None,
                        cuda_arch: str = DEFAULT_CUDA_ARCH, python: bool = False,
-                       variants: dict[str, ir.Program] | None = None,
+                       variants: tuple[ChunkVariant, ...] = (),
                        default_schedule: str | None = None) -> tuple[Path, bool]:
     """(the project folder, whether it was built): without nvcc only the sources are written."""
     files = project_files(module, program_name, schedules, command, cuda_arch, python,
@@ -88,7 +87,7 @@ def tuning_builder(cuda_arch: str):
     present (`native`), the final project for `cuda_arch`; nvcc is required."""
     def build_for_tuning(module: CheckedModule, program_name: str, schedules: list[str],
                          command: str, out_dir: Path | None = None,
-                         variants: dict[str, ir.Program] | None = None,
+                         variants: tuple[ChunkVariant, ...] = (),
                          default_schedule: str | None = None) -> Path:
         arch = "native" if out_dir is None else cuda_arch
         folder, _ = build_cuda_project(module, program_name, schedules, command, out_dir, arch,
