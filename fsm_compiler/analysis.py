@@ -97,8 +97,7 @@ def _nearest_rank(sorted_steps: list[float], quantile: float) -> int | None:
 
 def convergence(machine: CompiledMachine, classes: np.ndarray) -> list[Convergence]:
     """Steps until the all-states vector has at most 1, 2, 4 states, from random positions.
-    (Before: (positions, states) vectors, sorted and compacted each step; now multisets
-    of states, fsm_compiler/state_multisets.py: the same steps.)"""
+    The runs are multisets of states (fsm_compiler/state_multisets.py)."""
     horizon = min(CONVERGENCE_HORIZON, len(classes))
     if horizon == 0:
         return []
@@ -143,8 +142,7 @@ def true_states_after(machine: CompiledMachine, classes: np.ndarray, ends: np.nd
     """The state after the first ends[i] bytes (ends >= 1), exactly: run from every state
     over the TRUTH_HORIZON bytes before; where all runs meet in one state, that state is
     the true one whatever state the input was in. Only where they do not (or the input
-    is shorter) is the input run from its start. (Before: always from the start: a
-    Python step per byte of a 1 MiB sample, per engine.)"""
+    is shorter) is the input run from its start (a Python step per byte, per engine)."""
     truth = np.full(len(ends), -1, dtype=np.int64)
     far = np.flatnonzero(ends > TRUTH_HORIZON)
     if far.size:
@@ -173,7 +171,7 @@ def lookback_accuracy(
         return None, 0, 0
     positions = _random_positions(len(classes) - lookback, machine.state_count, lookback)
     runs = None
-    for step in range(lookback):  # (before: (positions, states) lanes; same votes)
+    for step in range(lookback):
         runs = _stepped(runs, machine, classes[positions - lookback + step])
     predicted = runs.most_frequent()
     truth = (true_states_after(machine, classes, positions) if true_states is None

@@ -22,8 +22,7 @@ out of the later ways of reporting the same boundary. The start state reports no
 `now` (it is never reported before the first byte): its matches at offset 0 are
 `delayed` in the next state or `at_end` for an empty input.
 
-Before: states were position sets with a tag set each. After: as above; a set
-without assertions gets the same DFA as before (every report `now`).
+A set without assertions reports every tag `now`.
 """
 
 from __future__ import annotations
@@ -119,8 +118,8 @@ def _classes(automaton: PositionAutomaton) -> tuple[BytePartition, list[int]]:
 
 def subset_construction(automaton: PositionAutomaton, max_states: int) -> SubsetDfa:
     """Determinise `automaton`; raise StateLimitExceeded past `max_states` states.
-    (Before: the loop of `subset_construction_by_state`; now numpy over position bitsets,
-    fsm_compiler/subset_vectorised.py: the same states, numbers and reports.)"""
+    Numpy over position bitsets (fsm_compiler/subset_vectorised.py), with the same states,
+    numbers and reports as `subset_construction_by_state`, its fallback."""
     partition, class_category = _classes(automaton)
     try:
         built = VectorisedSubsets(automaton, partition, class_category, max_states).run()

@@ -72,9 +72,8 @@ def product(first: TaggedDfa, second: TaggedDfa, limit: int) -> TaggedDfa:
 
     Breadth-first, one level at a time. Product states are numbered in an arbitrary but
     fixed order (callers renumber breadth-first or minimise, which is canonical).
-    (Before: every level's targets went through np.unique and the final table through a
-    sort and a binary search. Now, when the pairs fit DENSE_KEYS, a lazily zeroed array
-    maps each pair to its state number and duplicates are dropped by two scatters.)"""
+    When the pairs fit DENSE_KEYS, a lazily zeroed array maps each pair to its state
+    number and duplicates are dropped by two scatters."""
     byte_class, first_of, second_of = joint_classes(first.byte_class, second.byte_class)
     width = np.int64(second.state_count)
     first_moves = first.transitions[:, first_of].astype(np.int64) * width

@@ -40,7 +40,7 @@ _HASH_WEIGHTS = np.random.default_rng(0x5EED).integers(
 
 def equivalence_blocks(transitions: np.ndarray, state_tags: Sequence) -> np.ndarray:
     """Block number of every state in the coarsest partition that respects tags and moves.
-    (Before: each round sorted the signature rows; now it hashes them, same blocks.)"""
+    Each round numbers the signature rows by hashing them (`_signature_blocks`)."""
     tag_block: dict = {}
     blocks = np.array([tag_block.setdefault(tags, len(tag_block)) for tags in state_tags],
                       dtype=np.int32)
@@ -75,8 +75,7 @@ def breadth_first_order(transitions: np.ndarray, start: int) -> list[int]:
     """Reachable states in breadth-first order from `start`, visiting classes in order.
 
     One numpy pass per level: the level's targets, row by row, are the visiting order,
-    so the first occurrences of unseen states, in place order, are the next level.
-    (Before: one Python step per state and class; same order.)"""
+    so the first occurrences of unseen states, in place order, are the next level."""
     seen = np.zeros(transitions.shape[0], dtype=bool)
     seen[start] = True
     levels = [np.array([start], dtype=np.int64)]

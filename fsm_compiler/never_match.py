@@ -50,9 +50,9 @@ def can_match(automaton: PositionAutomaton) -> bool:
     a condition reads only the categories of the two bytes around its boundary, and any
     byte before a match, after it, or in a position's set may be chosen.
 
-    Before: a position stood for all the categories of its byte set at once, so a
-    condition on the boundary before it did not narrow the byte it matched
-    (`^\\b[^a]\\B$` was accepted: the \\b makes [^a] a word byte, after which \\B$ fails).
+    A position is paired with one category at a time, so a condition on the boundary
+    before it narrows the byte it matched (`^\\b[^a]\\B$` has no match: the \\b makes
+    [^a] a word byte, after which \\B$ fails).
     """
     if automaton.empty_accepts and any(automaton.empty_accepts.values()):
         return True

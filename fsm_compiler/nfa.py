@@ -8,9 +8,7 @@ become conditions (fsm_compiler/assertions.py) on the boundary where they sit, s
 every edge carries one: `first[q]` at the boundary before q, `follow[p][q]` between
 p and q, `accepting[p][tag]` after p, and `empty_accepts[tag]` where the regex
 matches the empty string (only in places an assertion holds it, say `^$` or `\\b`).
-
-Before: plain sets (conditions were not needed; `^` made anchored first positions).
-After: conditions everywhere, ALWAYS where no assertion is involved.
+An edge that no assertion is involved in carries ALWAYS.
 """
 
 from __future__ import annotations

@@ -74,9 +74,8 @@ def longest_match(automaton: PositionAutomaton) -> int | None:
     """Bytes in the longest match, conditions ignored (None when a cycle makes matches
     unbounded): the longest path from a first position to an accepting one.
 
-    Before: a recursive walk, one Python frame per position of the path, so a pattern
-    such as `x[ab]{1500}y` raised RecursionError. After: the same walk with an explicit
-    stack (depth-first, post-order), any length."""
+    A depth-first, post-order walk with an explicit stack, so paths of any length work
+    (one Python frame per position would raise RecursionError on `x[ab]{1500}y`)."""
     depth: dict[int, int] = {}  # longest path to an accepting position, in positions
     follow, accepting = automaton.follow, automaton.accepting
     for root in sorted(automaton.first):

@@ -23,17 +23,16 @@ probes leave `hspec` out. The analysis takes the runtime's default thread count 
 OMP_NUM_THREADS, else the CPUs this process may run on) unless told. Where rule 2 holds,
 the runtime runs the merging scalar enumeration if SIMD enumeration was timed slower than
 the walks or its plan is past 64 states (it times nothing here, so its reason does not say).
-The runtime decides by rule 1 without timed probes on any input and machine (before:
-only where it had timed the SIMD kernels; big machines were probed as well), so where
+The runtime decides by rule 1 without timed probes on any input and machine, so where
 rule 1 holds on the input, `analyze` and the runtime agree without them.
 The runtime also keeps `fused` for a fused DFA past its bound when walks over
 samples of the input stay inside its stored states (between rules 4 and 5); the
 analysis does not walk a partial fused DFA, so it cannot say so. The runtime skips
 rule 0 for runs that report matches (which SIMD enumeration walks again). The analysis
 cannot time the two kernels, so where rule 0 applies it names enum and says what the
-rules would pick were the walks faster. (Before: the SIMD rule came after rules 1-4
-and took only machines of up to 16 states with at most 4 groups, so `spec` and `hspec`
-were picked where SIMD enumeration ran 2.5x faster.)
+rules would pick were the walks faster. The SIMD rule comes first, for any machine
+that fits, because SIMD enumeration can run 2.5x faster than the `spec` or `hspec`
+that rules 1-4 pick.
 """
 
 from __future__ import annotations

@@ -4,10 +4,8 @@ The analysis (fsm_compiler/analysis.py) runs a DFA from all S states at each of 
 256 sample positions: S x positions lanes, most of which merge after a few bytes. Kept
 as one (row, state, count) triple per distinct state of a row, sorted by row then
 state, a step costs the distinct states, not S lanes, and the counts keep what the
-lookback vote needs (how many start states end in each state).
-
-Before: (positions, S) arrays stepped lane by lane (tens of seconds over the engines of
-a big pattern set). After: these triples; the same counts, votes and convergence steps.
+lookback vote needs (how many start states end in each state). Stepping (positions, S)
+arrays lane by lane would take tens of seconds over the engines of a big pattern set.
 """
 
 from __future__ import annotations

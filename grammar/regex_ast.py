@@ -4,9 +4,8 @@ Byte sets are 256-bit integers: bit `b` set means byte `b` is in the set. Flags 
 already applied by the parser (`i` folds case into every set, `s` widens `.`, `m`
 is recorded in each `^`/`$` assertion), so the AST means the same without them.
 
-Before: a regex was a list of top-level alternatives, each maybe anchored by a
-leading `^`. After: a regex is one node; `^ \\A $ \\z \\Z \\b \\B` are `Assertion`
-nodes wherever they occur (fsm_compiler/assertions.py gives their meaning).
+A regex is one node; `^ \\A $ \\z \\Z \\b \\B` are `Assertion` nodes wherever they
+occur (fsm_compiler/assertions.py gives their meaning).
 """
 
 from __future__ import annotations

@@ -80,8 +80,8 @@ class EscapeParser:
         return self.text[index] if index < len(self.text) else ""
 
     def _line_col(self, offset: int) -> tuple[int, int]:
-        """(Before: counted the newlines before `offset` on every call, quadratic in a
-        long regex; now a binary search in their offsets.)"""
+        """(line, column) of `offset`: a binary search in the newlines' offsets
+        (counting them on every call would be quadratic in a long regex)."""
         newlines = bisect.bisect_left(self.newlines, offset)
         if not newlines:
             return self.location.line, self.location.column + offset

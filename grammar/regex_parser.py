@@ -5,8 +5,7 @@ given after the closing slash; inline flags `(?i)` change them to the end of the
 enclosing group, `(?i:...)` inside the group only. Every construct Hyperscan
 refuses is a located error saying what to write instead.
 
-Before: a v1 subset (no assertions but a leading `^`, no inline flags). After: the
-PCRE subset Hyperscan accepts; assertions become `Assertion` nodes, and
+The syntax is the PCRE subset Hyperscan accepts; assertions become `Assertion` nodes, and
 grammar/regex_checks.py refuses what Hyperscan refuses about their placement.
 """
 

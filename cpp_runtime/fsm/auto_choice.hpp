@@ -7,11 +7,11 @@
 // small windows spread over the input where SIMD enumeration counts the run in one pass;
 // where it is at least as fast per core it is the fastest scheme, and auto takes it without
 // measuring anything else (no rules, no probes). Lookback right at 99% or more decides
-// `spec` without probes for every machine (before: only where the kernels were timed).
+// `spec` without probes for every machine.
 // When profiled, each part of choosing is a phase of its own ("choose: rates", ...).
-// Before the first rule, a machine of up to 16 states counting at most 4 groups took SIMD
-// enumeration only after the lookback, convergence and fused rules (so `spec` or `hspec`
-// on inputs where enumeration ran 2.5x faster), and larger machines never without probing.
+// The first rule comes before the lookback, convergence and fused rules, for every
+// machine whose run SIMD enumeration counts in one pass: those rules pick `spec` or
+// `hspec` on inputs where enumeration runs 2.5x faster.
 #pragma once
 
 #include <omp.h>
@@ -110,9 +110,9 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     // SIMD enumeration was timed it ran slower than those walks (the first rule), and every
     // other scheme walks a table at least as wide at least once per byte (fused a wider
     // one, with its histogram; enum from every state until paths meet, then the walk;
-    // hspec the same walks at one thread), so nothing is left to probe. Before, machines
-    // past SIMD's lanes were probed here too (weblog, 342 states: 0.3 ms of probes whose
-    // samples priced spec 6x too fast, against runs of 5-10 ms).
+    // hspec the same walks at one thread), so nothing is left to probe. (Probes would not
+    // help for machines past SIMD's lanes either: for weblog, 342 states, 0.3 ms of probes
+    // whose samples priced spec 6x too fast, against runs of 5-10 ms.)
     decided_by_lookback_ = true;
     if (rates_.simd > 0) why << " (at about the timed walks' rate, above enumeration's)";
     reason = why.str();

@@ -69,8 +69,7 @@ inline RememberedChoices& remembered_choices() {
 }
 
 // Which input a choice was made on, cheaply: FNV-1a over kKeyWindowBytes at each of the
-// probe sample's kProbeWindows positions, read in place (before: a copy of the whole
-// 32 KiB sample, hashed, on every run of `auto` over 16 MiB or more).
+// probe sample's kProbeWindows positions, read in place.
 constexpr size_t kKeyWindowBytes = 1024;
 
 inline uint64_t choice_hash(const uint8_t* data, size_t n) {

@@ -11,7 +11,7 @@
 // system's scheduling more than the scheme, on a busy machine above all.
 //
 // Each scheme's time for the whole input is estimated as fixed + rate * bytes, fitted to
-// runs over two lengths (fitted_seconds), not scaled from one run alone, which charged
+// runs over two lengths (fitted_seconds), not scaled from one run alone, which would charge
 // per-chunk work (predictions from every state, enumeration until paths meet) to every
 // byte of a window.
 //
@@ -25,16 +25,16 @@
 // and slow schemes cost little. The probes cost at most (0.25 x the schemes + 5) /
 // kProbeShare of the input's work.
 //
-// Cheaper than before: a partial fused DFA continues as scalar enumeration, so `fused` is
+// The probes stay cheap: a partial fused DFA continues as scalar enumeration, so `fused` is
 // probed only where its DFA is complete or the rules chose it; schemes over kScreenRatio
 // (2) times the fastest on the first window stop there, and when only one is left it
 // wins without the rounds. A choice is remembered per process for the same tables, start,
 // input size, threads, chunks, SIMD option, matches or not, and sample bytes (a hash of
 // the first kKeyWindowBytes of each window, read in place): a repeated run over the same
 // input (--repeat, a library called in a loop) chooses once, and says so; so are the
-// choices made without probes (the timed kernels, the lookback rule). (Before: the key
-// left out --matches, so a run listing matches reused a choice measured without them,
-// whose second walk it never paid.) The probes run with the run's matches too.
+// choices made without probes (the timed kernels, the lookback rule). Matches are in the
+// key because a run that lists them pays a second walk that a choice measured without
+// them never timed. The probes run with the run's matches too.
 #pragma once
 
 #include <omp.h>
@@ -59,8 +59,8 @@ inline namespace v1 {
 constexpr size_t kProbeRounds = 2;
 constexpr double kKeepRuleMargin = 0.97;  // the rules' pick stays when this close to the best
 constexpr double kScreenRatio = 2.0;  // slower than this on the first window: no rounds
-// At most kProbeFinalists schemes run the rounds (before: every scheme within
-// kScreenRatio: 0.4 ms of probes against a 5 ms run at 2 threads). (A round's estimates
+// At most kProbeFinalists schemes run the rounds (every scheme within kScreenRatio can
+// cost 0.4 ms of probes against a 5 ms run at 2 threads). (A round's estimates
 // fitted to one run per length swung by 5x: two rounds are kept.)
 constexpr size_t kProbeFinalists = 2;
 
@@ -77,16 +77,16 @@ struct ProbeTime {
 // Phases whose work is per chunk, whatever the chunk's length: composing the starts, and
 // where paths meet (the merging scalar enumeration: auto_choice.hpp) enumerating until
 // they meet and recounting the bytes before; re-running misspeculated chunks until the
-// true path meets the guessed one. Before: all scaled with the input (merging `enum` of
-// a 200-state machine estimated 3 times slower than it ran, and screened out).
+// true path meets the guessed one. (Scaled with the input, they would estimate merging
+// `enum` of a 200-state machine 3 times slower than it runs, and screen it out.)
 inline bool per_chunk_phase(const std::string& name, bool paths_meet) {
   return name == "compose" || name == "validate" || name == "re-validate" ||
          (paths_meet && (name == "enumerate" || name == "recount prefixes"));
 }
 
-// The phases' time on `threads` threads (see above). Before: the fork-joins were part of
-// the time scaled from the sample to the input (512 times for 16 MiB), so a scheme of 3
-// parallel phases was charged 30 ms it never spends.
+// The phases' time on `threads` threads (see above). The fork-joins stay out of the time
+// scaled from the sample to the input: scaled (512 times for 16 MiB), they would charge a
+// scheme of 3 parallel phases 30 ms it never spends.
 inline ProbeTime projected_time(const std::vector<PhaseTiming>& phases, int threads,
                                 bool paths_meet) {
   ProbeTime time;
@@ -118,8 +118,8 @@ inline double scaled_seconds(const ProbeTime& time, size_t bytes, size_t n, doub
 // chunks; each the fastest of kProbeRounds): a fixed part (per-chunk work: predictions,
 // enumeration until paths meet, flushing a walk's counters) and a rate, at least
 // kMinVaryingShare of the larger run's time per byte; the fixed part at least
-// `fixed_floor`. Before: the rate from the whole sample alone, so per-chunk work was
-// charged to every byte.
+// `fixed_floor`. (A rate from the whole sample alone would charge per-chunk work to every
+// byte.)
 inline double fitted_seconds(double small_seconds, size_t small, double large_seconds,
                              size_t large, size_t n, double fixed_floor) {
   const double floor_rate = kMinVaryingShare * large_seconds / double(large);

@@ -20,13 +20,14 @@
 // delays a run, never speeds it up). All windows of a round together are 1/kRateShare of
 // the input, within [kRateMinBytes, kRateMaxBytes], so the rule costs under 1% of a large
 // input's work (16 MiB: 8 KiB a round, about 40 us in all on the 2-core benchmark machine).
-// Before: one 16 KiB window at the input's middle, timed 3 times over the same bytes. A
-// counting walk branches on every report, and the branch predictor learned those bytes'
-// branches by the second round: the fastest round ran 1.5x faster than the walks of a run
-// ever do where reports are dense (C headers with a 14-state mode tracker: 2.5 GB/s timed,
-// `spec` 1.6 over the whole input, where SIMD enumeration, which does not branch, ran 2.0
-// timed and 2.0 over the whole input), so `auto` took `spec` where `enum` ran 1.17x faster.
-// With bytes of its own each round, the walks time 1.7 GB/s there and `enum` is taken.
+// Each round has bytes of its own because a counting walk branches on every report: timed
+// again and again over the same bytes (one 16 KiB window, 3 times), the branch predictor
+// learns their branches by the second round, and the fastest round runs 1.5x faster than
+// the walks of a run ever do where reports are dense (C headers with a 14-state mode
+// tracker: 2.5 GB/s timed, `spec` 1.6 over the whole input, where SIMD enumeration, which
+// does not branch, runs 2.0 timed and 2.0 over the whole input), so `auto` would take
+// `spec` where `enum` runs 1.17x faster. With bytes of its own each round, the walks time
+// 1.7 GB/s there and `enum` is taken.
 //
 // Where walks are faster, the rates still serve: the probes (fsm/auto_probe.hpp) take
 // SIMD enumeration's time from its rate instead of probing it, and where the rules leave

@@ -33,8 +33,7 @@ constexpr size_t kEnumMeetBytes = size_t(16) << 10, kMeetPositions = 16;  // enu
 // counted with twice the states for merging its paths: sampling stops once they are spent,
 // after kAccuracyMinPositions (kHopelessAfter) at least and kAccuracyPositions at most
 // (16 MiB: a 342-state
-// pattern set 43 positions at one thread, 21 at two; a 14-state machine 64). Before: 64
-// positions over a 64 KiB prefix, whose walk alone cost 40-60 us, and up to 2^21 lookups.
+// pattern set 43 positions at one thread, 21 at two; a 14-state machine 64).
 // Also measured: the lookups each prediction took (paths merge as they run, and past
 // kPredictLookups a prediction walks from the start state alone), which price
 // speculation's predictions for the probes (fsm/auto_probe.hpp).
@@ -133,9 +132,9 @@ bool Engine<Entry>::paths_meet_on_sample() {
 }
 
 // Whether walks of the partial fused DFA from its start stay inside the stored part: the
-// first missing transition decides. (Before: each window walked to its end with a
-// histogram of every reporting fused state, allocated per call: 0.27 ms, mostly page
-// faults, on a 40-state permutation machine whose walks left the stored part at once.)
+// first missing transition decides. (Walking each window to its end with a histogram of
+// every reporting fused state, allocated per call, costs 0.27 ms, mostly page faults, on
+// a 40-state permutation machine whose walks leave the stored part at once.)
 template <class Entry>
 bool Engine<Entry>::fused_stays_on_sample() {
   for (size_t w = 0; w < kFusedWindows; ++w) {

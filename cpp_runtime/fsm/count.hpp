@@ -21,9 +21,9 @@ inline namespace v1 {
 constexpr uint32_t kSlots = 8, kPackedStates = 8;
 constexpr size_t kBlock = size_t(1) << 14;  // steps per lane between choices of counting
 // The first block is shorter, so that a walk of a few KiB (auto's probes of short windows,
-// runs of many chunks) leaves sparse counting where reports are dense. Before: the first
-// 16 KiB per lane always counted sparsely; `auto` timed 4 interleaved walks of a machine
-// that reports at every byte at half their speed over whole chunks, and picked `seq`.
+// runs of many chunks) leaves sparse counting where reports are dense. (With a first
+// block of 16 KiB per lane counted sparsely, `auto` times 4 interleaved walks of a machine
+// that reports at every byte at half their speed over whole chunks, and picks `seq`.)
 constexpr size_t kFirstBlock = size_t(1) << 10;
 enum class Counting { sparse, packed, dense };
 

@@ -42,7 +42,8 @@ inline const char* kind_name(EngineKind kind) {
 // `kernels`: the SIMD kernels the library compiled for its DFA engines and prefilters'
 // literal DFAs, one per distinct fit of their plans (or every plan's: the engine-set
 // driver, whose blobs vary); each DFA gets the first that fits it (fsm/simd_plan.hpp
-// simd_kernels_for). Before: every plan's kernels for every set (40-55 s of CPU to compile).
+// simd_kernels_for). (Every plan's kernels for every set would take 40-55 s of CPU to
+// compile.)
 inline std::vector<SetEngine> parse_engine_set(const uint8_t* blob, size_t size,
                                                const std::vector<const SimdKernels*>& kernels) {
   const uint64_t* words = reinterpret_cast<const uint64_t*>(blob);

@@ -10,7 +10,7 @@
 //   range), with its threads: exact, not split across ranks.
 // An NFA engine with unbounded matches cannot start inside the file: with more than one
 // rank, every rank refuses alike (one line from rank 0). Counts are summed and matches
-// gathered on rank 0, sorted by offset, then tag. Before: every rank ran the whole input.
+// gathered on rank 0, sorted by offset, then tag.
 // The engines run through a RankKernels table (fsm/rank_kernels.hpp), as in mpi_run.hpp.
 #pragma once
 

@@ -18,8 +18,8 @@
 // `enum` asks for the scan (where a SIMD plan exists), the other schemes for speculation;
 // `auto` speculates where, before every rank's range, the paths from all states met (the
 // guess is then certainly right and each rank runs the fastest scheme once), and scans
-// otherwise. Before: every machine speculated. Ranges run without the machine's
-// end-of-input reports; the last rank adds those of the file's final state.
+// otherwise. Ranges run without the machine's end-of-input reports; the last rank adds
+// those of the file's final state.
 //
 // The runtime's schemes are called through a RankKernels table (fsm/rank_kernels.hpp),
 // compiled in the machine's own library, so that this code compiles without them.

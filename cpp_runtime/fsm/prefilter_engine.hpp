@@ -94,9 +94,9 @@ constexpr size_t kPrefetchAhead = 4;  // ranges (or factor ends) ahead whose byt
 // inside a range) take a tight loop up to the next range edge (the same `inject`
 // throughout), reporting where a state's accept conditions hold. The step at an edge,
 // an uncached one, and one into the empty set outside a range take the general path,
-// which jumps to the next range when no thread lives. (Before: every step took the
-// general path, one-word NFAs stepped bit-parallel, and each jump interned the empty
-// set anew; on Nosey Parker that cost twice the time.)
+// which jumps to the next range when no thread lives. (The general path at every step,
+// with one-word NFAs stepped bit-parallel and the empty set interned anew at each jump,
+// takes twice the time on Nosey Parker.)
 inline void confirm_sweep(const NfaTables& t, const uint8_t* data, size_t n,
                           const StartRange* ranges, size_t count, bool with_matches,
                           NfaChunk& out) {

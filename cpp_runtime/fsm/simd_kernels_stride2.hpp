@@ -11,9 +11,9 @@
 // Measured against the per-byte paired kernels on a Zen 3 core (bench/fsm_simd_kernel.py's
 // harness, thread CPU time, 4 chunks, pairs of runs alternating): 1.09-1.26x for one group
 // (1.0x for one case in one run) and 1.17-1.24x for none (docs/fsm.md). A version counting
-// 2 to 5 groups in nibbles ran 0.69-1.0x: those plans keep one byte per step. Before the
-// one-group counter took a whole byte (it was split out of nibbles every 14 bytes, as two
-// groups need), it ran 0.96x.
+// 2 to 5 groups in nibbles ran 0.69-1.0x: those plans keep one byte per step. The
+// one-group counter takes a whole byte: split out of nibbles every 14 bytes, as two
+// groups need, it ran 0.96x.
 #pragma once
 
 #include <algorithm>

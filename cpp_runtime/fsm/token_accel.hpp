@@ -15,9 +15,8 @@
 //   end     no byte leaves it: the state lasts to the end of the input
 // The result is the same as walking each byte: the state does not change over the bytes
 // skipped, so neither does an accepting position's kind (the last of them is taken).
-//
-// Before: every byte went through the table walk (the floor of a table-driven DFA, about
-// 4 ns a byte on the machine measured in docs/fsm.md).
+// Each byte skipped so saves the table walk, the floor of a table-driven DFA (about 4 ns
+// a byte on the machine measured in docs/fsm.md).
 #pragma once
 
 #include <algorithm>

@@ -17,9 +17,9 @@
 // else a quarter of a token per byte (short inputs then fill their rooms often, which
 // costs little there, and keeps the way out of a room exercised by every test).
 //
-// Before: the first chunk (1/threads of the input) wrote into the result and every other
-// chunk into a list of its own, copied after it in parallel at the end: a second copy of
-// half the tokens, on fresh pages the kernel clears (35 MB for C at 32 MiB).
+// Rooms spare a second copy of the tokens: lists of their own for every chunk but the
+// first, copied after it at the end, would copy half the tokens again, onto fresh pages
+// the kernel clears (35 MB for C at 32 MiB).
 #pragma once
 
 #include <algorithm>

@@ -1,14 +1,12 @@
 // parafuse boostfsm runtime: a chunk of a parallel tokenization that counts its tokens
 // without storing them (a run that was not asked for the token list, under spec and hspec).
 //
-// Before: a chunk also kept one bit per byte where its tokens started, set per token, and
-// a re-run walked fresh tokens until one started on a set bit, then the old ones again to
-// clear their bits. After: no bitmap (a read-modify-write per token cost as much as 40%
-// on a short-token input such as JSON). A re-run from the true entry x walks the old
-// tokenization (from the old entry) and the new one (from x) side by side, always
-// advancing the one behind, uncounting old tokens and counting new ones, until both reach
-// the same token start (they are the same from there) or both pass the chunk's end. The
-// walk is as long as the part that was wrong, twice, which is what a re-run cost before.
+// A chunk keeps no bitmap of where its tokens start (a read-modify-write per token costs
+// as much as 40% on a short-token input such as JSON). A re-run from the true entry x
+// walks the old tokenization (from the old entry) and the new one (from x) side by side,
+// always advancing the one behind, uncounting old tokens and counting new ones, until both
+// reach the same token start (they are the same from there) or both pass the chunk's end.
+// The walk is as long as the part that was wrong, twice.
 #pragma once
 
 #include <algorithm>

@@ -5,9 +5,8 @@
 // page fault per 170 tokens, as costly as tokenizing them). So a full list is regrown at
 // the density seen so far, for the whole of its span (an eighth more), onto memory advised
 // for transparent huge pages before anything is written to it.
-//
-// Before: the list was reserved once, after 64 KiB, at that density; an input denser
-// further on (C headers) then grew by doubling, on 4 KiB pages, copying it all.
+// (Reserved once, after 64 KiB, at that density, the list of an input that is denser
+// further on, such as C headers, would grow by doubling, on 4 KiB pages, copying it all.)
 #pragma once
 
 #include <sys/mman.h>

@@ -180,8 +180,8 @@ template <typename T> class ChunkedAllgather {
     }
     // Nobody may overwrite a segment that another rank still copies: this rank says it
     // is done, and waits for the others now, or where the segment is only written after
-    // start(), at the next start() (by then they are done, as a rule). (Before: a full
-    // barrier here, and one after every reduce-scatter: four meetings per fused step.)
+    // start(), at the next start() (by then they are done, as a rule). (A full barrier
+    // here and one after every reduce-scatter would make four meetings per fused step.)
     released_ = shared_.arrive();
     release_pending_ = true;
     if (!written_after_start) wait_for_last_copies();

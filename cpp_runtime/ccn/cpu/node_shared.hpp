@@ -4,8 +4,8 @@
 // messages (what NCCL does between GPUs of one node). Across nodes, or with
 // PARAFUSE_FUSED_TRANSPORT=mpi, it stays empty and callers use MPI's collectives.
 // Each segment starts with its rank's arrival counter (ccn/cpu/node_sync.hpp): fence()
-// is a barrier on those counters, whose waiters sleep instead of polling.
-// (Before: fence() was MPI_Win_sync around MPI_Barrier, which polls.)
+// is a barrier on those counters, whose waiters sleep instead of polling (as
+// MPI_Barrier does).
 // Where the windows' backing directory (Open MPI's osc_sm_backing_directory, /dev/shm by
 // default: 64 MiB in a default Docker container) lacks the room, the ranks agree to use
 // MPI and rank 0 says so once on stderr: Open MPI's own allocation would hang the other

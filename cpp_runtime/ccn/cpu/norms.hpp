@@ -2,8 +2,8 @@
 // (docs/ccn-language.md section 5): layernorm (biased variance) and rmsnorm.
 // The sums over a row are SIMD reductions (several partial sums, added at the end):
 // a different order from one running sum, within the tolerances of section 13.
-// (Before: one running sum, whose chain of dependent additions kept a row's sums from
-// vectorising: a 256 x 1024 layernorm took twice as long.)
+// (One running sum's chain of dependent additions would keep a row's sums from
+// vectorising: a 256 x 1024 layernorm takes twice as long that way.)
 #pragma once
 #include <cmath>
 #include <cstdint>

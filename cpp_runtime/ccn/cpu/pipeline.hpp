@@ -35,8 +35,8 @@ inline void wait_all(std::vector<MPI_Request>& requests) {
 // more than kMargin (a few steps' noise would otherwise decide between counts that cost
 // the same). So pipelining is kept only where it pays: where the collective is too small
 // to hide, one chunk wins. Every rank calls chunks() and done() around the overlap in
-// every step, so they decide at the same call. (Before: the plain fastest, which on a
-// loaded machine picked 4 chunks as often as 1 where they cost the same.)
+// every step, so they decide at the same call. (Without kMargin, on a loaded machine,
+// 4 chunks win as often as 1 where they cost the same.)
 class OverlapChunks {
  public:
   static constexpr int kTrials = 2;

@@ -3,12 +3,11 @@ chunk c-1; collectives are completed in order. An allreduce goes through a
 `pf::NodeCollective` (node-shared memory on one node, each chunk published and met on
 its own; MPI_Iallreduce otherwise), the other collectives are MPI's nonblocking ones.
 
-Chunks: `tune`'s count, else `pf::OverlapChunks` (ccn/cpu/pipeline.hpp) measures 1, 2
-and 4 over the first steps and keeps the fastest. (Before: 4 unless tuned, which made
-the step slower than not overlapping where the collective is too small to hide; and a
-matmul chunk was multiplied in float and then stored, where it now goes through
-gemm.py, in the operands' dtype; and an allreduce was MPI_Iallreduce on one node too,
-whose waits poll.)"""
+Chunks: the plan's policy (emitters/ccn/chunk_policy.py): `tune`'s count, else
+`pf::OverlapChunks` (ccn/cpu/pipeline.hpp) measures 1, 2 and 4 over the first steps and
+keeps the fastest, since a fixed count makes the step slower than not overlapping where
+the collective is too small to hide. A matmul chunk goes through gemm.py, in the
+operands' dtype."""
 
 from __future__ import annotations
 

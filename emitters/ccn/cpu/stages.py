@@ -4,9 +4,8 @@ Element-wise and update stages become one OpenMP loop (after the reductions and
 row norms they contain, which run first: a local pass, then an MPI_Allreduce of
 the partial for a sliced operand). allreduce, reducescatter and allgather along dim
 0 go through a `pf::NodeCollective` member (node-shared memory when the ranks share
-a node, MPI otherwise); the other collectives call the `pf::` wrappers of the
-runtime's MPI helpers; `matmul` the runtime's oneDNN call (gemm.py). (Before: every
-collective called MPI, whose waits poll.)
+a node, MPI otherwise: MPI's waits poll); the other collectives call the `pf::` wrappers
+of the runtime's MPI helpers; `matmul` the runtime's oneDNN call (gemm.py).
 """
 
 from __future__ import annotations
