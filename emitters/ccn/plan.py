@@ -15,6 +15,7 @@ C++ names come from `emitters/names.py`: a user's name is never printed raw.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.comm_volume import hierarchical_allreduce
@@ -37,34 +38,49 @@ class Buffer:
     is_param: bool = False
 
 
+class CommKind(Enum):
+    WORLD = "world"
+    GROUP = "group"  # a group's ranks
+    CROSS = "cross"  # across the groups, of a hierarchical allreduce
+
+
 @dataclass(frozen=True)
 class Communicator:
     """A communicator of the schedule class: the world, a group's, or the cross-group one
     of a hierarchical allreduce (`stage`: that allreduce)."""
 
-    kind: str  # "world" | "group" | "cross"
-    group: str | None = None  # the group (kind "group"); the inner group (kind "cross")
-    stage: str | None = None  # the allreduce (kind "cross")
-    outer: str | None = None  # the group the allreduce runs in (kind "cross"), if any
+    kind: CommKind
+    group: str | None = None  # the group (GROUP); the inner group (CROSS)
+    stage: str | None = None  # the allreduce (CROSS)
+    outer: str | None = None  # the group the allreduce runs in (CROSS), if any
+
+
+class Move(Enum):
+    """How a state takes its next value at the end of a step."""
+
+    IN_PLACE = "in_place"  # written there
+    SWAP = "swap"  # the buffers trade places
+    COPY = "copy"  # the value is also an output, so it stays
+    KEEP_BLOCK = "keep_block"  # a replicated value stored sliced: this rank keeps its block
 
 
 @dataclass(frozen=True)
 class StateMove:
-    """How a state takes its next value at the end of a step: "in_place" (written there),
-    "swap" (the buffers trade places), "copy" (the value is also an output, so it stays)
-    or "keep_block" (a replicated value stored sliced: this rank keeps its block)."""
-
     state: str
     value: str
-    how: str
+    how: Move
+
+
+class PhaseKind(Enum):
+    CHUNKED = "chunked"  # chunk by chunk
+    WHOLE = "whole"  # a scalar member, or a gather that reads nothing computed before it
 
 
 @dataclass(frozen=True)
 class Phase:
-    """Members of a fused group that run together: "chunked" (chunk by chunk) or "whole"
-    (a scalar member, or a gather that reads nothing computed before it)."""
+    """Members of a fused group that run together."""
 
-    kind: str
+    kind: PhaseKind
     stages: tuple[ir.SimpleStage, ...]
 
 
@@ -100,7 +116,8 @@ class LoweringPlan:
         """The communicator `stage` runs on."""
         if stage.name in self.hierarchical:
             return next(c for c in self.communicators if c.stage == stage.name)
-        return Communicator("group", stage.group) if stage.group else Communicator("world")
+        return Communicator(CommKind.GROUP, stage.group) if stage.group \
+            else Communicator(CommKind.WORLD)
 
 
 def group_id(group: str | None) -> str:
@@ -139,10 +156,11 @@ def _buffers(program: ir.Program, in_place: dict[str, str]) -> dict[str, Buffer]
 
 
 def _communicators(program: ir.Program) -> tuple[Communicator, ...]:
-    found = [Communicator("world")] + [Communicator("group", g.name) for g in program.groups]
+    found = [Communicator(CommKind.WORLD)] + [Communicator(CommKind.GROUP, g.name)
+                                             for g in program.groups]
     for stage in program.flat_stages():
         if hierarchical_allreduce(stage):
-            found.append(Communicator("cross", stage.operand.type.layout.group, stage.name,
+            found.append(Communicator(CommKind.CROSS, stage.operand.type.layout.group, stage.name,
                                       stage.group))
     return tuple(found)
 
@@ -168,16 +186,16 @@ def fused_phases(parts: tuple[ir.SimpleStage, ...]) -> tuple[Phase, ...]:
         names = {p.name for p in current}
         if scalar or (gather and not (names_read(part) & names)):
             if current:
-                phases.append(Phase("chunked", tuple(current)))
+                phases.append(Phase(PhaseKind.CHUNKED, tuple(current)))
                 current = []
-            phases.append(Phase("whole", (part,)))
+            phases.append(Phase(PhaseKind.WHOLE, (part,)))
         elif current and _precomputes_read(part, names):
-            phases.append(Phase("chunked", tuple(current)))
+            phases.append(Phase(PhaseKind.CHUNKED, tuple(current)))
             current = [part]
         else:
             current.append(part)
     if current:
-        phases.append(Phase("chunked", tuple(current)))
+        phases.append(Phase(PhaseKind.CHUNKED, tuple(current)))
     return tuple(phases)
 
 
@@ -221,7 +239,7 @@ def _placements(fused: dict[str, FusedGroup], buffers: dict[str, Buffer],
     placed: dict[str, str] = {}
     for group in fused.values():
         phases = group.phases if group.chunkable else ()
-        for phase in (p for p in phases if p.kind == "chunked"):
+        for phase in (p for p in phases if p.kind is PhaseKind.CHUNKED):
             scatter, gathers = chunk_collectives(phase.stages)
             for stage in ([scatter] if scatter else []) + gathers:
                 operand = stage.operand
@@ -237,11 +255,11 @@ def _state_moves(program: ir.Program, buffers: dict[str, Buffer]) -> tuple[State
     for state, value in program.state_updates:
         target, source = buffers[state], buffers[value]
         if source.var == target.var:
-            how = "in_place"
+            how = Move.IN_PLACE
         elif source.type.layout != target.type.layout:
-            how = "keep_block"
+            how = Move.KEEP_BLOCK
         else:
-            how = "copy" if value in outputs else "swap"
+            how = Move.COPY if value in outputs else Move.SWAP
         moves.append(StateMove(state, value, how))
     return tuple(moves)
 

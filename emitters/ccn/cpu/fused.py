@@ -18,7 +18,7 @@ from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import ITEM_SIZE
 from parafuse.emitters.ccn.chunk_policy import ChunkPolicy, ChunkRule, unsupported
 from parafuse.emitters.ccn.cpp_expr import STORAGE
-from parafuse.emitters.ccn.plan import chunk_collectives, group_id, stage_id
+from parafuse.emitters.ccn.plan import PhaseKind, chunk_collectives, group_id, stage_id
 from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
 
 from .loops import element_loop
@@ -38,10 +38,10 @@ def lower_fused(stage: ir.FusedStage, writer: CpuStageWriter) -> list[str]:
         return lines + [line for p in stage.parts for line in lower_simple(p, writer)]
     lines = [f"// {stage.name} = fuse({members}): chunked pipeline", "{"]
     for i, phase in enumerate(group.phases):
-        if phase.kind == "whole":
+        if phase.kind is PhaseKind.WHOLE:
             lines += _indent(lower_simple(phase.stages[0], writer))
         else:
-            later = [s for p in group.phases[i:] if p.kind == "chunked" for s in p.stages]
+            later = [s for p in group.phases[i:] if p.kind is PhaseKind.CHUNKED for s in p.stages]
             gathers = chunk_collectives(tuple(later))[1]
             lines += _indent(["{"] + _indent(_chunk_loop(stage, phase.stages, writer, gathers))
                              + ["}"])

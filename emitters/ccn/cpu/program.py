@@ -12,7 +12,7 @@ from __future__ import annotations
 from parafuse.ccn_compiler import ir
 from parafuse.emitters.ccn.cpp_expr import COMPUTE, DTYPE_ENUM, STORAGE
 from parafuse.emitters.ccn.loop_space import LoopSpace
-from parafuse.emitters.ccn.plan import Buffer, Communicator, LoweringPlan, group_id
+from parafuse.emitters.ccn.plan import Buffer, CommKind, Communicator, LoweringPlan, Move, group_id
 from parafuse.emitters.ccn.schedule_class import ScheduleClass
 from parafuse.emitters.ccn.stage_writer import local_expr
 from parafuse.emitters.ccn.volume import volume_lines
@@ -26,7 +26,7 @@ from .stages import CpuStageWriter, comm_name, lower_simple
 
 def _communicator_lines(comm: Communicator, program: ir.Program) -> tuple[list, list, list]:
     """(members, constructor lines, destructor lines) of one communicator of the plan."""
-    if comm.kind == "world":
+    if comm.kind is CommKind.WORLD:
         return (["MPI_Comm comm_ = MPI_COMM_NULL;", "int rank_ = 0, ranks_ = 1;",
                  "int parts_world_ = 1, index_world_ = 0;"],
                 ["PF_MPI(MPI_Comm_dup(comm, &comm_));", "rank_ = pf::comm_rank(comm_);",
@@ -34,7 +34,7 @@ def _communicator_lines(comm: Communicator, program: ir.Program) -> tuple[list, 
                  "index_world_ = rank_;"],
                 ["MPI_Comm_free(&comm_);"])
     name = comm_name(comm)
-    if comm.kind == "group":
+    if comm.kind is CommKind.GROUP:
         g = group_id(comm.group)
         blocks = program.group(comm.group).blocks
         return ([f"MPI_Comm {name} = MPI_COMM_NULL;",
@@ -82,11 +82,11 @@ def _state_updates(plan: LoweringPlan) -> list[str]:
     lines = ["// states take their next values at the end of the step"]
     for move in plan.state_moves:
         target, source = plan.buffers[move.state], plan.buffers[move.value]
-        if move.how == "in_place":
+        if move.how is Move.IN_PLACE:
             lines.append(f"// {move.state} took {move.value} in place")
-        elif move.how == "swap":
+        elif move.how is Move.SWAP:
             lines.append(f"std::swap({target.var}, {source.var});")
-        elif move.how == "copy":
+        elif move.how is Move.COPY:
             lines.append(f"std::copy({source.var}.begin(), {source.var}.end(), "
                          f"{target.var}.begin());")
         else:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import Layout, ValueType
 from parafuse.emitters.ccn.cpp_expr import STORAGE, compute_type, cpp_expr
-from parafuse.emitters.ccn.plan import Communicator, group_id, stage_id
+from parafuse.emitters.ccn.plan import CommKind, Communicator, group_id, stage_id
 from parafuse.emitters.ccn.stage_writer import (
     REDUCE_OPS,
     StageWriter,
@@ -29,7 +29,7 @@ from .loops import element_loop, store_loop
 
 def comm_name(comm: Communicator) -> str:
     """The MPI communicator member of `comm`."""
-    if comm.kind == "cross":
+    if comm.kind is CommKind.CROSS:
         return f"cross_{prefixed_stem(comm.stage)}_"
     return group_comm(comm.group)
 

@@ -17,7 +17,7 @@ from parafuse.ccn_compiler.ir_edit import names_read
 from parafuse.ccn_compiler.types import ITEM_SIZE
 from parafuse.emitters.ccn.chunk_policy import ChunkPolicy, ChunkRule, unsupported
 from parafuse.emitters.ccn.cpp_expr import STORAGE
-from parafuse.emitters.ccn.plan import chunk_collectives, group_id
+from parafuse.emitters.ccn.plan import PhaseKind, chunk_collectives, group_id
 from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
 
 from .stages import CudaStageWriter, device_loop, lower_simple, nccl_comm
@@ -42,7 +42,7 @@ def lower_fused(stage: ir.FusedStage, writer: CudaStageWriter) -> list[str]:
     lines = [f"// {stage.name} = fuse({members}): chunked pipeline on two streams"]
     for phase in group.phases:
         kind, stages = phase.kind, list(phase.stages)
-        if kind == "whole":
+        if kind is PhaseKind.WHOLE:
             lines += lower_simple(stages[0], writer)
         elif any(isinstance(s, ir.CollectiveStage) for s in stages):
             lines += ["{", "  PF_HERE();"] + _indent(_pipeline(stage, stages, writer)) + ["}"]

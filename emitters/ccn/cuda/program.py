@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
 from parafuse.emitters.ccn.cpp_expr import COMPUTE, DTYPE_ENUM, STORAGE
-from parafuse.emitters.ccn.plan import Buffer, Communicator, LoweringPlan, group_id
+from parafuse.emitters.ccn.plan import Buffer, CommKind, Communicator, LoweringPlan, Move, group_id
 from parafuse.emitters.ccn.schedule_class import ScheduleClass
 from parafuse.emitters.ccn.stage_writer import local_expr
 from parafuse.emitters.ccn.volume import volume_lines
@@ -27,7 +27,7 @@ def _communicator_lines(comm: Communicator, program: ir.Program) -> tuple[list, 
     """(members, constructor lines, destructor lines) of a group's or a cross communicator
     (the world's are the class's own, in _communicators)."""
     name = comm_name(comm)
-    if comm.kind == "group":
+    if comm.kind is CommKind.GROUP:
         g = group_id(comm.group)
         return ([f"ncclComm_t {name} = nullptr;",
                  f"int blocks_{g}_ = {program.group(comm.group).blocks}, parts_{g}_ = 1, "
@@ -53,7 +53,7 @@ def _communicators(plan: LoweringPlan) -> tuple[list[str], list[str], list[str]]
             "nccl_ = pf::nccl_comm(comm_);", "PF_CUBLAS(cublasCreate(&cublas_));"]
     dtor = []
     for comm in plan.communicators:
-        if comm.kind != "world":
+        if comm.kind is not CommKind.WORLD:
             m, c, d = _communicator_lines(comm, plan.program)
             members, ctor, dtor = members + m, ctor + c, dtor + d
     dtor += ["cublasDestroy(cublas_);", "ncclCommDestroy(nccl_);", "MPI_Comm_free(&comm_);"]
@@ -101,11 +101,11 @@ def _state_updates(plan: LoweringPlan, writer: CudaStageWriter) -> list[str]:
     lines = ["// states take their next values at the end of the step"]
     for move in plan.state_moves:
         target, source = plan.buffers[move.state], plan.buffers[move.value]
-        if move.how == "in_place":
+        if move.how is Move.IN_PLACE:
             lines.append(f"// {move.state} took {move.value} in place")
-        elif move.how == "swap":
+        elif move.how is Move.SWAP:
             lines.append(f"{target.var}_.swap({source.var}_);")
-        elif move.how == "copy":
+        elif move.how is Move.COPY:
             lines.append(f"pf::copy({source.var}, {target.var}, {target.local}.count, "
                          "streams_.compute);")
         else:

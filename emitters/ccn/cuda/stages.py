@@ -18,7 +18,7 @@ from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import ValueType
 from parafuse.emitters.ccn.cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
 from parafuse.emitters.ccn.loop_space import LoopSpace, expr_context
-from parafuse.emitters.ccn.plan import Buffer, Communicator, group_id
+from parafuse.emitters.ccn.plan import Buffer, CommKind, Communicator, group_id
 from parafuse.emitters.ccn.stage_writer import (
     REDUCE_OPS,
     StageWriter,
@@ -59,7 +59,7 @@ def nccl_comm(group: str | None) -> str:
 
 def comm_name(comm: Communicator) -> str:
     """The NCCL communicator member of `comm`."""
-    if comm.kind == "cross":
+    if comm.kind is CommKind.CROSS:
         return f"ncross_{prefixed_stem(comm.stage)}_"
     return nccl_comm(comm.group)
 
