@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from parafuse.bench import gpu_check
 from parafuse.emitters.ccn.cuda import project as cuda_project
 from parafuse.emitters.toolchain.nvidia import find_nvcc, gpu_present
 from tests.backend_compare import assert_backend_matches_reference, sample_module
@@ -22,7 +23,6 @@ from tests.property.ccn_random_programs import ranks_for
 
 pytestmark = pytest.mark.skipif(not gpu_present(), reason="needs an NVIDIA GPU")
 
-SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11}
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
 
 
@@ -48,7 +48,7 @@ def test_every_schedule_on_the_gpu(sample: str, tmp_path: Path) -> None:
     project, built = cuda_project.build_cuda_project(module, sample, schedules,
                                                      f"gpu test {sample}")
     assert built
-    sizes = {n: SIZES[n] for n in default.size_vars}
+    sizes = gpu_check.SIZES[sample]
     counts = rank_counts([g.blocks for g in default.groups])
     if not counts:
         pytest.skip(f"{sample} needs more GPUs than the {gpu_count()} here")

@@ -19,12 +19,12 @@ from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
 from parafuse.ccn_compiler.tolerances import assert_same_outputs
 from parafuse.emitters.toolchain.cmake import BuildError
 from tests.backend_compare import sample_module
-from tests.e2e.sample_cases import CASES
+from tests.conftest import SAMPLES
 
 
 def _schedules_that_fit(ranks: int) -> int:
     count = 0
-    for sample in CASES:
+    for sample in gpu_check.SIZES:
         module = sample_module(sample)
         count += sum(gpu_check.ranks_needed(module.scheduled_program(sample, s)) <= ranks
                      for s in module.schedule_names(sample))
@@ -32,7 +32,7 @@ def _schedules_that_fit(ranks: int) -> int:
 
 
 def test_gpu_check_covers_every_sample_at_sizes_no_power_of_two() -> None:
-    assert set(gpu_check.SIZES) == set(CASES)
+    assert set(gpu_check.SIZES) == {p.stem for p in SAMPLES.glob("*.ccn")}
     assert all(value & (value - 1) for sizes in gpu_check.SIZES.values()
                for value in sizes.values())
 
@@ -48,12 +48,22 @@ def test_gpu_check_runs_on_the_emulated_device_row_by_row() -> None:
     assert not [row for row in rows if "FAILED" in row[2] or "TIMED" in row[2]], lines
     every = _schedules_that_fit(gpu_check.EMULATED.ranks)
     assert sum(row[2] == "equal to reference" for row in rows) == every, lines
-    assert {row[0] for row in rows if row[2] == "skipped"} <= set(CASES), lines
+    assert {row[0] for row in rows if row[2] == "skipped"} <= set(gpu_check.SIZES), lines
     assert [row[0] for row in rows if row[1] == "fused" and row[2] != "equal to reference"] == [
         "sgd", "adam", "lamb"], lines
     # the first row was printed long before the last, not all at the end
     first, last = printed[2][0], printed[-2][0]
     assert last - first > 1.0, lines
+
+
+def test_a_step_faster_than_a_copy_of_its_bytes_fails() -> None:
+    """An AdamW step over 2^25 elements (26 B each) in 0.019 ms would be 45.9 TB/s: a clock
+    stopped when the step was queued, not a figure."""
+    nbytes = 26 << 25
+    result, note = gpu_check.judge_bandwidth(nbytes, 0.019, 0.231)
+    assert result == "FAILED 45917 GB/s" and "clock stopped early" in note, (result, note)
+    assert gpu_check.judge_bandwidth(nbytes, 0.25, 0.231) == (
+        "3490 GB/s", "copy 3777 GB/s, ratio 0.92")
 
 
 def test_a_failed_build_and_a_run_past_its_limit_are_rows(monkeypatch) -> None:

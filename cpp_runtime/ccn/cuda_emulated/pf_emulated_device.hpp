@@ -8,14 +8,20 @@
 //   even   streams of the least priority (the compute stream of pf::Streams, and any
 //          stream created without one) run only when something waits for them; the
 //          others run at once;
-//   odd    the same with streams of a greater priority (the communication streams).
+//   odd    the same with streams of a greater priority (the communication streams);
+//   all    every stream created by the program runs only when something waits for it, as
+//          late as a GPU may run it: a clock the host stops before a wait measures nothing.
 // A missing event between two streams then shows as a stale read in one of the schedules.
+// PF_EMU_OPERATION_US=N models a device that takes time: each operation of a stream takes
+// at least N microseconds when it runs (0 unless set), so that a step's true time is at
+// least N times the operations it queued.
 // Memory from cudaMalloc/cudaMallocAsync starts as 0xff bytes (NaN for floats), so reads of
 // unwritten memory show in results; pf_emulated_memory.hpp keeps it from the host outside
 // the device's operations and counts what each operation reads and writes.
 // Kernels run block after block (pf_emulated_kernels.hpp).
 #pragma once
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ccn/cuda_emulated/pf_emulated_memory.hpp"
@@ -105,10 +112,22 @@ inline const std::string& lazy_mode() {
   static const std::string mode = [] {
     const char* value = std::getenv("PF_EMU_LAZY");
     std::string m = value ? value : "none";
-    if (m != "none" && m != "even" && m != "odd") fail("PF_EMU_LAZY is none, even or odd");
+    if (m != "none" && m != "even" && m != "odd" && m != "all") {
+      fail("PF_EMU_LAZY is none, even, odd or all");
+    }
     return m;
   }();
   return mode;
+}
+
+inline std::chrono::microseconds operation_time() {
+  static const std::chrono::microseconds time = [] {
+    const char* value = std::getenv("PF_EMU_OPERATION_US");
+    long long us = value ? std::atoll(value) : 0;
+    if (us < 0) fail("PF_EMU_OPERATION_US is a number of microseconds, at least 0");
+    return std::chrono::microseconds(us);
+  }();
+  return time;
 }
 
 inline Stream* create_stream(int priority = 0) {  // 0: the least (CUDA's default)
@@ -116,7 +135,8 @@ inline Stream* create_stream(int priority = 0) {  // 0: the least (CUDA's defaul
   stream->index = static_cast<int>(streams().size());
   stream->device = current_device();
   const std::string& mode = lazy_mode();
-  stream->lazy = (mode == "even" && priority == 0) || (mode == "odd" && priority != 0);
+  stream->lazy = mode == "all" || (mode == "even" && priority == 0) ||
+                 (mode == "odd" && priority != 0);
   streams().push_back(std::move(stream));
   return streams().back().get();
 }
@@ -156,7 +176,9 @@ inline void run_head(Stream* stream) {
   stream->busy = false;
   {
     DeviceAccess access;
+    const auto began = std::chrono::steady_clock::now();
     op.run();
+    std::this_thread::sleep_until(began + operation_time());
   }
   ++stream->done;
   if (op.order) ++op.order->done;
