@@ -24,6 +24,7 @@ from parafuse.ccn_compiler.types import Layout, ValueType
 from parafuse.emitters.names import cpp_name, prefixed_stem, schedule_class
 
 from .chunk_policy import ChunkDefaults, ChunkPolicy, ChunkVariant, chunk_policies
+from .epilogues import Epilogue, EpilogueKind, gemm_epilogues
 from .in_place import in_place_values
 from .param_outputs import with_param_outputs_copied
 
@@ -107,10 +108,15 @@ class LoweringPlan:
     state_moves: tuple[StateMove, ...] = ()
     param_copies: dict[str, str] = field(default_factory=dict)  # output copy -> its param
     chunks: dict[str, ChunkPolicy] = field(default_factory=dict)  # fused or overlapped stage
+    epilogues: dict[str, Epilogue] = field(default_factory=dict)  # matmul -> its GEMM's
 
     def value_shown(self, value: str) -> str:
         """The name of `value` in the manifest: a param's, for the copy that outputs it."""
         return self.param_copies.get(value, value)
+
+    def epilogue_producer(self, value: str) -> str | None:
+        """The matmul whose GEMM computes `value` in its epilogue, if one does."""
+        return next((m for m, e in self.epilogues.items() if e.consumer == value), None)
 
     def collective_comm(self, stage: ir.CollectiveStage) -> Communicator:
         """The communicator `stage` runs on."""
@@ -265,9 +271,11 @@ def _state_moves(program: ir.Program, buffers: dict[str, Buffer]) -> tuple[State
 
 
 def make_plan(program: ir.Program, schedule: str, chunks: ChunkDefaults,
-              variant: ChunkVariant | None = None) -> LoweringPlan:
+              variant: ChunkVariant | None = None,
+              epilogues: frozenset[EpilogueKind] = frozenset()) -> LoweringPlan:
     """The plan of one scheduled program; `chunks`: the backend's chunk policies; a
-    `variant` of the schedule fixes the counts `tune` left open, under its own names."""
+    `variant` of the schedule fixes the counts `tune` left open, under its own names;
+    `epilogues`: the kinds the backend's GEMM applies."""
     program, param_copies = with_param_outputs_copied(program)
     in_place = in_place_values(program)
     buffers = _buffers(program, in_place)
@@ -285,4 +293,5 @@ def make_plan(program: ir.Program, schedule: str, chunks: ChunkDefaults,
         communicators=_communicators(program), fused=fused, overlap_reasons=overlaps,
         placements=_placements(fused, buffers, pinned),
         state_moves=_state_moves(program, buffers), param_copies=param_copies,
-        chunks=chunk_policies(program, chunks, variant.chunks if variant else None))
+        chunks=chunk_policies(program, chunks, variant.chunks if variant else None),
+        epilogues=gemm_epilogues(program, epilogues, in_place))

@@ -10,17 +10,20 @@ from parafuse.emitters.names import cpp_name, may_be_macro
 
 from .chunk_policy import ChunkDefaults, ChunkVariant
 from .cpp_expr import COMPUTE, STORAGE, literal
+from .epilogues import EpilogueKind
 from .plan import LoweringPlan, make_plan, size_member
 
 
 def scheduled_plans(module: CheckedModule, program_name: str, schedules: list[str],
-                    chunks: ChunkDefaults, variants: tuple[ChunkVariant, ...] = ()
-                    ) -> list[LoweringPlan]:
+                    chunks: ChunkDefaults, variants: tuple[ChunkVariant, ...] = (),
+                    epilogues: frozenset[EpilogueKind] = frozenset()) -> list[LoweringPlan]:
     """The plan of every chosen schedule, then of every variant (the autotuner's chunk
-    counts, under names of their own); `chunks`: the backend's chunk policies."""
-    plans = [make_plan(module.scheduled_program(program_name, s), s, chunks) for s in schedules]
+    counts, under names of their own); `chunks`: the backend's chunk policies;
+    `epilogues`: the kinds its GEMM applies."""
+    plans = [make_plan(module.scheduled_program(program_name, s), s, chunks,
+                       epilogues=epilogues) for s in schedules]
     return plans + [make_plan(module.scheduled_program(program_name, v.schedule), v.schedule,
-                              chunks, v) for v in variants]
+                              chunks, v, epilogues) for v in variants]
 
 
 def _params(program: ir.Program) -> list[dict]:

@@ -38,6 +38,10 @@ def cublas_library() -> NvidiaLibrary:
     return _wheel_library("nvidia-cublas", "cublas_v2.h", "libcublas.so.13")
 
 
+def cublaslt_library() -> NvidiaLibrary:
+    return _wheel_library("nvidia-cublas", "cublasLt.h", "libcublasLt.so.13")
+
+
 def gpu_present() -> bool:
     """Whether the driver knows an NVIDIA GPU here (`nvidia-smi -L`, else /proc)."""
     smi = shutil.which("nvidia-smi")

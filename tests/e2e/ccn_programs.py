@@ -120,3 +120,47 @@ program norms(B, H) {
     output l, m, n
 }
 """
+
+# A product for each GEMM epilogue kind (emitters/ccn/epilogues.py), in bf16, f16 and f32,
+# column-sliced (the bias starts at the rank's first column), replicated, and a row-parallel
+# partial sum (a rank whose K block is empty when K < R sums nothing), and two that take
+# none: a product scaled before its bias, and one read twice.
+EPILOGUES = """
+program epilogues(B, K, H) {
+    input x: bf16[B, K] replicated
+    input w: bf16[K, H] sliced(-1)
+    input b: bf16[H] replicated
+    input xh: f16[B, K] replicated
+    input wh: f16[K, H] sliced(-1)
+    input bh: f16[H] replicated
+    input x32: f32[B, K] replicated
+    input w32: f32[K, H] replicated
+    input b32: f32[H] replicated
+    input xs: bf16[B, K] sliced(-1)
+    input ws: bf16[K, H] sliced(0)
+    h1 = matmul(x, w)
+    e1 = b + h1
+    h2 = matmul(x, w)
+    e2 = gelu(h2)
+    h3 = matmul(xh, wh)
+    e3 = relu(h3)
+    h4 = matmul(xh, wh)
+    e4 = gelu(h4 + bh)
+    h5 = matmul(x32, w32)
+    e5 = relu(h5 + b32)
+    h6 = matmul(x, w)
+    e6 = h6 * 2 + b
+    h7 = matmul(x32, w32)
+    e7 = gelu(h7 + b32) + h7
+    h8 = matmul(xs, ws)
+    e8 = relu(h8 + b)
+    output e1
+    output e2
+    output e3
+    output e4
+    output e5
+    output e6
+    output e7
+    output e8
+}
+"""

@@ -11,7 +11,7 @@ from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.toolchain.mpirun import run_ranks
 from tests.backend_compare import assert_backend_matches_reference, sample_module, sample_project
 from tests.conftest import SAMPLES
-from tests.e2e.ccn_programs import IN_PLACE, UNPLACED
+from tests.e2e.ccn_programs import EPILOGUES, IN_PLACE, UNPLACED
 from tests.e2e.transport_trace import RankCalls, TransportTrace
 
 SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13}
@@ -106,6 +106,21 @@ def test_states_updated_in_place_only_where_nothing_reads_the_old_value(tmp_path
     for ranks in (1, 3):
         assert_backend_matches_reference(project, program, program, "default", ranks,
                                          {"N": 1021}, tmp_path / f"r{ranks}")
+
+
+def test_gemm_epilogues_match_the_reference(tmp_path) -> None:
+    """Every epilogue kind as oneDNN's post-ops (bias, gelu, relu; bf16, f16, f32; a column
+    block's bias offset; a rank with an empty K block at R = 3), and products that take
+    none, at R = 1..3."""
+    from parafuse.ccn_compiler.frontend import check_source
+
+    module = check_source(EPILOGUES, "epilogues.ccn")
+    program = module.programs["epilogues"]
+    project = build_cpu_project(module, "epilogues", ["default"], "epilogue test")
+    assert "pf::Epilogue::bias_relu" in (project / "src" / "epilogues.cpp").read_text()
+    for ranks in (1, 2, 3):
+        assert_backend_matches_reference(project, program, program, "default", ranks,
+                                         {"B": 7, "K": 2, "H": 11}, tmp_path / f"r{ranks}")
 
 
 @pytest.mark.parametrize("transport", ["shared", "mpi"])

@@ -5,6 +5,7 @@ is kept as a golden file. Running the projects needs a GPU: bench/gpu_check.sh."
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -14,7 +15,12 @@ from click.testing import CliRunner
 from parafuse.ccn_compiler.frontend import check_source
 from parafuse.cli.coconetc import main
 from parafuse.emitters.ccn.cuda.program import lower_schedule
-from parafuse.emitters.ccn.cuda.project import CUDA_CHUNKS, cmake_arguments, project_files
+from parafuse.emitters.ccn.cuda.project import (
+    CUDA_CHUNKS,
+    CUDA_EPILOGUES,
+    cmake_arguments,
+    project_files,
+)
 from parafuse.emitters.ccn.plan import make_plan
 from parafuse.emitters.toolchain.cmake import cached_build
 from parafuse.emitters.toolchain.nvidia import cublas_library, find_nvcc, gpu_present, nccl_library
@@ -81,7 +87,8 @@ def test_fused_step_golden(golden) -> None:
 
 def _step(sample: str, schedule: str) -> str:
     module = check_source((SAMPLES / f"{sample}.ccn").read_text(), f"samples/{sample}.ccn")
-    plan = make_plan(module.scheduled_program(sample, schedule), schedule, CUDA_CHUNKS)
+    plan = make_plan(module.scheduled_program(sample, schedule), schedule, CUDA_CHUNKS,
+                     epilogues=CUDA_EPILOGUES)
     cls = lower_schedule(plan)
     return "\n".join(cls.step)
 
@@ -115,11 +122,31 @@ def test_two_collectives_on_different_communicators_overlap_on_two_streams() -> 
     assert "streams_.to_comm2();" in step and "streams_.comm2_to_compute();" in step
 
 
-def test_overlap_runs_cublas_chunks_against_nccl() -> None:
+def test_overlap_runs_cublaslt_chunks_against_nccl() -> None:
     step = _step("megatron", "overlapped")
-    assert "pf::matmul(cublas_, streams_.compute" in step
+    assert "lt_.gemm(streams_.compute, " in step
     assert "cudaStreamWaitEvent(streams_.comm, produced.done[k], 0)" in step
     assert "pf::allreduce<pf::f16>(v_partial + lo, v_y + lo, hi - lo" in step
+
+
+@pytest.mark.parametrize("sample", ["mlp", "mlp_sp", "megatron"])
+def test_16_bit_matmuls_run_on_cublaslt_as_they_are(sample) -> None:
+    """bf16 and f16 operands go to cuBLASLt as they are (tensor cores, f32 accumulation):
+    no widening copy to float and no cublasSgemm in any schedule."""
+    module = check_source((SAMPLES / f"{sample}.ccn").read_text(), f"samples/{sample}.ccn")
+    source = project_files(module, sample, module.schedule_names(sample), "t")[
+        f"src/{sample}.cu"]
+    assert "lt_.gemm(streams_.compute, " in source
+    assert "pf::matmul(" not in source and not re.search(r"float\* const mm\d+ = ", source)
+
+
+def test_mlp_gemm_applies_bias_and_gelu_in_its_epilogue() -> None:
+    """h = matmul(x, w1); a = gelu(h + b1): one GEMM writes a (no kernel reads h back) in
+    every schedule of the sample."""
+    for schedule in ("default", "fused", "overlapped"):
+        step = _step("mlp", schedule)
+        assert "pf::Epilogue::bias_gelu, v_b1 + L_a.start[1]);" in step, schedule
+        assert "v_h" not in step, schedule
 
 
 @needs_nvcc

@@ -17,7 +17,7 @@ from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
 from tests.backend_compare import assert_backend_matches_reference, sample_module
 from tests.conftest import REPO, SAMPLES
 from tests.cuda_emulation.emulated_project import build_emulated, emulated_files
-from tests.e2e.ccn_programs import IN_PLACE, NORMS, UNPLACED
+from tests.e2e.ccn_programs import EPILOGUES, IN_PLACE, NORMS, UNPLACED
 
 SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13}
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
@@ -84,6 +84,17 @@ def test_states_in_place_and_values_of_other_programs(tmp_path, monkeypatch) -> 
     project = build_emulated(twin, "twin", ["default", "fused"], (ChunkVariant("fused", 3),))
     for name in ("fused", "fused.c3"):
         _check(project, twin.programs["twin"], fused, name, {"N": 1021}, tmp_path, monkeypatch)
+
+
+def test_gemm_epilogues_match_the_reference(tmp_path, monkeypatch) -> None:
+    """Every epilogue kind in cuBLASLt's calls (bias, gelu, relu; bf16, f16, f32; a column
+    block's bias offset; a rank with an empty K block at R = 3, which cuBLASLt does not
+    take: the runtime's kernel writes the epilogue of 0), and products that take none."""
+    module = check_source(EPILOGUES, "epilogues.ccn")
+    program = module.programs["epilogues"]
+    project = build_emulated(module, "epilogues", ["default"])
+    _check(project, program, program, "default", {"B": 7, "K": 2, "H": 11}, tmp_path,
+           monkeypatch)
 
 
 def test_norms_whose_epsilon_is_computed_in_the_step(tmp_path, monkeypatch) -> None:

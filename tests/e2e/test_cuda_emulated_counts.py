@@ -22,6 +22,7 @@ from tests.backend_compare import sample_module
 from tests.cuda_emulation.emulated_project import build_emulated
 
 N = 1 << 18  # elements; the counts are page granular (4 KiB), so large enough to be exact
+RUNNER_SYNCS = 1  # the runner waits for each step it times; the step itself never waits
 
 
 def step_counts(project: Path, program: str, schedule: str, ranks: int, sizes: dict[str, int],
@@ -51,7 +52,7 @@ def test_a_fused_optimizer_step_at_one_rank_moves_its_bytes_per_element(
     [step] = step_counts(project, sample, "fused", 1, {"N": N}, tmp_path, monkeypatch)
     per_element = (step["read"] + step["written"]) / N
     assert bound <= per_element <= bound * 1.10, step
-    assert step["allocations"] == 0 and step["syncs"] == 0, step
+    assert step["allocations"] == 0 and step["syncs"] == RUNNER_SYNCS, step
     assert step["calls"] <= 4, step  # one kernel: no collective, event or copy at one rank
 
 
@@ -67,4 +68,4 @@ def test_steps_allocate_nothing_once_the_first_has_run(tmp_path, monkeypatch) ->
         for rank, step in enumerate(step_counts(project, sample, schedule, 2, sizes,
                                                 tmp_path / sample, monkeypatch)):
             assert step["allocations"] == 0, f"{sample} {schedule} rank {rank}: {step}"
-            assert step["syncs"] == 0, f"{sample} {schedule} rank {rank}: {step}"
+            assert step["syncs"] == RUNNER_SYNCS, f"{sample} {schedule} rank {rank}: {step}"

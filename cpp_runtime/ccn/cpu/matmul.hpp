@@ -5,7 +5,9 @@
 // A 16-bit result is rounded once from the f32 sum (round to nearest even), the rounding
 // point of docs/ccn-language.md section 4. Where this CPU has no f16 GEMM (oneDNN needs
 // AVX512-FP16 or AMX-FP16), f16 operands are widened to float, which is exact, and
-// multiplied in f32. Primitives are created once per shape and kept.
+// multiplied in f32. The lowering plan's epilogue (ccn/epilogue.hpp) is oneDNN's bias and
+// eltwise post-op, applied to the f32 sums before the rounding. Primitives are created once
+// per shape, types and epilogue, and kept.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -15,12 +17,14 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "ccn/cpu/blocked_matmul.hpp"
 #include "ccn/cpu/half.hpp"
+#include "ccn/epilogue.hpp"
 
 namespace pf {
 
@@ -35,8 +39,10 @@ struct Engine {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   std::mutex mutex;
-  // (input type, output type, M, K, N) -> the primitive, or none where oneDNN has none
-  std::map<std::tuple<int, int, int64_t, int64_t, int64_t>, std::unique_ptr<dnnl::matmul>>
+  // (input type, output type, M, K, N, epilogue) -> the primitive, or none where oneDNN has
+  // none
+  std::map<std::tuple<int, int, int64_t, int64_t, int64_t, Epilogue>,
+           std::unique_ptr<dnnl::matmul>>
       primitives;
 };
 
@@ -45,18 +51,34 @@ inline Engine& engine() {
   return instance;
 }
 
+// The epilogue's activation as a post-op (none without one).
+inline dnnl::primitive_attr epilogue_attributes(Epilogue epilogue) {
+  dnnl::primitive_attr attributes;
+  dnnl::post_ops ops;
+  if (epilogue == Epilogue::gelu || epilogue == Epilogue::bias_gelu) {
+    ops.append_eltwise(dnnl::algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
+  } else if (epilogue == Epilogue::relu || epilogue == Epilogue::bias_relu) {
+    ops.append_eltwise(dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  }
+  attributes.set_post_ops(ops);
+  return attributes;
+}
+
 // The primitive of this shape (nullptr where this CPU has none for these types).
 inline dnnl::matmul* primitive(dnnl::memory::data_type in, dnnl::memory::data_type out,
-                               int64_t m, int64_t k, int64_t n) {
+                               int64_t m, int64_t k, int64_t n, Epilogue epilogue) {
   using tag = dnnl::memory::format_tag;
   Engine& e = engine();
-  auto key = std::make_tuple(static_cast<int>(in), static_cast<int>(out), m, k, n);
+  auto key = std::make_tuple(static_cast<int>(in), static_cast<int>(out), m, k, n, epilogue);
   auto found = e.primitives.find(key);
   if (found != e.primitives.end()) return found->second.get();
   std::unique_ptr<dnnl::matmul> made;
   try {
+    const dnnl::memory::desc bias =
+        adds_bias(epilogue) ? dnnl::memory::desc({1, n}, out, tag::ab) : dnnl::memory::desc();
     dnnl::matmul::primitive_desc pd(e.engine, {{m, k}, in, tag::ab}, {{k, n}, in, tag::ab},
-                                    {{m, n}, out, tag::ab});
+                                    bias, {{m, n}, out, tag::ab},
+                                    epilogue_attributes(epilogue));
     made = std::make_unique<dnnl::matmul>(pd);
   } catch (const dnnl::error& error) {
     if (error.status != dnnl_unimplemented) throw;
@@ -64,18 +86,26 @@ inline dnnl::matmul* primitive(dnnl::memory::data_type in, dnnl::memory::data_ty
   return e.primitives.emplace(key, std::move(made)).first->second.get();
 }
 
-// Runs C = A x B with oneDNN; false where it has no primitive for these types here.
+// Runs C = epilogue(A x B) with oneDNN; false where it has no primitive for these types
+// here.
 inline bool run(dnnl::memory::data_type in, dnnl::memory::data_type out, const void* a,
-                const void* b, void* c, int64_t m, int64_t k, int64_t n) {
+                const void* b, void* c, int64_t m, int64_t k, int64_t n, Epilogue epilogue,
+                const void* bias) {
   using tag = dnnl::memory::format_tag;
   Engine& e = engine();
   std::lock_guard<std::mutex> hold(e.mutex);
-  dnnl::matmul* prim = primitive(in, out, m, k, n);
+  dnnl::matmul* prim = primitive(in, out, m, k, n, epilogue);
   if (prim == nullptr) return false;
   dnnl::memory ma({{m, k}, in, tag::ab}, e.engine, const_cast<void*>(a));
   dnnl::memory mb({{k, n}, in, tag::ab}, e.engine, const_cast<void*>(b));
   dnnl::memory mc({{m, n}, out, tag::ab}, e.engine, c);
-  prim->execute(e.stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+  if (adds_bias(epilogue)) {
+    args.emplace(DNNL_ARG_BIAS,
+                 dnnl::memory({{1, n}, out, tag::ab}, e.engine, const_cast<void*>(bias)));
+  }
+  prim->execute(e.stream, args);
   e.stream.wait();
   return true;
 }
@@ -88,9 +118,11 @@ std::vector<float> widened(const T* values, int64_t count) {
   return out;
 }
 
+// C = epilogue(wide), the f32 sums of a product of n columns rounded once to C.
 template <typename C>
-void fill_zero(C* c, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) c[i] = C(0.0f);
+void store_with_epilogue(const float* wide, C* c, int64_t count, int64_t n, Epilogue epilogue,
+                         const C* bias) {
+  for (int64_t i = 0; i < count; ++i) c[i] = C(apply_epilogue(epilogue, wide[i], bias, i % n));
 }
 
 }  // namespace gemm
@@ -99,25 +131,29 @@ inline void matmul(const double* a, const double* b, double* c, int64_t m, int64
   blocked_matmul(a, b, c, m, k, n);
 }
 
-// TA is float, bf16 or f16; TC is TA or float.
+// TA is float, bf16 or f16; TC is TA or float; `bias` (of n elements) for the bias
+// epilogues.
 template <typename TA, typename TC>
-void matmul(const TA* a, const TA* b, TC* c, int64_t m, int64_t k, int64_t n) {
+void matmul(const TA* a, const TA* b, TC* c, int64_t m, int64_t k, int64_t n,
+            Epilogue epilogue = Epilogue::none,
+            const typename NotDeduced<TC>::type* bias = nullptr) {
   static_assert(std::is_same_v<TC, TA> || std::is_same_v<TC, float>,
                 "a matmul writes its operands' type or float");
   if (m == 0 || n == 0) return;
-  if (k == 0) return gemm::fill_zero(c, m * n);  // oneDNN leaves C as it was
-  if (gemm::run(gemm::dnnl_type<TA>(), gemm::dnnl_type<TC>(), a, b, c, m, k, n)) return;
+  if (k == 0) {  // oneDNN leaves C as it was
+    const std::vector<float> zeros(static_cast<size_t>(m * n), 0.0f);
+    return gemm::store_with_epilogue(zeros.data(), c, m * n, n, epilogue, bias);
+  }
+  if (gemm::run(gemm::dnnl_type<TA>(), gemm::dnnl_type<TC>(), a, b, c, m, k, n, epilogue, bias)) {
+    return;
+  }
   if constexpr (std::is_same_v<TA, float>) {
     throw std::runtime_error("oneDNN has no f32 matmul on this CPU");
   } else {
     const std::vector<float> wa = gemm::widened(a, m * k), wb = gemm::widened(b, k * n);
-    if constexpr (std::is_same_v<TC, float>) {
-      matmul(wa.data(), wb.data(), c, m, k, n);
-    } else {
-      std::vector<float> wide(static_cast<size_t>(m * n));
-      matmul(wa.data(), wb.data(), wide.data(), m, k, n);
-      for (int64_t i = 0; i < m * n; ++i) c[i] = TC(wide[i]);
-    }
+    std::vector<float> wide(static_cast<size_t>(m * n));
+    matmul(wa.data(), wb.data(), wide.data(), m, k, n);
+    gemm::store_with_epilogue(wide.data(), c, m * n, n, epilogue, bias);
   }
 }
 

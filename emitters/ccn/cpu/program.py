@@ -61,8 +61,8 @@ def _communicators(plan: LoweringPlan) -> tuple[list[str], list[str], list[str]]
 def _storage_lines(plan: LoweringPlan, sizes: dict[str, str]) -> tuple[list, list]:
     members, ctor, declared = [], [], set()
     for name, buf in plan.buffers.items():
-        if buf.is_param or buf.var in declared:
-            continue
+        if buf.is_param or buf.var in declared or name in plan.epilogues:
+            continue  # a param; a value taken in place; a product no GEMM stores
         declared.add(buf.var)
         holder = "pf::PlacedBuffer" if name in plan.placements else "std::vector"
         members += [f"pf::Local {buf.local};", f"{holder}<{STORAGE[buf.type.dtype]}> {buf.var};"]

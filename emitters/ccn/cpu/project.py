@@ -8,6 +8,7 @@ from pathlib import Path
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule
 from parafuse.emitters.ccn.chunk_policy import ChunkDefaults, ChunkPolicy, ChunkRule, ChunkVariant
+from parafuse.emitters.ccn.epilogues import EpilogueKind
 from parafuse.emitters.ccn.plan import LoweringPlan
 from parafuse.emitters.ccn.project_context import scheduled_plans, template_context
 from parafuse.emitters.jinja_env import render
@@ -27,6 +28,8 @@ CPU_CHUNKS = ChunkDefaults(
                       "the room in the node-shared segment (pf::fused_auto_chunks)"),
     overlap=ChunkPolicy(ChunkRule.MEASURED, "1, 2 and 4 chunks timed over the first steps, "
                         "the fastest kept (pf::OverlapChunks)"))
+# The element-wise stages the CPU backend's GEMM (oneDNN's post-ops) applies in its epilogue.
+CPU_EPILOGUES = frozenset(EpilogueKind)
 
 
 def project_files(module: CheckedModule, program_name: str, schedules: list[str],
@@ -37,7 +40,8 @@ def project_files(module: CheckedModule, program_name: str, schedules: list[str]
     `variants` adds scheduled programs under names of their own (the autotuner's chunk
     counts); `default_schedule` is the runner's choice without --schedule (else
     `default`, or the first schedule)."""
-    plans = scheduled_plans(module, program_name, schedules, CPU_CHUNKS, variants)
+    plans = scheduled_plans(module, program_name, schedules, CPU_CHUNKS, variants,
+                            CPU_EPILOGUES)
     return print_project(module, program_name, plans, command, python, default_schedule)
 
 

@@ -150,4 +150,7 @@ def lower_simple(stage: ir.SimpleStage, writer: CpuStageWriter) -> list[str]:
         return ["{"] + ["  " + line for line in writer.collective(stage)] + ["}"]
     if isinstance(stage, ir.MatmulStage):
         return ["{"] + ["  " + line for line in writer.matmul(stage)] + ["}"]
+    if writer.plan.epilogue_producer(stage.name):
+        return [f"// {stage.name}: in the epilogue of "
+                f"{writer.plan.epilogue_producer(stage.name)}'s GEMM"]
     return [f"// {stage.name}", "{"] + ["  " + line for line in writer.elementwise(stage)] + ["}"]

@@ -1,17 +1,19 @@
 """`overlap(P, C)` on the GPU: P produces chunk c (rows along dim 0) on its stream, an
 event marks it done, and C works on chunk c on its own stream once it is; a matmul is
-cuBLAS on the chunk's rows on the compute stream, a collective an NCCL call on the
-communication stream, so C's chunk c overlaps P's chunk c+1."""
+cuBLASLt (cuBLAS for widened operands) on the chunk's rows on the compute stream, a
+collective an NCCL call on the communication stream, so C's chunk c overlaps P's chunk
+c+1."""
 
 from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
 from parafuse.emitters.ccn.chunk_policy import ChunkRule, unsupported
 from parafuse.emitters.ccn.cpp_expr import STORAGE
+from parafuse.emitters.ccn.gemm_operands import gemm_operands
 from parafuse.emitters.ccn.plan import group_id
 from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
 
-from .stages import CudaStageWriter, comm_name, lower_simple
+from .stages import CudaStageWriter, comm_name, lower_simple, lt_gemm
 
 
 class _Chunked:
@@ -23,7 +25,12 @@ class _Chunked:
         self.setup: list[str] = []
         collective = isinstance(stage, ir.CollectiveStage)
         self.stream = comm_stream if collective else "streams_.compute"
-        if isinstance(stage, ir.MatmulStage):
+        self.lt = isinstance(stage, ir.MatmulStage) and lt_gemm(stage)
+        if self.lt:
+            ops = gemm_operands(stage, writer)
+            self.a, self.la, self.b, self.lb = ops.a, ops.la, ops.b, ops.lb
+            self.setup += ops.lines
+        elif isinstance(stage, ir.MatmulStage):
             work = "double" if "f64" in (stage.a.type.dtype, stage.b.type.dtype) else "float"
             self.a, self.la, code_a = writer.materialize_as(stage.a, work)
             self.b, self.lb, code_b = writer.materialize_as(stage.b, work)
@@ -37,6 +44,9 @@ class _Chunked:
             return self.writer.elementwise(stage, "lo", "hi")
         if isinstance(stage, ir.MatmulStage):
             n, k = f"{self.lb}.shape[1]", f"{self.la}.shape[{self.la}.rank - 1]"
+            if self.lt:
+                return [f"lt_.gemm(streams_.compute, {self.a} + (lo / {n}) * {k}, {self.b}, "
+                        f"{target.var} + lo, (hi - lo) / {n}, {k}, {n});"]
             return [f"pf::matmul(cublas_, streams_.compute, {self.a} + (lo / {n}) * {k}, "
                     f"{self.b}, {self.a}_out + lo, (hi - lo) / {n}, {k}, {n});",
                     "pf::launch(lo, hi, streams_.compute, [=] __device__(int64_t i) {",

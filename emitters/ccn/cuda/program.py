@@ -46,17 +46,18 @@ def _communicator_lines(comm: Communicator, program: ir.Program) -> tuple[list, 
 def _communicators(plan: LoweringPlan) -> tuple[list[str], list[str], list[str]]:
     members = ["MPI_Comm comm_ = MPI_COMM_NULL;", "int rank_ = 0, ranks_ = 1;",
                "int parts_world_ = 1, index_world_ = 0;", "ncclComm_t nccl_ = nullptr;",
-               "cublasHandle_t cublas_ = nullptr;", "pf::Streams streams_;",
+               "cublasHandle_t cublas_ = nullptr;", "pf::LtGemm lt_;", "pf::Streams streams_;",
                "pf::Scratch scratch_;", "pf::StepArena arena_;", "bool host_newer_ = true;"]
     ctor = ["PF_MPI(MPI_Comm_dup(comm, &comm_));", "rank_ = pf::comm_rank(comm_);",
             "ranks_ = pf::comm_size(comm_);", "parts_world_ = ranks_;", "index_world_ = rank_;",
-            "nccl_ = pf::nccl_comm(comm_);", "PF_CUBLAS(cublasCreate(&cublas_));"]
+            "nccl_ = pf::nccl_comm(comm_);", "PF_CUBLAS(cublasCreate(&cublas_));", "lt_.open();"]
     dtor = []
     for comm in plan.communicators:
         if comm.kind is not CommKind.WORLD:
             m, c, d = _communicator_lines(comm, plan.program)
             members, ctor, dtor = members + m, ctor + c, dtor + d
-    dtor += ["cublasDestroy(cublas_);", "ncclCommDestroy(nccl_);", "MPI_Comm_free(&comm_);"]
+    dtor += ["lt_.close();", "cublasDestroy(cublas_);", "ncclCommDestroy(nccl_);",
+             "MPI_Comm_free(&comm_);"]
     return members, ctor, dtor
 
 
@@ -158,7 +159,8 @@ def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
     comm_members, comm_ctor, dtor = _communicators(plan)
     mirrored = {t.name for t in program.tensors} | {v for _, v in program.outputs} | {
         s for s, _ in program.state_updates}
-    storage_members, storage_ctor, prologue = _storage(buffers, writer.sizes, mirrored)
+    stored = {name: buf for name, buf in buffers.items() if name not in plan.epilogues}
+    storage_members, storage_ctor, prologue = _storage(stored, writer.sizes, mirrored)
     step = prologue + ["const uint64_t seed_step = seed + step_index;", "(void)seed_step;"]
     for param in program.params:
         var = buffers[param.name].var
@@ -173,7 +175,7 @@ def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
     results += [_slot(s, v, buffers[s], -1, s) for s, v in program.state_updates]
     states = [_slot(t.name, t.name, buffers[t.name], t.ordinal, t.name)
               for t in program.tensors if t.role == "state"]
-    copies = _transfers(program, buffers)
+    copies = _transfers(program, stored)
     copies["device_inputs"] = [_slot(t.name, t.name, buffers[t.name], t.ordinal, None)
                                for t in program.tensors]
     copies["device_results"] = [_slot(n, plan.value_shown(v), buffers[v], -1, None)

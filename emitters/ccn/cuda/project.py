@@ -7,11 +7,17 @@ from pathlib import Path
 
 from parafuse.ccn_compiler.frontend import CheckedModule
 from parafuse.emitters.ccn.chunk_policy import ChunkDefaults, ChunkPolicy, ChunkRule, ChunkVariant
+from parafuse.emitters.ccn.epilogues import EpilogueKind
 from parafuse.emitters.ccn.plan import LoweringPlan
 from parafuse.emitters.ccn.project_context import scheduled_plans, template_context
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.toolchain.cmake import Toolchain, build_tree, cached_build, write_tree
-from parafuse.emitters.toolchain.nvidia import cublas_library, find_nvcc, nccl_library
+from parafuse.emitters.toolchain.nvidia import (
+    cublas_library,
+    cublaslt_library,
+    find_nvcc,
+    nccl_library,
+)
 from parafuse.emitters.toolchain.runtime import runtime_folders
 
 from .program import lower_schedule
@@ -23,6 +29,8 @@ CUDA_CHUNKS = ChunkDefaults(
                       "(pf::auto_chunks)"),
     overlap=ChunkPolicy(ChunkRule.FIXED, "four chunks, the producer's and the consumer's on "
                         "two streams", 4))
+# The element-wise stages the CUDA backend's GEMM (cuBLASLt) applies in its epilogue.
+CUDA_EPILOGUES = frozenset(EpilogueKind)
 
 
 def project_files(module: CheckedModule, program_name: str, schedules: list[str],
@@ -31,7 +39,8 @@ def project_files(module: CheckedModule, program_name: str, schedules: list[str]
                   default_schedule: str | None = None) -> dict[str, str | bytes]:
     """Every file of the generated CUDA project, by path. `variants` and
     `default_schedule` mean what they mean for the CPU backend's project_files."""
-    plans = scheduled_plans(module, program_name, schedules, CUDA_CHUNKS, variants)
+    plans = scheduled_plans(module, program_name, schedules, CUDA_CHUNKS, variants,
+                            CUDA_EPILOGUES)
     return print_project(module, program_name, plans, command, cuda_arch, python,
                          default_schedule)
 
@@ -43,7 +52,8 @@ def print_project(module: CheckedModule, program_name: str, plans: list[Lowering
     context = template_context(module, program_name, [p.schedule for p in plans], command,
                                python, default_schedule)
     context.update(schedules=[lower_schedule(plan) for plan in plans], cuda_arch=cuda_arch,
-                   nccl=nccl_library(), cublas=cublas_library())
+                   nccl=nccl_library(), cublas=cublas_library(),
+                   cublaslt=cublaslt_library())
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": render("ccn_cuda/CMakeLists.txt.j2", **context),
         f"include/{program_name}.hpp": render("ccn_cuda/header.hpp.j2", **context),

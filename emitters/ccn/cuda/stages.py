@@ -7,7 +7,8 @@ lambda captures them by value. An element-wise stage is one grid-stride kernel
 (`pf::launch`); a scalar reduction is a block reduction combined with atomics,
 then an NCCL allreduce of the accumulator for a sliced operand; collectives are
 the NCCL wrappers of cpp_runtime/ccn_cuda/nccl_util.cuh on the communication
-stream; `matmul` is cuBLAS in float (double for f64).
+stream; `matmul` is cuBLASLt on the operands' own dtype (f32, bf16, f16), with the
+epilogue the plan gives it, else (mixed, integer, f64 operands) cuBLAS in float or double.
 """
 
 from __future__ import annotations
@@ -17,6 +18,14 @@ from collections.abc import Callable
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import ValueType
 from parafuse.emitters.ccn.cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
+from parafuse.emitters.ccn.gemm_operands import (
+    NATIVE,
+    gemm_comment,
+    gemm_in_dtype,
+    gemm_operands,
+    gemm_target,
+    writes_direct,
+)
 from parafuse.emitters.ccn.loop_space import LoopSpace, expr_context
 from parafuse.emitters.ccn.plan import Buffer, CommKind, Communicator, group_id
 from parafuse.emitters.ccn.stage_writer import (
@@ -73,6 +82,7 @@ class CudaStageWriter(StageWriter):
 
     hoists_offsets = False  # kernels compute their offsets inline
     stream_arg = ", streams_.compute"
+
 
     def temporary(self, var: str, local: str, ctype: str, vt: ValueType) -> list[str]:
         """A step-local device buffer `var` (pointer) of `vt`'s block, shape `local`."""
@@ -167,6 +177,19 @@ class CudaStageWriter(StageWriter):
                 + ["streams_.to_comm();", call, "streams_.to_compute();"])
 
     def matmul(self, stage: ir.MatmulStage) -> list[str]:
+        if not lt_gemm(stage):
+            return self.widened_matmul(stage)
+        ops = gemm_operands(stage, self)
+        target, epilogue_args = gemm_target(stage, self)
+        last = len(stage.a.type.shape) - 1
+        head = f"// {stage.name} = matmul(...) with cuBLASLt in {ops.in_dtype}"
+        return [gemm_comment(head, stage, self.plan)] + ops.lines + [
+            f"lt_.gemm(streams_.compute, {ops.a}, {ops.b}, {target.var}, "
+            f"pf::outer_count({ops.la}, {last}), {ops.la}.shape[{last}], {ops.lb}.shape[1]"
+            f"{epilogue_args});"]
+
+    def widened_matmul(self, stage: ir.MatmulStage) -> list[str]:
+        """Mixed, integer and f64 operands: widened to float (double) for cuBLAS."""
         work, lines, (a, la), (b, lb) = self.matmul_operands(stage, " with cuBLAS")
         rank_a = len(stage.a.type.shape)
         target = self.buffers[stage.name]
@@ -181,9 +204,18 @@ class CudaStageWriter(StageWriter):
         return lines
 
 
+def lt_gemm(stage: ir.MatmulStage) -> bool:
+    """Whether cuBLASLt multiplies the operands as they are and writes the result."""
+    in_dtype = gemm_in_dtype(stage)
+    return in_dtype in NATIVE and writes_direct(stage, in_dtype)
+
+
 def lower_simple(stage: ir.SimpleStage, writer: CudaStageWriter) -> list[str]:
     if isinstance(stage, ir.CollectiveStage):
         body = writer.collective(stage)
+    elif writer.plan.epilogue_producer(stage.name):
+        return [f"// {stage.name}: in the epilogue of "
+                f"{writer.plan.epilogue_producer(stage.name)}'s GEMM"]
     elif isinstance(stage, ir.MatmulStage):
         body = writer.matmul(stage)
     else:
