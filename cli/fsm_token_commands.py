@@ -79,7 +79,7 @@ def token_runtime_choice(token_set: CompiledTokenSet, file: str,
                          input_path: str) -> tuple[str, str]:
     """(scheme, reason) of the runner's `auto` over the file `input_path`, with the default
     thread count: `boostfsm analyze --input` replays the runtime itself (its probe of an
-    input of 1 MiB or more, cpp_runtime/fsm/token_auto.hpp), so that what it prints is
+    input of 1 MiB or more, cpp_runtime/fsm/tokens/auto.hpp), so that what it prints is
     what `boostfsm run` runs."""
     project = cached_token_project(token_set, file, TokenHints())
     done = subprocess.run([str(project / "build" / f"{token_set.name}_run"), input_path,

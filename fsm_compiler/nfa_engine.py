@@ -13,7 +13,7 @@ FINAL_NEWLINE), the engine
 Edges without an assertion (ALWAYS) go through bit-parallel tables: follow(state) ORs
 one precomputed union per non-zero byte of the state (8 positions). The few
 conditional edges are listed and checked one by one. The C++ runtime does the same
-(cpp_runtime/fsm/nfa_engine.hpp).
+(cpp_runtime/fsm/sets/nfa_engine.hpp).
 
 `max_length` is the longest match of the engine's patterns (None when unbounded): a
 run that starts `max_length` bytes before a chunk with an empty state reports exactly

@@ -18,9 +18,9 @@ import numpy as np
 from .analysis import convergence, fused_bound, lookback_accuracy
 from .compiled import CompiledMachine
 
-UNKNOWN = (1 << 64) - 1  # a hint not measured (kUnknown in cpp_runtime/fsm/tables.hpp)
+UNKNOWN = (1 << 64) - 1  # a hint not measured (kUnknown in cpp_runtime/fsm/core/tables.hpp)
 FUSED_BLOB_BUDGET = 16 << 20  # bytes of fused tables a generated project embeds
-MIN_ROW = 8  # entries of a table row at least (kSlots in cpp_runtime/fsm/count.hpp)
+MIN_ROW = 8  # entries of a table row at least (kSlots in cpp_runtime/fsm/core/count.hpp)
 TRAINING_BYTES = 1 << 16  # the seeded random sample used without --train
 
 

@@ -1,12 +1,12 @@
 """What `auto` picks from the measured properties, and why, in one sentence.
 
-The rules of the runtime's `auto` (cpp_runtime/fsm/auto_choice.hpp), first match
+The rules of the runtime's `auto` (cpp_runtime/fsm/auto/choice.hpp), first match
 wins, on the analysis sample instead of the input (docs/fsm.md explains the
 thresholds):
 0. the machine fits SIMD enumeration counted in one pass on this CPU (its path takes
    the states, and counts the groups of reporting states per lane)  -> enum, where the
    runtime finds it at least as fast per core as table walks (it times both on a
-   small window of the input, auto_rates.hpp); else on to rule 1
+   small window of the input, fsm/auto/rates.hpp); else on to rule 1
 1. lookback speculation is right almost always (>=99%)            -> spec
 2. from every state, paths meet within the convergence horizon    -> enum
 3. speculation is right at least half the time and every wrong
@@ -42,7 +42,7 @@ import os
 from .analysis import RECOVERY_HORIZON, Convergence, FusedStates
 from .simd_fit import counts_in_one_pass
 
-# auto's thresholds, the runtime's too (generated into cpp_runtime/fsm/shared_constants.hpp
+# auto's thresholds, the runtime's too (generated into cpp_runtime/fsm/core/shared_constants.hpp
 # by emitters/fsm/shared_constants.py)
 SPEC_ACCURACY = 0.99
 HSPEC_ACCURACY = 0.5

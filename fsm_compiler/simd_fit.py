@@ -1,16 +1,17 @@
 """Whether a machine fits SIMD enumeration counted in one pass on a CPU: the path the
-runtime takes for it (cpp_runtime/fsm/simd_plan.hpp make_simd_plan) and whether that path
+runtime takes for it (cpp_runtime/fsm/simd/plan.hpp make_simd_plan) and whether that path
 counts its groups of reporting states per lane (SimdPlan::counts). `auto`'s first rule
-(cpp_runtime/fsm/auto_rates.hpp) applies only to such machines; the analysis mirrors it.
+(cpp_runtime/fsm/auto/rates.hpp) applies only to such machines; the analysis mirrors it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-LANES = 256  # simd_plan.hpp kSimdLanes: one byte per lane
-MAX_GROUPS = 4  # simd_plan.hpp kSimdMaxGroups
-PAIRED_MAX_GROUPS = 8  # simd_plan.hpp kSimdPairedMaxGroups: the paired kernels (AVX2, AVX-512VL)
+LANES = 256  # fsm/simd/plan.hpp kSimdLanes: one byte per lane
+MAX_GROUPS = 4  # fsm/simd/plan.hpp kSimdMaxGroups
+# fsm/simd/plan.hpp kSimdPairedMaxGroups: the paired kernels (AVX2, AVX-512VL)
+PAIRED_MAX_GROUPS = 8
 PSHUFB_STATES = 16
 COMPOSED_AVX2_STATES = 32  # composed vpshufb pays up to this many states
 PATH_FLAGS = {"avx512vbmi": {"avx512f", "avx512bw", "avx512vbmi"},
@@ -34,7 +35,7 @@ def cpu_simd_paths(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
 
 def simd_path(states: int, paths: frozenset[str]) -> str | None:
     """The path the runtime's plan takes for `states` states on a CPU with `paths`
-    (simd_plan.hpp simd_auto_path): up to 16 states the paired kernels, built for
+    (fsm/simd/plan.hpp simd_auto_path): up to 16 states the paired kernels, built for
     AVX-512VL where the CPU has it; past 16, a CPU whose best is AVX-512VL runs AVX2's."""
     best = next((p for p in ("avx512vbmi", "avx512vl", "avx2", "ssse3") if p in paths), None)
     if best is None or states > LANES:

@@ -87,7 +87,7 @@ def _quantile(distances: list[int], q: float, total: int) -> int | None:
 
 def token_auto_choice(fall: FallInStep) -> tuple[str, str]:
     """What `auto` picks on several threads for an input under 1 MiB, from the training
-    sample, and why (the runtime's rule, cpp_runtime/fsm/token_auto.hpp: seq on one thread
+    sample, and why (the runtime's rule, cpp_runtime/fsm/tokens/auto.hpp: seq on one thread
     or a tiny input; an input of 1 MiB or more is measured by the runtime itself)."""
     if fall.positions == 0:
         return "hspec", ("no wrong start measured on the sample; chunks run from lookback "

@@ -1,4 +1,4 @@
-"""The tables of one machine as one binary blob, read by cpp_runtime/fsm/tables.hpp.
+"""The tables of one machine as one binary blob, read by cpp_runtime/fsm/core/tables.hpp.
 
 Generated libraries embed the blob with the assembler's `.incbin`; the test driver
 loads the same bytes from a file, so both run the same C++ on the same layout.

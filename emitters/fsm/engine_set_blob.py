@@ -1,5 +1,5 @@
 """The tables of a pattern set compiled to several engines, as one blob read by
-cpp_runtime/fsm/engine_set.hpp.
+cpp_runtime/fsm/sets/engine_set.hpp.
 
 Layout: u64 magic "PFSMSET1", engine count, then per engine (kind: 0 DFA / 1 NFA /
 2 prefiltered, byte offset, byte size); every engine's own blob starts 64-byte aligned.

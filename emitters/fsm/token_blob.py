@@ -1,4 +1,4 @@
-"""The tables of one token set as one binary blob, read by cpp_runtime/fsm/token_tables.hpp
+"""The tables of one token set as one binary blob, read by cpp_runtime/fsm/tokens/tables.hpp
 (the layout is documented there). The token set's states are already in the runtime's
 order (fsm_compiler/token_sets.py): dead state, live non-accepting, then accepting."""
 
@@ -14,7 +14,7 @@ from parafuse.fsm_compiler.token_sets import NO_RULE, CompiledTokenSet
 MAGIC = int.from_bytes(b"PFSMTOK1", "little")
 HEADER_SLOTS = 16
 UNKNOWN = (1 << 64) - 1
-SKIP_KIND = -2  # kSkipKind in token_tables.hpp
+SKIP_KIND = -2  # kSkipKind in fsm/tokens/tables.hpp
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ def assert_all_equal_reference(machine: CompiledMachine, data: bytes, work: Path
                                configs: list[str] | None = None, matches: bool = True,
                                **kwargs) -> list[dict]:
     """With `matches`, the visits are counted where matches are listed; without, by the
-    counting kernels (cpp_runtime/fsm/count.hpp), so tests should run both. Returns the
+    counting kernels (cpp_runtime/fsm/core/count.hpp), so tests should run both. Returns the
     driver's result of each configuration."""
     expected = reference_triple(machine, data)
     if not matches:

@@ -1,5 +1,5 @@
-"""`auto`'s choosing, bounded and priced right (cpp_runtime/fsm/auto_rates.hpp,
-auto_samples.hpp, auto_probe.hpp, auto_choice.hpp): the timed kernels stop after two rounds
+"""`auto`'s choosing, bounded and priced right (cpp_runtime/fsm/auto/: rates.hpp,
+samples.hpp, probe.hpp, choice.hpp): the timed kernels stop after two rounds
 where both say the same by 25% or more and time a single round on small inputs; `hspec`
 is never picked at one thread (rules and probes); speculation's predictions are priced
 from the lookups a prediction took on the lookback sample, which on a big machine whose

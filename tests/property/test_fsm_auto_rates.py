@@ -1,4 +1,4 @@
-"""`auto`'s first rule (cpp_runtime/fsm/auto_rates.hpp): where SIMD enumeration counts a run
+"""`auto`'s first rule (cpp_runtime/fsm/auto/rates.hpp): where SIMD enumeration counts a run
 in one pass, it is timed against interleaved table walks on a window of the input, and
 taken without further measurement where it is at least as fast per core. Checked against
 the reference executor (whatever the timing decides), for consistency between the pick

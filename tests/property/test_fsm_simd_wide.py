@@ -1,4 +1,4 @@
-"""SIMD enumeration past 64 states (cpp_runtime/fsm/simd_kernels_wide.hpp: AVX-512 VBMI
+"""SIMD enumeration past 64 states (cpp_runtime/fsm/simd/kernels_wide.hpp: AVX-512 VBMI
 vpermi2b on 2 to 4 registers of lanes) equals the reference executor at every kernel
 boundary (64/65, 128/129, 192/193, 256), with 0 to 5 groups of reporting states (5: past
 the kernel's counters, recounted from the true starts), input lengths that divide neither

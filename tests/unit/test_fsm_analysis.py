@@ -128,7 +128,7 @@ def test_auto_choice_follows_the_measurements() -> None:
     (16, {"avx512vl", "avx512vbmi", "avx2"}, "avx512vl"), (17, {"avx512vl", "avx2"}, "avx2"),
     (33, {"avx512vl", "avx2"}, None)])
 def test_simd_rule_comes_first_where_the_path_takes_the_machine(states, paths, fits) -> None:
-    """Rule 0 (the runtime's auto_rates.hpp): enum wherever this CPU's path takes the
+    """Rule 0 (the runtime's fsm/auto/rates.hpp): enum wherever this CPU's path takes the
     machine, before speculation that is always right; the reason says what the other
     rules would pick were table walks faster."""
     machine = machine_of([[0, 1, 2]] * states)  # every byte resets: spec is always right

@@ -13,10 +13,10 @@ from tests.unit.test_fsm_cpp_emit import sample_machine
 
 
 def test_checked_in_header_is_generated_from_python() -> None:
-    checked_in = (CPP_RUNTIME / "fsm" / "blob_slots.hpp").read_text()
+    checked_in = (CPP_RUNTIME / "fsm" / "core" / "blob_slots.hpp").read_text()
     assert checked_in == cpp_header(), (
-        "cpp_runtime/fsm/blob_slots.hpp is stale: run "
-        "`python -m parafuse.emitters.fsm.blob_slots > cpp_runtime/fsm/blob_slots.hpp`")
+        "cpp_runtime/fsm/core/blob_slots.hpp is stale: run "
+        "`python -m parafuse.emitters.fsm.blob_slots > cpp_runtime/fsm/core/blob_slots.hpp`")
 
 
 def test_every_slot_and_section_is_named_in_cpp() -> None:
