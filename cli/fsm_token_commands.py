@@ -24,8 +24,8 @@ from parafuse.emitters.fsm.token_project import (
     token_project_files,
 )
 from parafuse.emitters.toolchain.cmake import build_tree, write_tree
-from parafuse.fsm_compiler.reference_tokenizer import tokenize, tokens_json
-from parafuse.fsm_compiler.token_sets import CompiledTokenSet
+from parafuse.fsm_compiler.tokens.reference_tokenizer import tokenize, tokens_json
+from parafuse.fsm_compiler.tokens.token_sets import CompiledTokenSet
 
 TOKEN_DTYPE = np.dtype({"names": ["start", "end", "kind"], "formats": ["<u8", "<u8", "<u2"],
                         "offsets": [0, 8, 16], "itemsize": 24})

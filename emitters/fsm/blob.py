@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from parafuse.emitters.fsm.blob_slots import HEADER_SLOTS, BlobSection, BlobSlot, section_slots
+from parafuse.fsm_compiler.analysis.fused import MISSING, FusedDfa, build_fused_dfa
+from parafuse.fsm_compiler.analysis.project_analysis import ProjectAnalysis, table_shift
 from parafuse.fsm_compiler.compiled import CompiledMachine
-from parafuse.fsm_compiler.fused import MISSING, FusedDfa, build_fused_dfa
-from parafuse.fsm_compiler.project_analysis import ProjectAnalysis, table_shift
 
 MAGIC = int.from_bytes(b"PFSMBLB1", "little")
 FUSED_MISSING = 0xFFFFFFFF

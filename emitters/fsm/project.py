@@ -13,7 +13,7 @@ M is the machine's name as the user wrote it (file names, the runner `M_run`, th
 Python module `M`, the runner's JSON); C is `names.cpp_name(M)`, the name of every
 C++ identifier, blob symbol, CMake target and package derived from it, so that a
 machine may be named `pipe`, `class` or `test`. The emitter decides nothing: the
-analysis the project embeds comes in the request (fsm_compiler.project_analysis).
+analysis the project embeds comes in the request (fsm_compiler.analysis.project_analysis).
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ from parafuse.emitters.toolchain.cmake import (
     cached_build_serving,
 )
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME, runtime_files
+from parafuse.fsm_compiler.analysis.project_analysis import ProjectAnalysis
 from parafuse.fsm_compiler.compiled import CompiledMachine
-from parafuse.fsm_compiler.engines import EngineSet, engine_kind
-from parafuse.fsm_compiler.project_analysis import ProjectAnalysis
+from parafuse.fsm_compiler.engines.engines import EngineSet, engine_kind
 
 # The runtime tree a project ships, copied as it stands: every header of cpp_runtime/fsm
 # (its subfolders included) and cpp_runtime/common (and the .inc bodies that a header

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from parafuse.emitters.jinja_env import render
+from parafuse.fsm_compiler.analysis.simd_fit import LANES
 from parafuse.fsm_compiler.compiled import CompiledMachine
-from parafuse.fsm_compiler.simd_fit import LANES
 
 STATE_CLASSES = ((16, 1), (64, 17), (256, 65))  # (most, least): fsm/simd/plan.hpp simd_class_*
 

@@ -30,8 +30,8 @@ from parafuse.emitters.jinja_env import render
 from parafuse.emitters.names import CXX_KEYWORDS, cpp_name
 from parafuse.emitters.toolchain.cmake import BuildInputs, cached_build, cached_build_serving
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME, runtime_files
-from parafuse.fsm_compiler.token_analysis import fall_in_step
-from parafuse.fsm_compiler.token_sets import CompiledTokenSet
+from parafuse.fsm_compiler.tokens.token_analysis import fall_in_step
+from parafuse.fsm_compiler.tokens.token_sets import CompiledTokenSet
 
 TRAINING_BYTES = 1 << 16
 

@@ -15,10 +15,10 @@ import numpy as np
 
 from parafuse.emitters.fsm.blob import machine_blob
 from parafuse.emitters.fsm.project import ProjectRequest, table_driver
+from parafuse.fsm_compiler.analysis.project_analysis import untrained_analysis
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.options import MachineOptions
 from parafuse.fsm_compiler.pipeline import analyse_for_project
-from parafuse.fsm_compiler.project_analysis import untrained_analysis
 from parafuse.fsm_compiler.reference_executor import run_reference
 from parafuse.grammar.diagnostics import Location
 

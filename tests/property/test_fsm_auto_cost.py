@@ -16,10 +16,10 @@ import re
 import numpy as np
 import pytest
 
+from parafuse.fsm_compiler.analysis.simd_fit import cpu_simd_paths, simd_path
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.options import MachineOptions
 from parafuse.fsm_compiler.pipeline import analyse, compile_file
-from parafuse.fsm_compiler.simd_fit import cpu_simd_paths, simd_path
 from parafuse.grammar.diagnostics import Location, SourceFile
 from tests.property.fsm_cpp_driver import assert_all_equal_reference, driver_results
 from tests.property.test_fsm_auto_rates import INPUT_BYTES, fits, permutation

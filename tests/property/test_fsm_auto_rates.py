@@ -19,9 +19,9 @@ import pytest
 
 from parafuse.emitters.fsm.blob import machine_blob
 from parafuse.emitters.fsm.project import table_driver
+from parafuse.fsm_compiler.analysis.project_analysis import untrained_analysis
+from parafuse.fsm_compiler.analysis.simd_fit import counts_in_one_pass, cpu_simd_paths
 from parafuse.fsm_compiler.pipeline import compile_file
-from parafuse.fsm_compiler.project_analysis import untrained_analysis
-from parafuse.fsm_compiler.simd_fit import counts_in_one_pass, cpu_simd_paths
 from parafuse.grammar.diagnostics import SourceFile
 from tests.conftest import SAMPLES
 from tests.property.fsm_cpp_driver import assert_all_equal_reference, random_machine

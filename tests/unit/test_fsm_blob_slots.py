@@ -8,7 +8,7 @@ import numpy as np
 from parafuse.emitters.fsm.blob import MAGIC, machine_blob
 from parafuse.emitters.fsm.blob_slots import HEADER_SLOTS, BlobSection, BlobSlot, cpp_header
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
-from parafuse.fsm_compiler.project_analysis import untrained_analysis
+from parafuse.fsm_compiler.analysis.project_analysis import untrained_analysis
 from tests.unit.test_fsm_cpp_emit import sample_machine
 
 

@@ -10,8 +10,8 @@ from parafuse.cli.boostfsm import main
 from parafuse.emitters.fsm.blob import MAGIC, internal_order
 from parafuse.emitters.fsm.blob_slots import HEADER_SLOTS, BlobSlot
 from parafuse.emitters.fsm.project import project_files
-from parafuse.fsm_compiler.analysis import fused_state_count
-from parafuse.fsm_compiler.fused import MISSING, build_fused_dfa
+from parafuse.fsm_compiler.analysis.analysis import fused_state_count
+from parafuse.fsm_compiler.analysis.fused import MISSING, build_fused_dfa
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.grammar.diagnostics import SourceFile
 from tests.conftest import SAMPLES

@@ -1,6 +1,6 @@
 // parafuse boostfsm runtime: `auto` (compile-time analysis + a cheap look at the
 // input), and run_machine, the entry point every generated library calls.
-// The rules mirror fsm_compiler/scheme_choice.py, with lookback accuracy measured
+// The rules mirror fsm_compiler/analysis/scheme_choice.py, with lookback accuracy measured
 // on this input (at its start: fsm/auto/samples.hpp) instead of the training sample, and a
 // partial fused DFA accepted when walks over samples of this input stay inside it.
 // The first rule (fsm/auto/rates.hpp) times SIMD enumeration against table walks on

@@ -1,4 +1,4 @@
-// parafuse boostfsm runtime: the bit-parallel NFA engine (fsm_compiler/nfa_engine.py):
+// parafuse boostfsm runtime: the bit-parallel NFA engine (fsm_compiler/engines/nfa_engine.py):
 // patterns too big for a DFA run on their position automaton, a bit vector of W
 // 64-bit words. At each boundary j, with the categories (prev, next) of the bytes
 // around it (END at the end; a last '\n' is FINAL_NEWLINE):

@@ -1,4 +1,4 @@
-// parafuse boostfsm runtime: the prefiltered engine (fsm_compiler/prefilter_engine.py).
+// parafuse boostfsm runtime: the prefiltered engine (fsm_compiler/engines/prefilter_engine.py).
 // One pass of the literal DFA over the input gives (q, tag): the end of a factor of
 // pattern `tag`. Under `auto` the pass runs in chunks that are exact from a lookback of
 // the longest factor (fsm/sets/prefilter_literals.hpp); under any other scheme it runs that

@@ -157,7 +157,7 @@ inline uint32_t simd_path_most_states(SimdPath path) {
 // 17-64, vpermi2b on two registers' tables for 65-128, and two vpermi2b and a blend for
 // 129-256 (fsm/simd/kernels_wide.hpp); without VBMI, AVX2 composed from 16-entry blocks pays
 // up to 32 states and not past them (measured: docs/fsm.md).
-// fsm_compiler/simd_fit.py mirrors this choice.
+// fsm_compiler/analysis/simd_fit.py mirrors this choice.
 inline SimdPath simd_auto_path(uint32_t n, SimdPath best, bool vl) {
   if (best == SimdPath::scalar) return SimdPath::none;  // lanes in plain C++ do not pay
   if (n <= 16) return vl ? SimdPath::avx512vl : best == SimdPath::avx512vbmi ? SimdPath::avx2 : best;

@@ -4,7 +4,7 @@ Every byte class occurrence in a regex becomes one *position* (counted repeats a
 expanded into copies, `x{2,4}` = `xx(x(x)?)?`). An NFA state is a position: "the
 last byte matched there". A match may start at any boundary, so the first positions
 are candidates after every byte. Assertions (`^ $ \\b` ...) consume nothing: they
-become conditions (fsm_compiler/assertions.py) on the boundary where they sit, so
+become conditions (fsm_compiler/automata/assertions.py) on the boundary where they sit, so
 every edge carries one: `first[q]` at the boundary before q, `follow[p][q]` between
 p and q, `accepting[p][tag]` after p, and `empty_accepts[tag]` where the regex
 matches the empty string (only in places an assertion holds it, say `^$` or `\\b`).

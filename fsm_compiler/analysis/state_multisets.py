@@ -1,6 +1,6 @@
 """Many runs of one DFA from every state at once, as multisets of states per row.
 
-The analysis (fsm_compiler/analysis.py) runs a DFA from all S states at each of up to
+The analysis (fsm_compiler/analysis/analysis.py) runs a DFA from all S states at each of up to
 256 sample positions: S x positions lanes, most of which merge after a few bytes. Kept
 as one (row, state, count) triple per distinct state of a row, sorted by row then
 state, a step costs the distinct states, not S lanes, and the counts keep what the

@@ -31,11 +31,11 @@ from parafuse.grammar.regex_ast import (
     is_nullable,
 )
 
-from .byte_classes import partition_by_columns
-from .dfa import StateLimitExceeded, subset_construction
-from .minimise import breadth_first_order, minimise, renumber
-from .nfa import build_position_automaton
-from .options import MachineOptions
+from ..automata.byte_classes import partition_by_columns
+from ..automata.dfa import StateLimitExceeded, subset_construction
+from ..automata.minimise import breadth_first_order, minimise, renumber
+from ..automata.nfa import build_position_automaton
+from ..options import MachineOptions
 
 ERROR_KIND = "error"
 NO_RULE = -1

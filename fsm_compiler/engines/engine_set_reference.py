@@ -6,11 +6,11 @@ add up per tag, matches merge by offset, then tag order.
 
 from __future__ import annotations
 
-from .compiled import CompiledMachine
+from ..compiled import CompiledMachine
+from ..reference_executor import RunResult, run_reference
 from .engines import DfaEngine, EngineSet
 from .nfa_engine import NfaEngine, NfaRunner
 from .prefilter_engine import PrefilterEngine, run_prefilter
-from .reference_executor import RunResult, run_reference
 
 _RUNNERS: dict[int, tuple[NfaEngine, NfaRunner]] = {}  # by id(engine); the engine kept alive
 

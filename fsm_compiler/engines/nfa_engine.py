@@ -2,7 +2,7 @@
 
 The state is the set of positions that matched the last byte, a bit vector. At each
 boundary j (before byte j; j = n is the end) with categories (prev, next) of the
-bytes around it (fsm_compiler/assertions.py; the last byte, if '\\n', is
+bytes around it (fsm_compiler/automata/assertions.py; the last byte, if '\\n', is
 FINAL_NEWLINE), the engine
 
 1. reports at offset j every tag with an accepting position in the state whose
@@ -29,9 +29,9 @@ from parafuse.grammar.diagnostics import CompileError
 from parafuse.grammar.fsm_ast import PatternDecl
 from parafuse.grammar.regex_escapes import WORD
 
-from .assertions import ALWAYS, END, FINAL_NEWLINE, NEWLINE, OTHER, START, bit
-from .assertions import WORD as WORD_CATEGORY
-from .nfa import PositionAutomaton
+from ..automata.assertions import ALWAYS, END, FINAL_NEWLINE, NEWLINE, OTHER, START, bit
+from ..automata.assertions import WORD as WORD_CATEGORY
+from ..automata.nfa import PositionAutomaton
 
 MAX_POSITIONS = 4096  # 64 words of state: a pattern past this is an error
 ENGINE_POSITIONS = 512  # patterns are packed into NFA engines of at most this many

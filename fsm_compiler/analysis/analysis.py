@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .compiled import CompiledMachine
-from .minimise import row_keys
-from .reference_executor import state_trace
+from ..automata.minimise import row_keys
+from ..compiled import CompiledMachine
+from ..reference_executor import state_trace
 from .state_multisets import StateMultisets
 
 CONVERGENCE_THRESHOLDS = (1, 2, 4)
@@ -97,7 +97,7 @@ def _nearest_rank(sorted_steps: list[float], quantile: float) -> int | None:
 
 def convergence(machine: CompiledMachine, classes: np.ndarray) -> list[Convergence]:
     """Steps until the all-states vector has at most 1, 2, 4 states, from random positions.
-    The runs are multisets of states (fsm_compiler/state_multisets.py)."""
+    The runs are multisets of states (fsm_compiler/analysis/state_multisets.py)."""
     horizon = min(CONVERGENCE_HORIZON, len(classes))
     if horizon == 0:
         return []

@@ -4,7 +4,7 @@ A DFA state is the set of positions that matched the last byte. Byte classes are
 computed from the positions' byte sets first, so each DFA state has one transition
 per class instead of 256.
 
-With assertions (fsm_compiler/assertions.py) a state also records the category of
+With assertions (fsm_compiler/automata/assertions.py) a state also records the category of
 the last byte (START in the start state), so conditions on the byte before a
 boundary are decided when the state is built, and conditions on the byte after it
 at the transition that consumes that byte (classes never mix categories). What a
@@ -118,7 +118,7 @@ def _classes(automaton: PositionAutomaton) -> tuple[BytePartition, list[int]]:
 
 def subset_construction(automaton: PositionAutomaton, max_states: int) -> SubsetDfa:
     """Determinise `automaton`; raise StateLimitExceeded past `max_states` states.
-    Numpy over position bitsets (fsm_compiler/subset_vectorised.py), with the same states,
+    Numpy over position bitsets (fsm_compiler/automata/subset_vectorised.py), with the same states,
     numbers and reports as `subset_construction_by_state`, its fallback."""
     partition, class_category = _classes(automaton)
     try:

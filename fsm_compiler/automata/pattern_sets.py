@@ -14,12 +14,12 @@ import numpy as np
 from parafuse.grammar.diagnostics import CompileError, Note
 from parafuse.grammar.fsm_ast import PatternSet
 
+from ..compiled import CompiledMachine
+from ..options import MachineOptions
 from .byte_classes import partition_by_columns
-from .compiled import CompiledMachine
 from .dfa import StateLimitExceeded, StateReports, SubsetDfa, subset_construction
 from .minimise import breadth_first_order, minimise, renumber
 from .nfa import build_position_automaton
-from .options import MachineOptions
 
 
 def check_unique_tags(pattern_set: PatternSet) -> None:

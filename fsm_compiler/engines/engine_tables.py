@@ -1,4 +1,4 @@
-"""A TaggedDfa (fsm_compiler/dfa_product.py) as the CompiledMachine an engine runs: the
+"""A TaggedDfa (fsm_compiler/automata/dfa_product.py) as the CompiledMachine an engine runs: the
 DFA engines of a set (engines.py) and the literal DFA of a prefilter engine
 (prefilter_engine.py) are both one."""
 
@@ -8,12 +8,12 @@ import numpy as np
 
 from parafuse.grammar.fsm_ast import PatternSet
 
-from .compiled import CompiledMachine
-from .dfa import StateLimitExceeded, report_mask, reports_of_mask, subset_construction
-from .dfa_product import TaggedDfa, minimal
-from .nfa import PositionAutomaton
-from .options import MachineOptions
-from .pattern_sets import report_fields
+from ..automata.dfa import StateLimitExceeded, report_mask, reports_of_mask, subset_construction
+from ..automata.dfa_product import TaggedDfa, minimal
+from ..automata.nfa import PositionAutomaton
+from ..automata.pattern_sets import report_fields
+from ..compiled import CompiledMachine
+from ..options import MachineOptions
 
 
 def minimal_tagged_dfa(automaton: PositionAutomaton, max_states: int) -> TaggedDfa | None:

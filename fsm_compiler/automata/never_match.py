@@ -1,6 +1,6 @@
 """Patterns that can never match, refused as Hyperscan refuses them ("Pattern can never match").
 
-A pattern can match when some path of its position automaton (fsm_compiler/nfa.py)
+A pattern can match when some path of its position automaton (fsm_compiler/automata/nfa.py)
 from the start to an accept has every condition satisfiable by the byte categories
 of the positions around it: `a\\B-` cannot (a word byte then '-' is a boundary),
 nor can `\\b\\B` or `\\p{Greek}` (no Latin-1 byte is Greek).

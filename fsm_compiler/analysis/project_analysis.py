@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..compiled import CompiledMachine
 from .analysis import convergence, fused_bound, lookback_accuracy
-from .compiled import CompiledMachine
 
 UNKNOWN = (1 << 64) - 1  # a hint not measured (kUnknown in cpp_runtime/fsm/core/tables.hpp)
 FUSED_BLOB_BUDGET = 16 << 20  # bytes of fused tables a generated project embeds

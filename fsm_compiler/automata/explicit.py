@@ -13,9 +13,9 @@ import numpy as np
 from parafuse.grammar.diagnostics import CompileError, CompileWarning, Note
 from parafuse.grammar.fsm_ast import ByteSet, ExplicitMachine, NameRef, StateDecl
 
+from ..compiled import CompiledMachine
+from ..options import MachineOptions
 from .byte_classes import partition_by_columns
-from .compiled import CompiledMachine
-from .options import MachineOptions
 
 ALL_BYTES = (1 << 256) - 1
 

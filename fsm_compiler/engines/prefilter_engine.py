@@ -31,13 +31,13 @@ from parafuse.grammar.diagnostics import Location
 from parafuse.grammar.fsm_ast import PatternSet
 from parafuse.grammar.regex_ast import Alternation, ByteClass, Concat, Regex
 
-from .compiled import CompiledMachine
-from .dfa_product import TaggedDfa
+from ..automata.dfa_product import TaggedDfa
+from ..automata.nfa import build_position_automaton
+from ..compiled import CompiledMachine
+from ..options import MachineOptions
+from ..reference_executor import run_reference
 from .engine_tables import dfa_machine, minimal_tagged_dfa
-from .nfa import build_position_automaton
 from .nfa_engine import MAX_POSITIONS, NfaEngine, NfaRunner, boundary_condition, nfa_engine
-from .options import MachineOptions
-from .reference_executor import run_reference
 from .required_literals import Factors, required_factors
 
 MAX_PREFILTERED = 1024  # patterns in one engine (more: its literal DFA grows large)

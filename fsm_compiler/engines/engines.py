@@ -16,7 +16,7 @@ Then, greedy packing in file order of the patterns without a prefilter:
    such patterns are tried again with the full `max_states`, so that a set whose DFA
    fits stays one DFA; a set of one pattern gets the full `max_states` at once.)
 2. the patterns that fit are packed in file order: the current group's DFA times
-   the next pattern's minimal DFA (dfa_product.py); while the product holds at most
+   the next pattern's minimal DFA (automata/dfa_product.py); while the product holds at most
    `max_states` states the pattern joins the group, else the group becomes a DFA
    engine and the pattern starts the next group. Once a group has closed (the set is
    several engines anyway), a product may also hold at most twice its parts' states,
@@ -35,8 +35,7 @@ from dataclasses import dataclass
 from parafuse.grammar.diagnostics import Location
 from parafuse.grammar.fsm_ast import PatternSet
 
-from .compiled import CompiledMachine
-from .dfa_product import (
+from ..automata.dfa_product import (
     ProductTooLarge,
     TaggedDfa,
     growth_limit,
@@ -44,8 +43,11 @@ from .dfa_product import (
     product,
     renumbered,
 )
+from ..automata.nfa import build_position_automaton
+from ..automata.pattern_sets import check_unique_tags
+from ..compiled import CompiledMachine
+from ..options import MachineOptions
 from .engine_tables import dfa_machine, minimal_tagged_dfa
-from .nfa import build_position_automaton
 from .nfa_engine import (
     ENGINE_POSITIONS,
     NfaEngine,
@@ -53,8 +55,6 @@ from .nfa_engine import (
     longest_match,
     nfa_engine,
 )
-from .options import MachineOptions
-from .pattern_sets import check_unique_tags
 from .prefilter_engine import PrefilterEngine, prefilter_engines, prefilterable
 
 PATTERN_STATES = 8192  # a pattern's subset DFA past this runs on an NFA engine (see above)
