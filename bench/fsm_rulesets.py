@@ -39,7 +39,7 @@ from parafuse.emitters.fsm.project import (  # noqa: E402
     engine_set_driver,
 )
 from parafuse.emitters.toolchain.cmake import cache_root  # noqa: E402
-from parafuse.fsm_compiler.engines import EngineSet, engine_kind  # noqa: E402
+from parafuse.fsm_compiler.engines.engines import EngineSet, engine_kind  # noqa: E402
 from parafuse.fsm_compiler.pipeline import (  # noqa: E402
     analyse_for_project,
     compile_file,

@@ -53,7 +53,7 @@ RESULTS = REPO / "bench" / "results"
 PATH_FLAGS = {"scalar": set(), "ssse3": {"ssse3"}, "avx2": {"avx2"},
               "avx512vl": {"avx2", "avx512f", "avx512bw", "avx512vl"},
               "avx512vbmi": {"avx512f", "avx512bw", "avx512vbmi"}}
-# The most states each forced path takes (simd_plan.hpp simd_path_most_states): past it,
+# The most states each forced path takes (fsm/simd/plan.hpp simd_path_most_states): past it,
 # the table shows "-" (forced, `enum` would run the merging enumeration instead).
 PATH_MOST_STATES = {"scalar": 256, "ssse3": 16, "avx2": 64, "avx2/1": 64, "avx512vl": 16,
                     "avx512vbmi": 256, "none": 1 << 32}
@@ -74,7 +74,7 @@ def cpu_paths() -> list[str]:
 
 
 PATHS = cpu_paths()
-SIMD_MOST_STATES = 256  # simd_plan.hpp kSimdLanes (past 64 states: AVX-512 VBMI vpermi2b)
+SIMD_MOST_STATES = 256  # fsm/simd/plan.hpp kSimdLanes (past 64 states: AVX-512 VBMI vpermi2b)
 
 
 def c_headers(size: int) -> bytes:

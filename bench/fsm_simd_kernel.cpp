@@ -21,7 +21,11 @@
 #include <string>
 #include <vector>
 
+#if __has_include("fsm/simd/kernels.hpp")
+#include "fsm/simd/kernels.hpp"
+#else  // --against a revision whose runtime is one flat folder
 #include "fsm/simd_kernels.hpp"
+#endif
 
 using namespace parafuse::fsm;
 
@@ -58,7 +62,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "path %s: unknown or not on this CPU\n", argv[3]);
     return 1;
   }
-#if __has_include("fsm/simd_byte_pairs.hpp")  // older runtimes step one byte at a time
+#if __has_include("fsm/simd/byte_pairs.hpp") || __has_include("fsm/simd_byte_pairs.hpp")
+  // (runtimes without byte pairs step one byte at a time)
   if (plan.path == SimdPath::avx2 && plan.states <= 16)  // as make_simd_plan decides
     plan.byte_pairs = make_simd_byte_pairs(next, kSimdRowBytes, plan.states, plan.lo[0],
                                            plan.groups, simd_stride_request(), &plan.one_byte_why);

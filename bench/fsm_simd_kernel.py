@@ -46,7 +46,7 @@ def without_groups(plan: str) -> str:
 
 def plan_text(machine) -> str:
     """The plan file of `machine` (fsm_simd_kernel.cpp): states renumbered as the runtime's
-    plan does (cpp_runtime/fsm/simd_plan.hpp): non-reporting states first, then the
+    plan does (cpp_runtime/fsm/simd/plan.hpp): non-reporting states first, then the
     reporting ones grouped by their tags in order of each group's first state."""
     tags = machine.state_tags
     order = [s for s in range(machine.state_count) if not tags[s]]

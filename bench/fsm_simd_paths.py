@@ -49,7 +49,7 @@ from parafuse.fsm_compiler.pipeline import analyse_for_project  # noqa: E402
 RESULTS = REPO / "bench" / "results"
 LABELS = ("perm12", "perm12_3groups", "random10", "csv", "clexer_headers", "perm40")
 VECTOR_PATHS = [path for path in PATHS if path not in ("scalar", "none")]
-# The words of each path in the JSON reason (cpp_runtime/fsm/simd_enum.hpp).
+# The words of each path in the JSON reason (cpp_runtime/fsm/simd/enum.hpp).
 PATH_WORDS = {"ssse3": "SSSE3", "avx2": "AVX2", "avx512vl": "AVX-512VL",
               "avx512vbmi": "AVX-512 VBMI"}
 
@@ -74,11 +74,12 @@ def timed_run(runner: Path, data: Path, path: str, repeat: int) -> tuple[float, 
 
 
 def runtime_at(rev: str) -> dict[str, str | bytes]:
-    """The C++ runtime's fsm/ folder as git revision `rev` has it, as project files."""
+    """The C++ runtime's fsm/ folder (its subfolders included) as git revision `rev` has it,
+    as project files."""
     def git(*words: str) -> bytes:
         return subprocess.run(["git", "-C", str(REPO), *words], capture_output=True,
                               check=True).stdout
-    names = git("ls-tree", "--name-only", f"{rev}:cpp_runtime/fsm").decode().split()
+    names = git("ls-tree", "-r", "--name-only", f"{rev}:cpp_runtime/fsm").decode().split()
     return {f"runtime/fsm/{name}": git("show", f"{rev}:cpp_runtime/fsm/{name}")
             for name in names}
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import click
 
 from parafuse.cli.fsm_report import analysis_json, print_analysis
-from parafuse.fsm_compiler.nfa_engine import NfaEngine
+from parafuse.fsm_compiler.engines.nfa_engine import NfaEngine
+from parafuse.fsm_compiler.engines.prefilter_engine import PrefilterEngine
 from parafuse.fsm_compiler.pipeline import EngineSetAnalysis
-from parafuse.fsm_compiler.prefilter_engine import PrefilterEngine
 
 
 def _nfa_note(engine: NfaEngine) -> str:

@@ -34,11 +34,11 @@ from parafuse.cli.fsm_token_report import (
 from parafuse.emitters.fsm.project import ProjectRequest, cmake_arguments, project_files
 from parafuse.emitters.toolchain.cmake import build_tree, write_tree
 from parafuse.fsm_compiler.compiled import CompiledMachine
-from parafuse.fsm_compiler.engine_set_reference import run_any_reference
-from parafuse.fsm_compiler.engines import EngineSet
+from parafuse.fsm_compiler.engines.engine_set_reference import run_any_reference
+from parafuse.fsm_compiler.engines.engines import EngineSet
 from parafuse.fsm_compiler.pipeline import analyse_any, analyse_for_project
 from parafuse.fsm_compiler.reference_executor import result_json
-from parafuse.fsm_compiler.token_sets import CompiledTokenSet
+from parafuse.fsm_compiler.tokens.token_sets import CompiledTokenSet
 
 Compiled = CompiledMachine | EngineSet | CompiledTokenSet
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from parafuse.fsm_compiler.analysis import Convergence
+from parafuse.fsm_compiler.analysis.analysis import Convergence
 from parafuse.fsm_compiler.pipeline import MachineAnalysis
 
 

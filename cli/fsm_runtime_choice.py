@@ -1,7 +1,7 @@
 """What the runner's `auto` picks on an input: `boostfsm analyze --input` asks the machine's
 own runner (the project `boostfsm run` builds, cached by content), so that the scheme it
 prints is the one the runtime picks on that input, by the same rules and probes
-(cpp_runtime/fsm/auto_probe.hpp), with the same default thread count."""
+(cpp_runtime/fsm/auto/probe.hpp), with the same default thread count."""
 
 from __future__ import annotations
 

@@ -24,8 +24,8 @@ from parafuse.emitters.fsm.token_project import (
     token_project_files,
 )
 from parafuse.emitters.toolchain.cmake import build_tree, write_tree
-from parafuse.fsm_compiler.reference_tokenizer import tokenize, tokens_json
-from parafuse.fsm_compiler.token_sets import CompiledTokenSet
+from parafuse.fsm_compiler.tokens.reference_tokenizer import tokenize, tokens_json
+from parafuse.fsm_compiler.tokens.token_sets import CompiledTokenSet
 
 TOKEN_DTYPE = np.dtype({"names": ["start", "end", "kind"], "formats": ["<u8", "<u8", "<u2"],
                         "offsets": [0, 8, 16], "itemsize": 24})
@@ -79,7 +79,7 @@ def token_runtime_choice(token_set: CompiledTokenSet, file: str,
                          input_path: str) -> tuple[str, str]:
     """(scheme, reason) of the runner's `auto` over the file `input_path`, with the default
     thread count: `boostfsm analyze --input` replays the runtime itself (its probe of an
-    input of 1 MiB or more, cpp_runtime/fsm/token_auto.hpp), so that what it prints is
+    input of 1 MiB or more, cpp_runtime/fsm/tokens/auto.hpp), so that what it prints is
     what `boostfsm run` runs."""
     project = cached_token_project(token_set, file, TokenHints())
     done = subprocess.run([str(project / "build" / f"{token_set.name}_run"), input_path,

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 
 import click
 
-from parafuse.fsm_compiler.token_analysis import (
+from parafuse.fsm_compiler.tokens.token_analysis import (
     FallInStep,
     fall_in_step,
     loop_states,
     token_auto_choice,
 )
-from parafuse.fsm_compiler.token_sets import CompiledTokenSet
+from parafuse.fsm_compiler.tokens.token_sets import CompiledTokenSet
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ INTEGER_LIMITS = {
     "lookback": (1, 1 << 20),
 }
 # The bounds of a run's shape (threads: 0 is OpenMP's default; chunks: 0 picks a count),
-# which the CLI checks before it builds; the runtime's (cpp_runtime/fsm/shared_constants.hpp)
+# which the CLI checks before it builds; the runtime's (cpp_runtime/fsm/core/shared_constants.hpp)
 # are generated from these and from SCHEMES (emitters/fsm/shared_constants.py).
 RUN_LIMITS = {"threads": (0, 4096), "chunks": (0, 1 << 20)}
 

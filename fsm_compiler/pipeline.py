@@ -16,7 +16,7 @@ from parafuse.grammar.diagnostics import CompileWarning, SourceFile
 from parafuse.grammar.fsm_ast import ExplicitMachine, FsmFile, Machine, PatternSet, TokenSet
 from parafuse.grammar.fsm_parser import parse_fsm
 
-from .analysis import (
+from .analysis.analysis import (
     SAMPLE_LIMIT,
     Convergence,
     FusedStates,
@@ -24,19 +24,19 @@ from .analysis import (
     fused_state_count,
     lookback_accuracy,
 )
+from .analysis.project_analysis import FUSED_BLOB_BUDGET, ProjectAnalysis, project_analysis
+from .analysis.scheme_choice import choose_scheme
+from .analysis.simd_fit import cpu_simd_paths
+from .automata.dfa import SubsetDfa
+from .automata.explicit import compile_explicit
+from .automata.never_match import check_patterns_can_match
+from .automata.pattern_sets import build_subset_dfa, minimal_machine
 from .compiled import CompiledMachine
-from .dfa import SubsetDfa
-from .engines import DfaEngine, EngineSet, compile_pattern_set
-from .explicit import compile_explicit
-from .never_match import check_patterns_can_match
-from .nfa_engine import NfaEngine
+from .engines.engines import DfaEngine, EngineSet, compile_pattern_set
+from .engines.nfa_engine import NfaEngine
+from .engines.prefilter_engine import PrefilterEngine
 from .options import MachineOptions, check_machine_names, machine_options
-from .pattern_sets import build_subset_dfa, minimal_machine
-from .prefilter_engine import PrefilterEngine
-from .project_analysis import FUSED_BLOB_BUDGET, ProjectAnalysis, project_analysis
-from .scheme_choice import choose_scheme
-from .simd_fit import cpu_simd_paths
-from .token_sets import CompiledTokenSet, compile_token_set
+from .tokens.token_sets import CompiledTokenSet, compile_token_set
 
 RANDOM_SAMPLE_BYTES = 1 << 16
 
@@ -68,7 +68,7 @@ def compile_machine(
     machine: Machine, options: MachineOptions, warnings: list[CompileWarning]
 ) -> CompiledMachine | EngineSet | CompiledTokenSet:
     """Stages 2-3 for one machine of any kind; a pattern set too big for one DFA becomes
-    several engines (engines.py)."""
+    several engines (engines/engines.py)."""
     if isinstance(machine, ExplicitMachine):
         return compile_explicit(machine, options, warnings)
     if isinstance(machine, TokenSet):

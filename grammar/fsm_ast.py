@@ -92,7 +92,7 @@ class TokenRule:
 
 @dataclass(frozen=True)
 class TokenSet:
-    """`tokens NAME { ... }`: a maximal-munch lexer (fsm_compiler/token_sets.py)."""
+    """`tokens NAME { ... }`: a maximal-munch lexer (fsm_compiler/tokens/token_sets.py)."""
 
     name: NameRef
     rules: tuple[TokenRule, ...]

@@ -5,7 +5,7 @@ already applied by the parser (`i` folds case into every set, `s` widens `.`, `m
 is recorded in each `^`/`$` assertion), so the AST means the same without them.
 
 A regex is one node; `^ \\A $ \\z \\Z \\b \\B` are `Assertion` nodes wherever they
-occur (fsm_compiler/assertions.py gives their meaning).
+occur (fsm_compiler/automata/assertions.py gives their meaning).
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def position_count(node: RegexNode) -> int:
 
 
 def expanded_copies(node: Repeat) -> int:
-    """How many copies of the item the expansion of `node` makes (see fsm_compiler/nfa.py)."""
+    """How many copies of the item the expansion of `node` makes (fsm_compiler/automata/nfa.py)."""
     if node.max_count is None:
         return max(1, node.min_count)
     return node.max_count

@@ -1,4 +1,4 @@
-"""The tables of one machine as one binary blob, read by cpp_runtime/fsm/tables.hpp.
+"""The tables of one machine as one binary blob, read by cpp_runtime/fsm/core/tables.hpp.
 
 Generated libraries embed the blob with the assembler's `.incbin`; the test driver
 loads the same bytes from a file, so both run the same C++ on the same layout.
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from parafuse.emitters.fsm.blob_slots import HEADER_SLOTS, BlobSection, BlobSlot, section_slots
+from parafuse.fsm_compiler.analysis.fused import MISSING, FusedDfa, build_fused_dfa
+from parafuse.fsm_compiler.analysis.project_analysis import ProjectAnalysis, table_shift
 from parafuse.fsm_compiler.compiled import CompiledMachine
-from parafuse.fsm_compiler.fused import MISSING, FusedDfa, build_fused_dfa
-from parafuse.fsm_compiler.project_analysis import ProjectAnalysis, table_shift
 
 MAGIC = int.from_bytes(b"PFSMBLB1", "little")
 FUSED_MISSING = 0xFFFFFFFF

@@ -1,15 +1,15 @@
 """The tables of a pattern set compiled to several engines, as one blob read by
-cpp_runtime/fsm/engine_set.hpp.
+cpp_runtime/fsm/sets/engine_set.hpp.
 
 Layout: u64 magic "PFSMSET1", engine count, then per engine (kind: 0 DFA / 1 NFA /
 2 prefiltered, byte offset, byte size); every engine's own blob starts 64-byte aligned.
 A DFA engine's blob is the one machine blob of blob.py. A prefiltered engine's blob
-(fsm_compiler/prefilter_engine.py) is u64 slots: magic "PFSMPRE2", pattern count P,
+(fsm_compiler/engines/prefilter_engine.py) is u64 slots: magic "PFSMPRE2", pattern count P,
 the literal DFA's offset and size, then P x (tag, reach (all ones: unbounded),
 shortest factor, NFA offset, NFA size, `before` as 4 words: the bytes a match may hold
 up to its factor's end, longest factor), offsets from the engine blob's start; the literal DFA (a
 machine blob) and each pattern's NFA blob follow, 64-byte aligned. An NFA engine's blob
-(fsm_compiler/nfa_engine.py) is u64 slots: magic "PFSMNFA1", words, blocks, max_length
+(fsm_compiler/engines/nfa_engine.py) is u64 slots: magic "PFSMNFA1", words, blocks, max_length
 (all ones: unbounded), then the counts of conditional follow edges, conditional first
 positions, accepts and empty accepts; then u64 arrays: categories (256 bytes: each
 byte's category), byte_positions[256][words], follow[blocks][256][words] (the union
@@ -25,15 +25,15 @@ from __future__ import annotations
 import numpy as np
 
 from parafuse.emitters.fsm.blob import machine_blob
-from parafuse.fsm_compiler.engines import DfaEngine, EngineSet
-from parafuse.fsm_compiler.nfa_engine import (
+from parafuse.fsm_compiler.analysis.project_analysis import ProjectAnalysis
+from parafuse.fsm_compiler.engines.engines import DfaEngine, EngineSet
+from parafuse.fsm_compiler.engines.nfa_engine import (
     NfaEngine,
     byte_positions,
     category,
     follow_blocks,
 )
-from parafuse.fsm_compiler.prefilter_engine import PrefilterEngine
-from parafuse.fsm_compiler.project_analysis import ProjectAnalysis
+from parafuse.fsm_compiler.engines.prefilter_engine import PrefilterEngine
 
 SET_MAGIC = int.from_bytes(b"PFSMSET1", "little")
 NFA_MAGIC = int.from_bytes(b"PFSMNFA1", "little")

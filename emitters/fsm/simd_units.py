@@ -1,7 +1,7 @@
 """The SIMD kernel units of a machine's library (src/runtime/simd.cpp, simd_vbmi.cpp): the
-kernels of the plans the runtime makes for its tables alone (cpp_runtime/fsm/simd_plan.hpp
+kernels of the plans the runtime makes for its tables alone (cpp_runtime/fsm/simd/plan.hpp
 SimdKernels). A plan has the machine's state count and counts its groups of reporting
-states (states with the same reports, cpp_runtime/fsm/simd_plan.hpp make_simd_plan) or
+states (states with the same reports, cpp_runtime/fsm/simd/plan.hpp make_simd_plan) or
 none, so the library compiles one class of state counts and one group count. A pattern
 set compiles the fit of each of its DFAs (its DFA engines and its prefilters' literal DFAs),
 up to MOST_SET_FITS of them; the test drivers, whose tables vary, every plan's kernels.
@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from parafuse.emitters.jinja_env import render
+from parafuse.fsm_compiler.analysis.simd_fit import LANES
 from parafuse.fsm_compiler.compiled import CompiledMachine
-from parafuse.fsm_compiler.simd_fit import LANES
 
-STATE_CLASSES = ((16, 1), (64, 17), (256, 65))  # (most, least): simd_plan.hpp simd_class_*
+STATE_CLASSES = ((16, 1), (64, 17), (256, 65))  # (most, least): fsm/simd/plan.hpp simd_class_*
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class SimdFit:
         return f"plans of {bottom} to {self.most} states counting {counted} or none"
 
     def vbmi_kernels(self) -> list[str]:
-        """The AVX-512 VBMI kernels simd_summarize_fit calls (simd_kernels.hpp)."""
+        """The AVX-512 VBMI kernels simd_summarize_fit calls (fsm/simd/kernels.hpp)."""
         kernels = []
         if self.has_states(17, 64) and self.groups not in (0, 1):
             kernels.append(f"simd_summarize_vbmi_counted<{self.groups}>")

@@ -1,6 +1,6 @@
-"""The tables of one token set as one binary blob, read by cpp_runtime/fsm/token_tables.hpp
+"""The tables of one token set as one binary blob, read by cpp_runtime/fsm/tokens/tables.hpp
 (the layout is documented there). The token set's states are already in the runtime's
-order (fsm_compiler/token_sets.py): dead state, live non-accepting, then accepting."""
+order (fsm_compiler/tokens/token_sets.py): dead state, live non-accepting, then accepting."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from parafuse.fsm_compiler.token_analysis import FallInStep, loop_states
-from parafuse.fsm_compiler.token_sets import NO_RULE, CompiledTokenSet
+from parafuse.fsm_compiler.tokens.token_analysis import FallInStep, loop_states
+from parafuse.fsm_compiler.tokens.token_sets import NO_RULE, CompiledTokenSet
 
 MAGIC = int.from_bytes(b"PFSMTOK1", "little")
 HEADER_SLOTS = 16
 UNKNOWN = (1 << 64) - 1
-SKIP_KIND = -2  # kSkipKind in token_tables.hpp
+SKIP_KIND = -2  # kSkipKind in fsm/tokens/tables.hpp
 
 
 @dataclass(frozen=True)

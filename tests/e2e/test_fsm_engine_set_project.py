@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from parafuse.emitters.fsm.project import cached_project
+from parafuse.fsm_compiler.analysis.simd_fit import cpu_simd_paths
 from parafuse.fsm_compiler.pipeline import compile_file
-from parafuse.fsm_compiler.simd_fit import cpu_simd_paths
 from parafuse.grammar.diagnostics import SourceFile
 from tests.property.fsm_cpp_driver import project_request
 from tests.required_tools import require_cxx

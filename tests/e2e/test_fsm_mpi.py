@@ -156,7 +156,7 @@ def test_the_runtime_is_compiled_once_for_the_machines_entry_width(project) -> N
     """M::M compiles the schemes for its blob's entry width alone, in src/runtime/schemes.cpp,
     its SIMD kernels in src/runtime/simd*.cpp (all built in parallel with src/M.cpp, which
     compiles neither), and M::M_mpi calls them through M's table of functions
-    (fsm/rank_kernels.hpp) instead of compiling them again."""
+    (fsm/mpi/rank_kernels.hpp) instead of compiling them again."""
     folder, _ = project
     library = defined_symbols(folder / "build" / "libperm12.a")
     assert "run_typed<unsigned char>" in library

@@ -114,7 +114,7 @@ def test_installed_mpi_target_is_found_with_find_package(tmp_path) -> None:
 
 def test_a_pattern_sets_library_is_compiled_for_its_engines_entry_widths(tmp_path) -> None:
     """words' DFA engines have 1- and 2-byte entries, tags' 1-byte ones alone: M::M compiles
-    the schemes for those widths only (fsm/entry_widths.hpp), M::M_mpi for none."""
+    the schemes for those widths only (fsm/sets/entry_widths.hpp), M::M_mpi for none."""
     words = built(tmp_path, "words", SOURCE, python=True) / "build"
     library = defined_symbols(words / "libwords.a")
     assert "run_typed<unsigned char>" in library and "run_typed<unsigned short>" in library

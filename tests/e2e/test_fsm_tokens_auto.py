@@ -1,5 +1,5 @@
 """What `auto` runs for a token set on an input of 1 MiB or more, measured on the input
-(cpp_runtime/fsm/token_auto.hpp): hspec where lookback guesses hold, enum where they fail
+(cpp_runtime/fsm/tokens/auto.hpp): hspec where lookback guesses hold, enum where they fail
 but the true boundary is always within enum's reach and wrong starts fall in step fast,
 seq where wrong starts never fall in step. Each run also gives seq's exact tokens."""
 

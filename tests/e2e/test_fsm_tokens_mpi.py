@@ -26,7 +26,7 @@ from parafuse.emitters.toolchain.mpirun import (
     run_ranks,
 )
 from parafuse.fsm_compiler.pipeline import compile_file
-from parafuse.fsm_compiler.reference_tokenizer import tokenize
+from parafuse.fsm_compiler.tokens.reference_tokenizer import tokenize
 from parafuse.grammar.diagnostics import SourceFile
 from tests.conftest import SAMPLES
 from tests.required_tools import require_cxx, require_tool

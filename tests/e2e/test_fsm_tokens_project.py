@@ -16,7 +16,7 @@ import pytest
 
 from parafuse.emitters.fsm.token_project import TokenHints, cached_token_project
 from parafuse.fsm_compiler.pipeline import compile_file
-from parafuse.fsm_compiler.reference_tokenizer import kind_counts, tokenize
+from parafuse.fsm_compiler.tokens.reference_tokenizer import kind_counts, tokenize
 from parafuse.grammar.diagnostics import SourceFile
 from tests.conftest import REPO, SAMPLES
 from tests.required_tools import require_cxx

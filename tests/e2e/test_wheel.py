@@ -43,7 +43,8 @@ def installed(tmp_path_factory) -> Path:
     names = zipfile.ZipFile(wheel).namelist()
     for shipped in ("parafuse/ccn_compiler/schedules/__init__.py",
                     "parafuse/grammar/ccn.lark", "parafuse/emitters/templates/fsm/runner.cpp.j2",
-                    "parafuse/cpp_runtime/fsm/engine.hpp", "parafuse/cpp_runtime/ccn/runner.hpp"):
+                    "parafuse/cpp_runtime/fsm/core/engine.hpp",
+                    "parafuse/cpp_runtime/ccn/runner.hpp"):
         assert shipped in names, shipped
     assert not [name for name in names if name.startswith(("tests/", "parafuse/tests/"))]
     run([sys.executable, "-m", "venv", "--without-pip", str(work / "venv")], work)

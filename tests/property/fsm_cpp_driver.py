@@ -15,10 +15,10 @@ import numpy as np
 
 from parafuse.emitters.fsm.blob import machine_blob
 from parafuse.emitters.fsm.project import ProjectRequest, table_driver
+from parafuse.fsm_compiler.analysis.project_analysis import untrained_analysis
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.options import MachineOptions
 from parafuse.fsm_compiler.pipeline import analyse_for_project
-from parafuse.fsm_compiler.project_analysis import untrained_analysis
 from parafuse.fsm_compiler.reference_executor import run_reference
 from parafuse.grammar.diagnostics import Location
 
@@ -61,7 +61,7 @@ def assert_all_equal_reference(machine: CompiledMachine, data: bytes, work: Path
                                configs: list[str] | None = None, matches: bool = True,
                                **kwargs) -> list[dict]:
     """With `matches`, the visits are counted where matches are listed; without, by the
-    counting kernels (cpp_runtime/fsm/count.hpp), so tests should run both. Returns the
+    counting kernels (cpp_runtime/fsm/core/count.hpp), so tests should run both. Returns the
     driver's result of each configuration."""
     expected = reference_triple(machine, data)
     if not matches:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from parafuse.emitters.fsm.engine_set_blob import engine_set_blob
 from parafuse.emitters.fsm.project import engine_set_driver
-from parafuse.fsm_compiler.engine_set_reference import run_engine_set
-from parafuse.fsm_compiler.engines import EngineSet
+from parafuse.fsm_compiler.engines.engine_set_reference import run_engine_set
+from parafuse.fsm_compiler.engines.engines import EngineSet
 from parafuse.fsm_compiler.pipeline import analyse_for_project
 from tests.property.fsm_cpp_driver import configurations
 

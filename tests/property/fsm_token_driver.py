@@ -13,8 +13,8 @@ from pathlib import Path
 
 from parafuse.emitters.fsm.token_blob import TokenHints, token_blob
 from parafuse.emitters.fsm.token_project import token_driver
-from parafuse.fsm_compiler.reference_tokenizer import kind_counts, tokenize
-from parafuse.fsm_compiler.token_sets import CompiledTokenSet
+from parafuse.fsm_compiler.tokens.reference_tokenizer import kind_counts, tokenize
+from parafuse.fsm_compiler.tokens.token_sets import CompiledTokenSet
 
 SCHEMES = ("seq", "enum", "fused", "spec", "hspec", "auto")
 THREADS = (1, 2, 3)

@@ -1,5 +1,5 @@
-"""`auto`'s choosing, bounded and priced right (cpp_runtime/fsm/auto_rates.hpp,
-auto_samples.hpp, auto_probe.hpp, auto_choice.hpp): the timed kernels stop after two rounds
+"""`auto`'s choosing, bounded and priced right (cpp_runtime/fsm/auto/: rates.hpp,
+samples.hpp, probe.hpp, choice.hpp): the timed kernels stop after two rounds
 where both say the same by 25% or more and time a single round on small inputs; `hspec`
 is never picked at one thread (rules and probes); speculation's predictions are priced
 from the lookups a prediction took on the lookback sample, which on a big machine whose
@@ -16,10 +16,10 @@ import re
 import numpy as np
 import pytest
 
+from parafuse.fsm_compiler.analysis.simd_fit import cpu_simd_paths, simd_path
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.options import MachineOptions
 from parafuse.fsm_compiler.pipeline import analyse, compile_file
-from parafuse.fsm_compiler.simd_fit import cpu_simd_paths, simd_path
 from parafuse.grammar.diagnostics import Location, SourceFile
 from tests.property.fsm_cpp_driver import assert_all_equal_reference, driver_results
 from tests.property.test_fsm_auto_rates import INPUT_BYTES, fits, permutation

@@ -1,4 +1,4 @@
-"""`auto`'s choices that need no probes (cpp_runtime/fsm/auto_choice.hpp): lookback right at
+"""`auto`'s choices that need no probes (cpp_runtime/fsm/auto/choice.hpp): lookback right at
 99% or more of the sampled positions decides `spec` whatever the machine's size, a partial
 fused DFA whose walks stay inside its stored states keeps `fused`, every choice made
 without probes is remembered for a later run in the same process like a probed one, and
@@ -80,7 +80,7 @@ def test_lookback_sampling_stops_early_only_where_hopeless(tmp_path) -> None:
     other = int(np.flatnonzero(machine.byte_class != machine.byte_class[0])[0])
     data = rng.choice(np.array([0] + [other] * 15, dtype=np.uint8), INPUT_BYTES).tobytes()
     for result in assert_all_equal_reference(machine, data, tmp_path, CONFIGS):
-        # its budget (auto_samples.hpp): 2^15 lookups, each position about 256 + 100 x 10
+        # its budget (fsm/auto/samples.hpp): 2^15 lookups, each position about 256 + 100 x 10
         sampled = int(re.search(r" of (\d+) sampled positions", result["reason"]).group(1))
         assert 16 < sampled < 64, result["reason"]
         assert "where sampling stops" not in result["reason"], result["reason"]
@@ -104,7 +104,7 @@ def always_wrong_soon_met(rng: np.random.Generator):
     machine = dataclasses.replace(machine, transitions=transitions, start=1)
     other = int(np.flatnonzero(machine.byte_class != machine.byte_class[0])[0])
     data = np.full(INPUT_BYTES, other, dtype=np.uint8)
-    lookback, spacing = machine.options.lookback, 256  # auto_samples.hpp's 64 positions
+    lookback, spacing = machine.options.lookback, 256  # fsm/auto/samples.hpp's 64 positions
     for i in range(16):
         data[lookback + spacing * (i + 1) + 100] = 0
     return machine, data.tobytes()

@@ -1,4 +1,4 @@
-"""`auto`'s first rule (cpp_runtime/fsm/auto_rates.hpp): where SIMD enumeration counts a run
+"""`auto`'s first rule (cpp_runtime/fsm/auto/rates.hpp): where SIMD enumeration counts a run
 in one pass, it is timed against interleaved table walks on a window of the input, and
 taken without further measurement where it is at least as fast per core. Checked against
 the reference executor (whatever the timing decides), for consistency between the pick
@@ -19,9 +19,9 @@ import pytest
 
 from parafuse.emitters.fsm.blob import machine_blob
 from parafuse.emitters.fsm.project import table_driver
+from parafuse.fsm_compiler.analysis.project_analysis import untrained_analysis
+from parafuse.fsm_compiler.analysis.simd_fit import counts_in_one_pass, cpu_simd_paths
 from parafuse.fsm_compiler.pipeline import compile_file
-from parafuse.fsm_compiler.project_analysis import untrained_analysis
-from parafuse.fsm_compiler.simd_fit import counts_in_one_pass, cpu_simd_paths
 from parafuse.grammar.diagnostics import SourceFile
 from tests.conftest import SAMPLES
 from tests.property.fsm_cpp_driver import assert_all_equal_reference, random_machine

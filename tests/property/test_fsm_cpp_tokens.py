@@ -68,7 +68,7 @@ def _hard_inputs() -> list[tuple[str, bytes]]:
 
 def _self_loop_inputs() -> list[tuple[str, bytes]]:
     """Every kind of self-loop the tokenizer passes over without its table walk
-    (fsm/token_accel.hpp): a comment's body (one exit byte), a line (one), a quoted pair
+    (fsm/tokens/accel.hpp): a comment's body (one exit byte), a line (one), a quoted pair
     (two), a string (three), identifiers and whitespace (scanned, as is an angle's body,
     which 4 bytes leave), a rule that lasts to the end; each exit at every offset of a
     16-byte block, next to the input's end, and loops left unclosed there."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from parafuse.fsm_compiler.engines import EngineSet, engine_kind
+from parafuse.fsm_compiler.engines.engines import EngineSet, engine_kind
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.grammar.diagnostics import SourceFile
 from tests.property.fsm_engine_set_checks import assert_engine_set_equal_reference

@@ -7,14 +7,14 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 
-from parafuse.fsm_compiler.dfa import StateLimitExceeded, report_mask, reports_of_mask
-from parafuse.fsm_compiler.minimise import breadth_first_order
-from parafuse.fsm_compiler.options import MachineOptions
-from parafuse.fsm_compiler.pattern_sets import (
+from parafuse.fsm_compiler.automata.dfa import StateLimitExceeded, report_mask, reports_of_mask
+from parafuse.fsm_compiler.automata.minimise import breadth_first_order
+from parafuse.fsm_compiler.automata.pattern_sets import (
     build_subset_dfa,
     minimal_machine,
     unminimised_machine,
 )
+from parafuse.fsm_compiler.options import MachineOptions
 from parafuse.fsm_compiler.reference_executor import run_reference
 from parafuse.grammar.diagnostics import CompileError, SourceFile
 from parafuse.grammar.fsm_parser import parse_fsm

@@ -1,4 +1,4 @@
-"""Prefiltered engines (fsm_compiler/prefilter_engine.py): the required factors of a regex,
+"""Prefiltered engines (fsm_compiler/engines/prefilter_engine.py): the required factors of a regex,
 and generated sets whose patterns have literal factors (overlapping literals, literals
 case-insensitive, inside counted repeats, next to assertions, with unbounded tails)
 over haystacks full of those literals, so that factors and matches fall on and around
@@ -11,9 +11,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from parafuse.fsm_compiler.engines import EngineSet, engine_kind
-from parafuse.fsm_compiler.prefilter_engine import ConfirmedPattern, start_ranges
-from parafuse.fsm_compiler.required_literals import Factors, longest, required_factors
+from parafuse.fsm_compiler.engines.engines import EngineSet, engine_kind
+from parafuse.fsm_compiler.engines.prefilter_engine import ConfirmedPattern, start_ranges
+from parafuse.fsm_compiler.engines.required_literals import Factors, longest, required_factors
 from parafuse.grammar.diagnostics import SourceFile
 from parafuse.grammar.fsm_parser import parse_fsm
 from parafuse.grammar.regex_ast import ALL_BYTES

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from parafuse.fsm_compiler.engines import EngineSet, engine_kind
+from parafuse.fsm_compiler.engines.engines import EngineSet, engine_kind
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.grammar.diagnostics import SourceFile
 from tests.property.fsm_cpp_driver import SCHEMES, configurations

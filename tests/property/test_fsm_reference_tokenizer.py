@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 
-from parafuse.fsm_compiler.reference_tokenizer import tokenize
+from parafuse.fsm_compiler.tokens.reference_tokenizer import tokenize
 from tests.required_tools import require_module
 
 from .fsm_token_strategies import compile_tokens, hyperscan_tokens, token_inputs, token_rules

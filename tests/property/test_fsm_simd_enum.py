@@ -1,4 +1,4 @@
-"""SIMD enumeration (cpp_runtime/fsm/simd_enum.hpp) under every path this CPU runs, forced
+"""SIMD enumeration (cpp_runtime/fsm/simd/enum.hpp) under every path this CPU runs, forced
 (RunOptions::simd: the driver's SCHEME/PATH), equals the reference executor: machines of
 1 to 256 states (at each kernel's boundary: 16/17, 64/65, 128/129, 192/193, 256),
 converging and permutation, with 1, 3 and 6 groups of reporting states (6: counted by
@@ -30,13 +30,13 @@ from tests.required_tools import require_cxx
 sys.path.insert(0, str(SAMPLES))
 import permutation  # noqa: E402
 
-# The words of the JSON reason of each forced path (cpp_runtime/fsm/simd_enum.hpp).
+# The words of the JSON reason of each forced path (cpp_runtime/fsm/simd/enum.hpp).
 PATH_WORDS = {"scalar": "scalar lanes", "ssse3": "SSSE3 pshufb", "avx2": "AVX2 vpshufb",
               "avx512vl": "AVX-512VL vpshufb", "avx512vbmi": "AVX-512 VBMI vpermb"}
-# AVX-512 VBMI past 64 states (cpp_runtime/fsm/simd_kernels_wide.hpp).
+# AVX-512 VBMI past 64 states (cpp_runtime/fsm/simd/kernels_wide.hpp).
 WIDE_WORDS = {128: "AVX-512 VBMI vpermi2b, 128 lanes in 2 registers",
               256: "AVX-512 VBMI two vpermi2b and a blend on bit 7"}
-# The most states each forced path takes (simd_plan.hpp simd_path_most_states).
+# The most states each forced path takes (fsm/simd/plan.hpp simd_path_most_states).
 MOST_STATES = {"scalar": 256, "ssse3": 16, "avx2": 64, "avx512vl": 16, "avx512vbmi": 256}
 
 
@@ -180,9 +180,9 @@ def exact_groups(machine, groups: int):
 def test_nibble_kernels_count_two_to_eight_groups(states: int, tmp_path) -> None:
     """Two groups per 8-bit counter (an odd last group by compare): the paired kernels
     (AVX2 and AVX-512VL) up to 16 states with 2 to 8 groups (two chunks share a register,
-    cpp_runtime/fsm/simd_kernels_paired.hpp); SSSE3 up to 16 states
-    (simd_kernels_ssse3_nibbles.hpp) and the VBMI vpermb kernel for 17-64
-    (simd_kernels_vbmi_nibbles.hpp) with 2 to 4, past which they recount: chunks long
+    cpp_runtime/fsm/simd/kernels_paired.hpp); SSSE3 up to 16 states
+    (fsm/simd/kernels_ssse3_nibbles.hpp) and the VBMI vpermb kernel for 17-64
+    (fsm/simd/kernels_vbmi_nibbles.hpp) with 2 to 4, past which they recount: chunks long
     enough for many nibble rounds (15 bytes)
     and widenings (255), with lengths that are multiples of neither."""
     rng = np.random.default_rng(40 + states)
@@ -210,7 +210,7 @@ PAIRED_RUNS = ((1, 1), (1, 2), (1, 3), (1, 4), (2, 8), (3, 13), (2, 997))
 
 @pytest.mark.parametrize("states", [9, 14, 16])
 def test_paired_kernels_equal_reference_zero_to_six_groups(states: int, tmp_path) -> None:
-    """The paired kernels of up to 16 states (cpp_runtime/fsm/simd_kernels_paired.hpp) under
+    """The paired kernels of up to 16 states (cpp_runtime/fsm/simd/kernels_paired.hpp) under
     every path this CPU runs them on: avx2, and avx512vl (the same code built for AVX-512
     BW/VL, unrolled for every group count), beside the scalar lanes: 0 to 6 groups of
     reporting states counted in the one pass, chunk counts that leave chunks of unequal
@@ -235,7 +235,7 @@ def test_paired_kernels_equal_reference_zero_to_six_groups(states: int, tmp_path
 @pytest.mark.parametrize("states", [3, 12, 16])
 def test_two_bytes_per_step_equals_reference(states: int, tmp_path) -> None:
     """Up to 16 states and at most one group on AVX2: two bytes per step
-    (cpp_runtime/fsm/simd_kernels_stride2.hpp) where PARAFUSE_FSM_SIMD_STRIDE is unset or 2,
+    (cpp_runtime/fsm/simd/kernels_stride2.hpp) where PARAFUSE_FSM_SIMD_STRIDE is unset or 2,
     one byte per step where it is 1, both equal to the reference: 0 and 1 groups, chunks of
     unequal lengths (the bytes past the last 8-byte word run one per step), an input long
     enough for several 248-byte widenings and lengths that divide neither; the reason says

@@ -1,10 +1,10 @@
-"""SIMD enumeration past 64 states (cpp_runtime/fsm/simd_kernels_wide.hpp: AVX-512 VBMI
+"""SIMD enumeration past 64 states (cpp_runtime/fsm/simd/kernels_wide.hpp: AVX-512 VBMI
 vpermi2b on 2 to 4 registers of lanes) equals the reference executor at every kernel
 boundary (64/65, 128/129, 192/193, 256), with 0 to 5 groups of reporting states (5: past
 the kernel's counters, recounted from the true starts), input lengths that divide neither
 the chunks nor the 255-byte widening, and matches on and off; the scalar lanes and the
 merging enumeration agree with it on CPUs without VBMI. The runtime's plan and its Python
-mirror (fsm_compiler/simd_fit.py) choose the same path for every number of states."""
+mirror (fsm_compiler/analysis/simd_fit.py) choose the same path for every number of states."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from parafuse.fsm_compiler.simd_fit import cpu_simd_paths, simd_path
+from parafuse.fsm_compiler.analysis.simd_fit import cpu_simd_paths, simd_path
 from tests.property.fsm_cpp_driver import assert_all_equal_reference, random_machine
 from tests.property.test_fsm_simd_enum import SUPPORTED, assert_reason_names_path, exact_groups
 from tests.required_tools import require_cxx

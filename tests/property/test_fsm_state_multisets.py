@@ -1,4 +1,4 @@
-"""Runs of a DFA from every state as multisets (fsm_compiler/state_multisets.py) against
+"""Runs of a DFA from every state as multisets (fsm_compiler/analysis/state_multisets.py) against
 the lanes they replace: one lane per start state, stepped one by one."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parafuse.fsm_compiler.state_multisets import StateMultisets
+from parafuse.fsm_compiler.analysis.state_multisets import StateMultisets
 
 
 @st.composite

@@ -1,4 +1,4 @@
-"""Subset construction over position bitsets (fsm_compiler/subset_vectorised.py) builds
+"""Subset construction over position bitsets (fsm_compiler/automata/subset_vectorised.py) builds
 exactly the DFA of the state-by-state definition: same states, numbers, reports and
 byte classes, also when it stops at the state limit, on random pattern sets (assertions
 and inline flags included), token-style anchored sets and sets without assertions, with
@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
-from parafuse.fsm_compiler import subset_vectorised
-from parafuse.fsm_compiler.dfa import (
+from parafuse.fsm_compiler.automata import subset_vectorised
+from parafuse.fsm_compiler.automata.dfa import (
     StateLimitExceeded,
     subset_construction,
     subset_construction_by_state,
 )
-from parafuse.fsm_compiler.nfa import build_position_automaton
+from parafuse.fsm_compiler.automata.nfa import build_position_automaton
 from parafuse.grammar.diagnostics import CompileError, SourceFile
 from parafuse.grammar.fsm_parser import parse_fsm
 

@@ -208,10 +208,22 @@ def test_no_private_name_is_used_across_modules() -> None:
 # The layers of the design card. A module may import what its first matching rule
 # allows (prefixes of module names, below `parafuse.`), never what it forbids.
 EMITTER_KIT = ("emitters.names", "emitters.jinja_env", "emitters.toolchain")
+# What every stage of fsm_compiler shares: the machine, its options, and its meaning (the
+# reference executor). The subpackages build on these and on automata/, never on each
+# other; pipeline.py, at the package's top, runs them all.
+FSM_SHARED = ("fsm_compiler.compiled", "fsm_compiler.options", "fsm_compiler.reference_executor")
 LAYERS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
     ("cli", PACKAGE_FOLDERS, ()),
     ("grammar", ("grammar",), ()),
     ("ccn_compiler", ("ccn_compiler", "grammar"), ()),
+    *[(shared, FSM_SHARED + ("grammar",), ()) for shared in FSM_SHARED],
+    ("fsm_compiler.automata", ("fsm_compiler.automata", "grammar") + FSM_SHARED, ()),
+    ("fsm_compiler.tokens", ("fsm_compiler.tokens", "fsm_compiler.automata", "grammar")
+     + FSM_SHARED, ()),
+    ("fsm_compiler.engines", ("fsm_compiler.engines", "fsm_compiler.automata", "grammar")
+     + FSM_SHARED, ()),
+    ("fsm_compiler.analysis", ("fsm_compiler.analysis", "fsm_compiler.automata", "grammar")
+     + FSM_SHARED, ()),
     ("fsm_compiler", ("fsm_compiler", "grammar"), ()),
     ("emitters.toolchain", ("emitters.toolchain", "grammar"), ()),
     ("emitters.names", ("emitters.names", "grammar"), ()),
@@ -243,6 +255,18 @@ def layer_allows(importer: str, target: str) -> bool:
             return any(within(target, a) for a in allowed) and \
                 not any(within(target, f) for f in forbidden)
     return False  # a module outside every layer: add it to the design card first
+
+
+def test_fsm_subpackages_build_on_automata_not_on_each_other() -> None:
+    assert layer_allows("parafuse.fsm_compiler.engines.engines",
+                        "parafuse.fsm_compiler.automata.nfa")
+    assert layer_allows("parafuse.fsm_compiler.analysis.analysis",
+                        "parafuse.fsm_compiler.reference_executor")
+    assert not layer_allows("parafuse.fsm_compiler.automata.nfa",
+                            "parafuse.fsm_compiler.engines.nfa_engine")
+    assert not layer_allows("parafuse.fsm_compiler.analysis.analysis",
+                            "parafuse.fsm_compiler.tokens.token_sets")
+    assert not layer_allows("parafuse.fsm_compiler.compiled", "parafuse.fsm_compiler.pipeline")
 
 
 def test_imports_point_down_the_layers() -> None:

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from parafuse.fsm_compiler.analysis import (
+from parafuse.fsm_compiler.analysis.analysis import (
     convergence,
     fused_state_count,
     lookback_accuracy,
@@ -128,7 +128,7 @@ def test_auto_choice_follows_the_measurements() -> None:
     (16, {"avx512vl", "avx512vbmi", "avx2"}, "avx512vl"), (17, {"avx512vl", "avx2"}, "avx2"),
     (33, {"avx512vl", "avx2"}, None)])
 def test_simd_rule_comes_first_where_the_path_takes_the_machine(states, paths, fits) -> None:
-    """Rule 0 (the runtime's auto_rates.hpp): enum wherever this CPU's path takes the
+    """Rule 0 (the runtime's fsm/auto/rates.hpp): enum wherever this CPU's path takes the
     machine, before speculation that is always right; the reason says what the other
     rules would pick were table walks faster."""
     machine = machine_of([[0, 1, 2]] * states)  # every byte resets: spec is always right
@@ -144,11 +144,11 @@ def test_simd_rule_needs_the_groups_counted_in_one_pass() -> None:
     """More than 4 groups are counted in one pass only by the paired kernels (AVX2 and
     AVX-512VL, up to 16 states, up to 8 groups); SSSE3 and VBMI count two per counter too,
     but up to 4."""
-    from parafuse.fsm_compiler.simd_fit import counts_in_one_pass
+    from parafuse.fsm_compiler.analysis.simd_fit import counts_in_one_pass
     assert counts_in_one_pass(12, 5, frozenset({"avx2"})) == "avx2"
     assert counts_in_one_pass(12, 9, frozenset({"avx2"})) is None
     assert counts_in_one_pass(14, 8, frozenset({"avx512vl", "avx2"})) == "avx512vl"
-    from parafuse.fsm_compiler.simd_fit import simd_path  # past 16 states: AVX2's kernels
+    from parafuse.fsm_compiler.analysis.simd_fit import simd_path  # past 16 states: AVX2's kernels
     assert simd_path(17, frozenset({"avx512vl", "avx2"})) == "avx2"
     assert simd_path(40, frozenset({"avx512vl", "avx2", "avx512vbmi"})) == "avx512vbmi"
     assert counts_in_one_pass(20, 5, frozenset({"avx512vl", "avx2"})) is None

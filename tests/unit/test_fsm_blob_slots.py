@@ -8,15 +8,15 @@ import numpy as np
 from parafuse.emitters.fsm.blob import MAGIC, machine_blob
 from parafuse.emitters.fsm.blob_slots import HEADER_SLOTS, BlobSection, BlobSlot, cpp_header
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
-from parafuse.fsm_compiler.project_analysis import untrained_analysis
+from parafuse.fsm_compiler.analysis.project_analysis import untrained_analysis
 from tests.unit.test_fsm_cpp_emit import sample_machine
 
 
 def test_checked_in_header_is_generated_from_python() -> None:
-    checked_in = (CPP_RUNTIME / "fsm" / "blob_slots.hpp").read_text()
+    checked_in = (CPP_RUNTIME / "fsm" / "core" / "blob_slots.hpp").read_text()
     assert checked_in == cpp_header(), (
-        "cpp_runtime/fsm/blob_slots.hpp is stale: run "
-        "`python -m parafuse.emitters.fsm.blob_slots > cpp_runtime/fsm/blob_slots.hpp`")
+        "cpp_runtime/fsm/core/blob_slots.hpp is stale: run "
+        "`python -m parafuse.emitters.fsm.blob_slots > cpp_runtime/fsm/core/blob_slots.hpp`")
 
 
 def test_every_slot_and_section_is_named_in_cpp() -> None:

@@ -4,9 +4,9 @@ automaton may recurse once per position (Python's stack is ~1000 frames)."""
 
 from __future__ import annotations
 
-from parafuse.fsm_compiler.engines import EngineSet, engine_kind
-from parafuse.fsm_compiler.nfa import build_position_automaton
-from parafuse.fsm_compiler.nfa_engine import longest_match
+from parafuse.fsm_compiler.automata.nfa import build_position_automaton
+from parafuse.fsm_compiler.engines.engines import EngineSet, engine_kind
+from parafuse.fsm_compiler.engines.nfa_engine import longest_match
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.fsm_compiler.reference_executor import run_reference
 from parafuse.grammar.diagnostics import Location, SourceFile

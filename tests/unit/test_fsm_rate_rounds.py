@@ -1,4 +1,4 @@
-"""How many rounds `auto`'s first rule times its kernels (cpp_runtime/fsm/auto_rate_rounds.hpp),
+"""How many rounds `auto`'s first rule times its kernels (cpp_runtime/fsm/auto/rate_rounds.hpp),
 checked as functions, without timing anything: tests/property/test_fsm_auto_cost.py runs the
 rule itself, where the machine's load decides how many rounds a run takes."""
 

@@ -1,5 +1,5 @@
 """The constants the FSM runtime shares with the compiler have one source: the checked-in
-cpp_runtime/fsm/shared_constants.hpp is what emitters/fsm/shared_constants.py generates
+cpp_runtime/fsm/core/shared_constants.hpp is what emitters/fsm/shared_constants.py generates
 now, and the runtime uses its names where it used to repeat the values."""
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ from parafuse.emitters.toolchain.runtime import CPP_RUNTIME
 
 
 def test_checked_in_header_is_generated_from_python() -> None:
-    checked_in = (CPP_RUNTIME / "fsm" / "shared_constants.hpp").read_text()
+    checked_in = (CPP_RUNTIME / "fsm" / "core" / "shared_constants.hpp").read_text()
     assert checked_in == cpp_header(), (
-        "cpp_runtime/fsm/shared_constants.hpp is stale: run `python -m "
-        "parafuse.emitters.fsm.shared_constants > cpp_runtime/fsm/shared_constants.hpp`")
+        "cpp_runtime/fsm/core/shared_constants.hpp is stale: run `python -m "
+        "parafuse.emitters.fsm.shared_constants > cpp_runtime/fsm/core/shared_constants.hpp`")
 
 
 def test_the_runtime_repeats_no_scheme_list_or_threshold() -> None:
     repeated = re.compile(r'"auto\|seq|auto, seq, enum|>= 0\.99|>= 0\.5\b|<= 256\)|'
                           r"kMaxChunks = |kMostThreads = ")
-    found = [f"{path.name}:{number}: {line.strip()}"
-             for path in sorted((CPP_RUNTIME / "fsm").glob("*.hpp"))
+    found = [f"{path.relative_to(CPP_RUNTIME)}:{number}: {line.strip()}"
+             for path in sorted((CPP_RUNTIME / "fsm").rglob("*.hpp"))
              if path.name != "shared_constants.hpp"
              for number, line in enumerate(path.read_text().splitlines(), 1)
              if repeated.search(line)]

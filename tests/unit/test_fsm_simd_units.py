@@ -1,7 +1,7 @@
 """The SIMD kernel units of a machine's library compile the kernels of its plans alone
 (emitters/fsm/simd_units.py): its class of state counts and its group count, the groups
 being its reporting states' distinct reports as the runtime's plan forms them
-(cpp_runtime/fsm/simd_plan.hpp make_simd_plan). tests/e2e/test_fsm_mpi.py reads the
+(cpp_runtime/fsm/simd/plan.hpp make_simd_plan). tests/e2e/test_fsm_mpi.py reads the
 symbols a library compiles; tests/e2e/test_fsm_cpp_project.py runs them. A pattern set
 compiles each of its DFAs' fits, once (tests/e2e/test_fsm_engine_set_project.py runs them)."""
 
@@ -86,6 +86,6 @@ def test_a_pattern_set_compiles_each_fit_of_its_dfas_once() -> None:
 
 def test_the_runtime_runs_a_plan_with_the_kernels_of_its_class_and_group_count(
         tmp_path: Path) -> None:
-    """The C++ side of a fit (cpp_runtime/fsm/simd_plan.hpp simd_kernels_why_not): its class
+    """The C++ side of a fit (cpp_runtime/fsm/simd/plan.hpp simd_kernels_why_not): its class
     of state counts, and its group count or none; and why not, where it does not fit."""
     assert_prints_ok("simd_fit", tmp_path, ["-O1", "-Wall", "-Werror"])

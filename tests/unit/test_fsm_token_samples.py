@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from parafuse.fsm_compiler.pipeline import compile_file
-from parafuse.fsm_compiler.reference_tokenizer import tokenize
+from parafuse.fsm_compiler.tokens.reference_tokenizer import tokenize
 from parafuse.grammar.diagnostics import SourceFile
 from tests.conftest import SAMPLES
 

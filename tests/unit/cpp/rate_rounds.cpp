@@ -1,9 +1,9 @@
-// auto's first rule times its kernels in rounds (cpp_runtime/fsm/auto_rate_rounds.hpp):
+// auto's first rule times its kernels in rounds (cpp_runtime/fsm/auto/rate_rounds.hpp):
 // how many the input's size allows, and when the rounds timed so far decide. Prints "ok",
 // or each case that fails.
 #include <cstdio>
 
-#include "fsm/auto_rate_rounds.hpp"
+#include "fsm/auto/rate_rounds.hpp"
 
 using namespace parafuse::fsm;
 

@@ -1,10 +1,10 @@
-// Which plans the SIMD kernels a library compiled run (cpp_runtime/fsm/simd_plan.hpp
+// Which plans the SIMD kernels a library compiled run (cpp_runtime/fsm/simd/plan.hpp
 // SimdKernels, simd_kernels_why_not): their class of state counts, and their group count
 // or none (any for -1). Prints "ok", or each case that fails.
 #include <cstdio>
 #include <string>
 
-#include "fsm/simd_plan.hpp"
+#include "fsm/simd/plan.hpp"
 
 using namespace parafuse::fsm;
 

@@ -1,0 +1,152 @@
+// parafuse boostfsm runtime: a pattern set compiled to several engines (DFAs, each run
+// with the schemes of fsm/auto/choice.hpp; bit-parallel NFAs, fsm/sets/nfa_engine.hpp; and
+// prefiltered engines, fsm/sets/prefilter_engine.hpp) over the same input. Counts add up per
+// tag; matches merge by offset, then tag.
+//
+// Container blob (emitters/fsm/engine_set_blob.py): u64 magic "PFSMSET1", engine count,
+// then per engine (kind: 0 DFA / 1 NFA / 2 prefiltered, offset, size); each engine's
+// blob 64-byte aligned.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fsm/auto/choice.hpp"
+#include "fsm/sets/entry_widths.hpp"
+#include "fsm/sets/lazy_nfa.hpp"
+#include "fsm/sets/nfa_engine.hpp"
+#include "fsm/sets/prefilter_engine.hpp"
+
+namespace parafuse::fsm {
+inline namespace v1 {
+
+constexpr uint64_t kSetMagic = 0x315445534d534650ull;  // "PFSMSET1"
+
+enum class EngineKind : uint64_t { dfa = 0, nfa = 1, prefilter = 2 };
+
+struct SetEngine {
+  EngineKind kind = EngineKind::dfa;
+  Tables tables;            // DFA engines
+  NfaTables nfa;            // NFA engines
+  PrefilterTables prefilter;  // prefiltered engines
+  bool is_dfa() const { return kind == EngineKind::dfa; }
+};
+
+inline const char* kind_name(EngineKind kind) {
+  return kind == EngineKind::dfa ? "dfa" : kind == EngineKind::nfa ? "nfa" : "prefilter";
+}
+
+// `kernels`: the SIMD kernels the library compiled for its DFA engines and prefilters'
+// literal DFAs, one per distinct fit of their plans (or every plan's: the engine-set
+// driver, whose blobs vary); each DFA gets the first that fits it (fsm/simd/plan.hpp
+// simd_kernels_for). (Every plan's kernels for every set would take 40-55 s of CPU to
+// compile.)
+inline std::vector<SetEngine> parse_engine_set(const uint8_t* blob, size_t size,
+                                               const std::vector<const SimdKernels*>& kernels) {
+  const uint64_t* words = reinterpret_cast<const uint64_t*>(blob);
+  if (size < 16 || words[0] != kSetMagic) throw std::runtime_error("not a parafuse engine set");
+  const uint64_t count = words[1];
+  if (size < 16 + 24 * count) throw std::runtime_error("engine set: truncated directory");
+  std::vector<SetEngine> engines(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t kind = words[2 + 3 * i], offset = words[3 + 3 * i], bytes = words[4 + 3 * i];
+    if (offset + bytes > size) throw std::runtime_error("engine set: engine past the end");
+    if (kind > 2) throw std::runtime_error("engine set: unknown engine kind");
+    engines[i].kind = EngineKind(kind);
+    if (kind == 0)
+      engines[i].tables = parse_tables(blob + offset, bytes);
+    else if (kind == 1)
+      engines[i].nfa = parse_nfa(blob + offset, bytes);
+    else
+      engines[i].prefilter = parse_prefilter(blob + offset, bytes);
+    engines[i].tables.simd_kernels = simd_kernels_for(engines[i].tables, kernels);
+    engines[i].prefilter.literals.simd_kernels =
+        simd_kernels_for(engines[i].prefilter.literals, kernels);
+  }
+  return engines;
+}
+
+struct SetResult {
+  std::vector<PhaseTiming> phases;  // with options.profile: every engine's, named "engine i: ..."
+  std::vector<int64_t> final_states;  // per engine; -1: an engine without numbered states
+  std::vector<uint64_t> counts;
+  std::vector<Match> matches;
+  std::string scheme, reason;
+  int threads = 1;
+};
+
+inline void append_phases(std::vector<PhaseTiming>& all, const std::vector<PhaseTiming>& phases,
+                          size_t engine) {
+  for (const PhaseTiming& phase : phases)
+    all.push_back(PhaseTiming{"engine " + std::to_string(engine) + ": " + phase.name,
+                              phase.parallel, phase.seconds, phase.units});
+}
+
+// Runs every engine with `options` (the scheme applies to every DFA engine; `auto`
+// chooses per engine) and merges the results. Widths: the entry widths of the DFA
+// engines' tables (fsm/sets/entry_widths.hpp).
+template <class Widths = AllEntryWidths>
+SetResult run_engine_set(const std::vector<SetEngine>& engines, uint32_t tag_count,
+                         const uint8_t* data, size_t n, const RunOptions& options) {
+  if (!is_scheme(options.scheme) || options.threads < 0 || options.threads > kMostThreads ||
+      options.chunks > kMaxChunks)
+    Widths::run(Tables(), data, 0, options);  // throws its std::invalid_argument
+  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  const size_t chunks = options.chunks ? options.chunks : size_t(threads) * kLanes;
+  SetResult result;
+  result.threads = threads;
+  result.counts.assign(tag_count, 0);
+  std::vector<std::string> schemes;
+  for (size_t i = 0; i < engines.size(); ++i) {
+    std::string scheme, reason;
+    if (engines[i].kind == EngineKind::prefilter) {
+      PrefilterResult raw = run_prefilter<Widths>(engines[i].prefilter, data, n, tag_count, options,
+                                          threads, chunks);
+      append_phases(result.phases, raw.phases, i);
+      result.final_states.push_back(-1);
+      for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += raw.counts[tag];
+      if (options.matches)
+        result.matches.insert(result.matches.end(), raw.matches.begin(), raw.matches.end());
+      scheme = raw.scheme;
+      reason = raw.reason;
+    } else if (engines[i].is_dfa()) {
+      RunResult raw = Widths::run(engines[i].tables, data, n, options);
+      append_phases(result.phases, raw.phases, i);
+      result.final_states.push_back(raw.final_state);
+      for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += raw.counts[tag];
+      result.matches.insert(result.matches.end(), raw.matches.begin(), raw.matches.end());
+      scheme = raw.scheme;
+      reason = raw.reason;
+    } else {
+      const NfaTables& nfa = engines[i].nfa;
+      NfaResult raw = run_nfa(nfa, data, n, tag_count, threads, chunks, options.matches);
+      if (options.profile)
+        result.phases.push_back(PhaseTiming{"engine " + std::to_string(i) + ": nfa",
+                                            nfa.bounded(), raw.seconds, raw.units});
+      result.final_states.push_back(-1);
+      for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += raw.counts[tag];
+      result.matches.insert(result.matches.end(), raw.matches.begin(), raw.matches.end());
+      scheme = "nfa";
+      reason = nfa.bounded()
+                   ? "bit-parallel NFA; matches are at most " + std::to_string(nfa.max_length) +
+                         " bytes long, so " + std::to_string(raw.chunks) +
+                         " chunks start exactly from that much lookback"
+                   : "bit-parallel NFA with unbounded matches, run in one sequential pass";
+    }
+    if (std::find(schemes.begin(), schemes.end(), scheme) == schemes.end()) schemes.push_back(scheme);
+    result.reason += (i ? "; engine " : "engine ") + std::to_string(i) + " (" +
+                     kind_name(engines[i].kind) + ", " + scheme + "): " + reason;
+  }
+  for (size_t i = 0; i < schemes.size(); ++i) result.scheme += (i ? "+" : "") + schemes[i];
+  if (options.matches)
+    std::sort(result.matches.begin(), result.matches.end(), [](const Match& a, const Match& b) {
+      return a.offset != b.offset ? a.offset < b.offset : a.tag < b.tag;
+    });
+  return result;
+}
+
+}  // namespace v1
+}  // namespace parafuse::fsm

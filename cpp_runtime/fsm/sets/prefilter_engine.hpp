@@ -1,0 +1,289 @@
+// parafuse boostfsm runtime: the prefiltered engine (fsm_compiler/engines/prefilter_engine.py).
+// One pass of the literal DFA over the input gives (q, tag): the end of a factor of
+// pattern `tag`. Under `auto` the pass runs in chunks that are exact from a lookback of
+// the longest factor (fsm/sets/prefilter_literals.hpp); under any other scheme it runs that
+// scheme (fsm/auto/choice.hpp, with matches). Each pattern's matches
+// start in [first, q - shortest] of its hits, `first` the leftmost start from which the
+// bytes up to q are all in `before`, at most `reach` bytes back and never before the
+// previous range (they merge then); its NFA (fsm/sets/nfa_engine.hpp, stepped by the lazy DFA
+// of fsm/sets/lazy_nfa.hpp) sweeps the
+// merged start ranges: it injects new threads only inside a range, runs on while a
+// thread lives, and jumps to the next range when none does. The hits are sorted by
+// pattern, each pattern's ranges are found in parallel, and its ranges are split into
+// jobs run in parallel; a job may run past its last range into the next
+// job's, so the matches are sorted and made unique at the end (each is exact).
+//
+// Blob (emitters/fsm/engine_set_blob.py): u64 magic "PFSMPRE2", pattern count P,
+// literal DFA offset and size, then P x (tag, reach (all ones: unbounded), shortest, NFA
+// offset, NFA size, before[4], longest); offsets from the engine blob's start, 64-byte
+// aligned.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fsm/auto/choice.hpp"
+#include "fsm/sets/entry_widths.hpp"
+#include "fsm/sets/lazy_nfa.hpp"
+#include "fsm/sets/nfa_engine.hpp"
+#include "fsm/sets/prefilter_literals.hpp"
+
+namespace parafuse::fsm {
+inline namespace v1 {
+
+constexpr uint64_t kPrefilterMagic = 0x324552504d534650ull;  // "PFSMPRE2"
+
+constexpr size_t kConfirmSlots = 10;
+
+struct ConfirmTables {
+  uint32_t tag = 0;
+  uint64_t reach = 0, shortest = 0, longest = 0;  // reach all ones: unbounded
+  uint64_t before[4] = {0, 0, 0, 0};  // byte set
+  NfaTables nfa;
+  bool may_precede(uint8_t byte) const { return (before[byte >> 6] >> (byte & 63)) & 1; }
+};
+
+struct PrefilterTables {
+  Tables literals;
+  std::vector<ConfirmTables> confirms;
+  uint64_t longest = 1;  // bytes in the longest factor
+};
+
+inline PrefilterTables parse_prefilter(const uint8_t* blob, size_t size) {
+  const uint64_t* slots = reinterpret_cast<const uint64_t*>(blob);
+  if (size < 32 || slots[0] != kPrefilterMagic)
+    throw std::runtime_error("not a parafuse prefilter blob");
+  const uint64_t count = slots[1];
+  if (size < 32 + 8 * kConfirmSlots * count) throw std::runtime_error("prefilter blob: truncated");
+  const auto part = [&](uint64_t offset, uint64_t bytes) {
+    if (offset > size || bytes > size - offset) throw std::runtime_error("prefilter blob: corrupt");
+    return blob + offset;
+  };
+  PrefilterTables p;
+  p.literals = parse_tables(part(slots[2], slots[3]), slots[3]);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t* entry = slots + 4 + kConfirmSlots * i;
+    ConfirmTables c;
+    c.tag = uint32_t(entry[0]);
+    c.reach = entry[1];
+    c.shortest = entry[2];
+    std::copy(entry + 5, entry + 9, c.before);
+    c.longest = entry[9];
+    c.nfa = parse_nfa(part(entry[3], entry[4]), entry[4]);
+    if (c.nfa.empty_accepts || c.shortest == 0 || c.shortest > c.reach || c.longest < c.shortest)
+      throw std::runtime_error("prefilter blob: a pattern without a factor");
+    p.longest = std::max(p.longest, c.longest);
+    p.confirms.push_back(c);
+  }
+  if (!literal_dfa_chunkable(p.literals))
+    throw std::runtime_error("prefilter blob: a literal DFA with delayed or end-of-input reports");
+  return p;
+}
+
+using StartRange = std::pair<uint64_t, uint64_t>;  // inclusive [first, last] match starts
+constexpr size_t kPrefetchAhead = 4;  // ranges (or factor ends) ahead whose bytes are fetched
+
+// The matches of one NFA that start in ranges[0, count) (sorted, disjoint), stepped by
+// the lazy DFA of fsm/sets/lazy_nfa.hpp. Cached transitions (to live states, or to any state
+// inside a range) take a tight loop up to the next range edge (the same `inject`
+// throughout), reporting where a state's accept conditions hold. The step at an edge,
+// an uncached one, and one into the empty set outside a range take the general path,
+// which jumps to the next range when no thread lives. (The general path at every step,
+// with one-word NFAs stepped bit-parallel and the empty set interned anew at each jump,
+// takes twice the time on Nosey Parker.)
+inline void confirm_sweep(const NfaTables& t, const uint8_t* data, size_t n,
+                          const StartRange* ranges, size_t count, bool with_matches,
+                          NfaChunk& out) {
+  LazyNfa lazy(t);
+  std::vector<uint32_t> tags;
+  const auto category_before = [&](size_t at) {
+    return at == 0 ? kPrevStart : unsigned(t.categories[data[at - 1]]);
+  };
+  const auto report = [&](uint32_t state, size_t at) {
+    const uint64_t where = nfa_where(t, data, n, at);
+    if (lazy.accepts(state, where))
+      nfa_report(t, lazy.set(state), where, at, with_matches, tags, out);
+  };
+  size_t index = 0, at = ranges[0].first;
+  uint32_t state = lazy.empty(category_before(at));  // the empty set reports nothing
+  while (at < n) {
+    bool inject = index < count && ranges[index].first <= at;
+    const size_t edge = inject ? ranges[index].second + 1 : index < count ? ranges[index].first : n;
+    const size_t stop = std::min(edge, n - 1);  // a last byte takes step(): it may be a final '\n'
+    while (at < stop) {
+      const int32_t next = lazy.cached(state, inject, data[at]);
+      if (next < 0 || !(inject || (next & LazyNfa::kAlive))) break;  // no jump inside a range
+      state = uint32_t(next) >> 2;
+      ++at;
+      if (next & LazyNfa::kMayAccept) report(state, at);
+    }
+    while (index < count && ranges[index].second < at) ++index;
+    inject = index < count && ranges[index].first <= at;
+    state = lazy.step(state, data, n, at, inject);
+    ++at;
+    if (lazy.may_accept(state)) report(state, at);
+    while (index < count && ranges[index].second < at) ++index;
+    if (!lazy.alive(state) && !(index < count && ranges[index].first <= at)) {
+      if (index == count) break;
+      // The ranges lie far apart in the input: fetch the bytes of a later one meanwhile.
+      if (index + kPrefetchAhead < count) {
+        const uint64_t ahead = ranges[index + kPrefetchAhead].first;
+        __builtin_prefetch(data + ahead - (ahead > 0));
+      }
+      at = ranges[index].first;
+      state = lazy.empty(category_before(at));
+    }
+  }
+}
+
+// The merged start ranges of one pattern's sorted factor ends [end, last_end).
+inline void start_ranges(const ConfirmTables& c, const uint8_t* data, const uint64_t* end,
+                         const uint64_t* last_end, std::vector<StartRange>& list) {
+  for (; end != last_end; ++end) {
+    if (last_end - end > ptrdiff_t(kPrefetchAhead))
+      __builtin_prefetch(data + end[kPrefetchAhead] - 1);  // a factor end is at least 1
+    const uint64_t q = *end;
+    uint64_t lower = q > c.reach ? q - c.reach : 0;
+    if (!list.empty()) lower = std::max(lower, list.back().second + 1);
+    uint64_t first = q;
+    while (first > lower && c.may_precede(data[first - 1])) --first;
+    const uint64_t last = q - c.shortest;
+    if (!list.empty() && first <= list.back().second + 1)
+      list.back().second = last;
+    else
+      list.push_back({first, last});
+  }
+}
+
+struct PrefilterResult {
+  std::vector<PhaseTiming> phases;  // the literal DFA's, then "ranges", "confirm", "merge"
+  std::vector<uint64_t> counts;
+  std::vector<Match> matches;
+  std::string scheme, reason;
+};
+
+struct ConfirmJob {
+  size_t pattern, begin, end;  // ranges[pattern][begin, end)
+};
+
+// Widths: the entry widths the literal DFA may have (fsm/sets/entry_widths.hpp).
+template <class Widths = AllEntryWidths>
+PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, size_t n,
+                              uint32_t tag_count, const RunOptions& options, int threads,
+                              size_t chunks) {
+  PrefilterResult result;
+  std::vector<std::vector<Match>> hits;  // factor ends by offset, in lists one after another
+  if (options.scheme == "auto") {
+    const double began = omp_get_wtime();
+    std::vector<double> units;
+    const size_t groups = std::max(size_t(threads), (chunks + kLiteralLanes - 1) / kLiteralLanes);
+    hits = literal_hits(p.literals, data, n, p.longest - 1, groups, threads, units);
+    if (options.profile)
+      result.phases.push_back(PhaseTiming{"literals chunks", true, omp_get_wtime() - began, units});
+    result.scheme = "lookback";
+    result.reason = "literal DFA in " + std::to_string(hits.size()) + " chunks, each exact from " +
+                    std::to_string(p.longest - 1) + " bytes of lookback (factors of at most " +
+                    std::to_string(p.longest) + " bytes)";
+  } else {
+    RunOptions literal_options = options;
+    literal_options.matches = true;
+    RunResult run = Widths::run(p.literals, data, n, literal_options);
+    result.phases = run.phases;
+    for (PhaseTiming& phase : result.phases) phase.name = "literals " + phase.name;
+    result.scheme = run.scheme;
+    result.reason = "literal DFA (" + run.scheme + ": " + run.reason + ")";
+    hits.push_back(std::move(run.matches));
+  }
+  double began = omp_get_wtime();
+  std::vector<int> confirm_of(tag_count, -1);
+  for (size_t k = 0; k < p.confirms.size(); ++k) confirm_of[p.confirms[k].tag] = int(k);
+  // The factor ends of each pattern, in offset order (a counting sort of the hits).
+  std::vector<size_t> first_end(p.confirms.size() + 1, 0);
+  for (const auto& list : hits)
+    for (const Match& hit : list) ++first_end[size_t(confirm_of[hit.tag]) + 1];
+  for (size_t k = 0; k < p.confirms.size(); ++k) first_end[k + 1] += first_end[k];
+  std::vector<uint64_t> ends(first_end.back());
+  {
+    std::vector<size_t> filled(first_end.begin(), first_end.end() - 1);
+    for (const auto& list : hits)
+      for (const Match& hit : list) ends[filled[size_t(confirm_of[hit.tag])]++] = hit.offset;
+  }
+  std::vector<std::vector<StartRange>> ranges(p.confirms.size());
+  std::vector<double> range_units(p.confirms.size());
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
+  for (size_t k = 0; k < p.confirms.size(); ++k) {
+    const double pattern_began = omp_get_wtime();
+    start_ranges(p.confirms[k], data, ends.data() + first_end[k], ends.data() + first_end[k + 1],
+                 ranges[k]);
+    range_units[k] = omp_get_wtime() - pattern_began;
+  }
+  size_t total = 0;
+  for (const auto& list : ranges) total += list.size();
+  // kLanes jobs a thread in all, a pattern's ranges split only when patterns are fewer,
+  // and never more than `chunks` parts: a job runs on past its last range while a thread
+  // lives (to the end under `(?s).*`), so more jobs could cost more than they share.
+  size_t active = 0;
+  for (const auto& list : ranges) active += !list.empty();
+  const size_t target = size_t(threads) * kLanes;
+  const size_t jobs_per_pattern =
+      std::max<size_t>(1, std::min(chunks, (target + std::max<size_t>(1, active) - 1) /
+                                               std::max<size_t>(1, active)));
+  std::vector<ConfirmJob> jobs;
+  for (size_t k = 0; k < ranges.size(); ++k)
+    for (size_t part = 0, size = ranges[k].size(), parts = std::min(size, jobs_per_pattern);
+         part < parts; ++part)
+      jobs.push_back({k, size * part / parts, size * (part + 1) / parts});
+  // Matches are listed when asked for, or to remove the duplicates of split patterns.
+  const bool listed = options.matches || jobs_per_pattern > 1;
+  std::vector<NfaChunk> parts(jobs.size());
+  std::vector<double> units(jobs.size());
+  if (options.profile)
+    result.phases.push_back(PhaseTiming{"ranges", true, omp_get_wtime() - began, range_units});
+  began = omp_get_wtime();
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const double job_began = omp_get_wtime();
+    const ConfirmJob& job = jobs[j];
+    const NfaTables& t = p.confirms[job.pattern].nfa;
+    const StartRange* first = ranges[job.pattern].data() + job.begin;
+    const size_t count = job.end - job.begin;
+    parts[j].counts.assign(tag_count, 0);
+    confirm_sweep(t, data, n, first, count, listed, parts[j]);
+    units[j] = omp_get_wtime() - job_began;
+  }
+  if (options.profile)
+    result.phases.push_back(PhaseTiming{"confirm", true, omp_get_wtime() - began, units});
+  began = omp_get_wtime();
+  result.counts.assign(tag_count, 0);
+  if (!listed) {  // one job a pattern: each (offset, tag) was counted once
+    for (const NfaChunk& part : parts)
+      for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += part.counts[tag];
+  } else {
+    for (const NfaChunk& part : parts)
+      result.matches.insert(result.matches.end(), part.matches.begin(), part.matches.end());
+    std::sort(result.matches.begin(), result.matches.end(), [](const Match& a, const Match& b) {
+      return a.offset != b.offset ? a.offset < b.offset : a.tag < b.tag;
+    });
+    result.matches.erase(std::unique(result.matches.begin(), result.matches.end(),
+                                     [](const Match& a, const Match& b) {
+                                       return a.offset == b.offset && a.tag == b.tag;
+                                     }),
+                         result.matches.end());
+    for (const Match& match : result.matches) ++result.counts[match.tag];
+  }
+  if (options.profile) result.phases.push_back(PhaseTiming{"merge", false, omp_get_wtime() - began, {}});
+  result.reason += " found " + std::to_string(ends.size()) + " factor ends; " +
+                  std::to_string(total) + " start ranges confirmed by " +
+                  std::to_string(p.confirms.size()) + " NFAs in " + std::to_string(jobs.size()) +
+                  " jobs";
+  return result;
+}
+
+}  // namespace v1
+}  // namespace parafuse::fsm

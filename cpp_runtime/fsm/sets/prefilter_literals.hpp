@@ -1,0 +1,93 @@
+// parafuse boostfsm runtime: the literal pass of a prefiltered engine
+// (fsm/sets/prefilter_engine.hpp) in exact chunks. The literal DFA is the unanchored DFA of
+// factors of at most `longest` bytes, without assertions: the reports from an offset on
+// depend only on the `longest - 1` bytes before it (a factor that ends later starts
+// there or later), so a run begun in the start state that many bytes before a chunk
+// reports exactly the chunk's factor ends. No guess, no validation: chunks run on
+// every thread, kLiteralLanes of them in lockstep per thread (fsm/core/walk.hpp) so that their
+// table loads overlap, one thread or many.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "fsm/core/tables.hpp"
+#include "fsm/core/walk.hpp"
+
+namespace parafuse::fsm {
+inline namespace v1 {
+
+// Chunks a thread walks in lockstep (8 ran slower on Nosey Parker: more instructions,
+// registers spilled).
+constexpr int kLiteralLanes = kLanes;
+
+// Whether the literal DFA `t` may run in chunks from a lookback: no delayed report and
+// no report at the end of the input (neither exists without assertions).
+inline bool literal_dfa_chunkable(const Tables& t) {
+  for (uint32_t i = 0; i < t.tag_begin[t.states]; ++i)
+    if (t.tag_list[i] & kDelayed) return false;
+  return t.end_begin[t.states] == 0;
+}
+
+// Appends (offset, tag) for every tag of a reporting state (none is delayed).
+struct HitVisit {
+  const Tables* tables;
+  std::vector<Match>* out;
+  void operator()(uint32_t offset, uint64_t position) const {
+    const uint32_t state = offset >> tables->shift;
+    for (uint32_t i = tables->tag_begin[state]; i < tables->tag_begin[state + 1]; ++i)
+      out->push_back(Match{position + 1, tables->tag_list[i]});
+  }
+};
+
+template <class Entry>
+void literal_chunks_typed(const Tables& t, const uint8_t* data, size_t n, size_t lookback,
+                          size_t groups, int threads, std::vector<std::vector<Match>>& out,
+                          std::vector<double>& units) {
+  const TypedTable<Entry> m(t);
+  const size_t chunks = groups * kLiteralLanes;
+  out.assign(chunks, {});
+  units.assign(groups, 0);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (size_t g = 0; g < groups; ++g) {
+    const double began = omp_get_wtime();
+    Lane lanes[kLiteralLanes];
+    HitVisit visits[kLiteralLanes];
+    for (int k = 0; k < kLiteralLanes; ++k) {
+      const size_t c = g * kLiteralLanes + size_t(k);
+      const size_t begin = n * c / chunks, end = n * (c + 1) / chunks;
+      const size_t scan = begin > lookback ? begin - lookback : 0;
+      const uint32_t start = t.start << t.shift;
+      const uint32_t state = walk_one(m, data + scan, begin - scan, scan, start, NoVisit{});
+      lanes[k] = Lane{data + begin, end - begin, begin, state};
+      visits[k] = HitVisit{&t, &out[c]};
+    }
+    walk_lanes<kLiteralLanes>(m, lanes, visits);
+    units[g] = omp_get_wtime() - began;
+  }
+}
+
+// The factor ends in data[0, n), by offset, as one list per chunk (the chunks in order):
+// `groups` groups of kLiteralLanes chunks, each chunk started `lookback` (>= longest - 1)
+// bytes early; `units`: each group's seconds.
+inline std::vector<std::vector<Match>> literal_hits(const Tables& t, const uint8_t* data,
+                                                    size_t n, size_t lookback, size_t groups,
+                                                    int threads, std::vector<double>& units) {
+  std::vector<std::vector<Match>> out;
+  groups = std::max<size_t>(1, groups);
+  const auto walk = [&](auto entry) {
+    literal_chunks_typed<decltype(entry)>(t, data, n, lookback, groups, threads, out, units);
+  };
+  switch (t.entry_bytes) {
+    case 1: walk(uint8_t()); break;
+    case 2: walk(uint16_t()); break;
+    default: walk(uint32_t()); break;
+  }
+  return out;
+}
+
+}  // namespace v1
+}  // namespace parafuse::fsm

@@ -1,0 +1,1 @@
+"""Regexes and explicit machines to minimal DFAs: positions, subsets, byte classes, minimisation."""
