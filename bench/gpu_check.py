@@ -2,7 +2,9 @@
 GPUs, offline): every sample and schedule built for these GPUs and run on random inputs
 against the reference interpreter, at the fewest ranks its groups allow (NCCL wants one GPU
 per rank: a schedule that needs more ranks than there are GPUs is a row saying so), then the
-fused optimizer steps' achieved bandwidth against a device-to-device copy of the same bytes.
+fused optimizer steps' achieved bandwidth against a device-to-device copy of the same bytes
+(a step faster than the copy is a FAILED row: a clock stopped early), then the benchmark of
+bench/gpu_bench.py (PyTorch's fused optimizers, the MLP block and a GEMM alone, side by side).
 Each row is printed as it completes; each run has its own time limit (a run past it is a
 TIMED OUT row, and the check goes on), and a build that fails is a row too.
 
@@ -26,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from parafuse.bench import gpu_bench
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule, check_source
 from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
@@ -55,7 +58,8 @@ class Device:
     """What the check runs on: the table names it `where`; `build` makes a sample's project
     with every schedule; the optimizer benchmarks take `elements` elements; `copy_peer`:
     time a device-to-device copy of the same bytes (needs nvcc and a GPU); `ranks`: the most
-    ranks a run may have (one per GPU); `run_timeout_s`: the limit of each run."""
+    ranks a run may have (one per GPU); `run_timeout_s`: the limit of each run; `mlp_sizes`
+    and `peers`: what bench/gpu_bench.py measures."""
 
     where: str
     build: Builder
@@ -63,6 +67,8 @@ class Device:
     copy_peer: bool
     ranks: int = 1
     run_timeout_s: float = 120.0
+    mlp_sizes: tuple[tuple[int, int, int], ...] = ()  # (B, D, F) of gpu_bench's MLP block
+    peers: bool = False  # PyTorch on the same device (gpu_bench)
 
 
 def build_for_gpu(module: CheckedModule, program: str, schedules: list[str]) -> Path:
@@ -85,7 +91,8 @@ def gpu_count() -> int:
 
 
 def gpu_device() -> Device:
-    return Device("GPU", build_for_gpu, 1 << 25, True, max(1, gpu_count()))
+    return Device("GPU", build_for_gpu, 1 << 25, True, max(1, gpu_count()),
+                  mlp_sizes=((4096, 4096, 16384), (1024, 1024, 4096)), peers=True)
 
 
 def build_emulated(module: CheckedModule, program: str, schedules: list[str]) -> Path:
@@ -94,7 +101,8 @@ def build_emulated(module: CheckedModule, program: str, schedules: list[str]) ->
     return emulated.build_emulated_project(module, program, schedules, command)
 
 
-EMULATED = Device("emulated device, not a GPU", build_emulated, 1 << 12, False, 3, 120.0)
+EMULATED = Device("emulated device, not a GPU", build_emulated, 1 << 12, False, 3, 120.0,
+                  mlp_sizes=((5, 6, 7),))
 
 COPY_SOURCE = r"""
 #include <cuda_runtime.h>
@@ -208,7 +216,8 @@ def copy_ms(nbytes: int, folder: Path, timeout_s: float) -> float:
     return float(done.stdout)
 
 
-def bandwidth(device: Device, sample: str, project: Path, table: Table) -> None:
+def bandwidth(device: Device, sample: str, project: Path, table: Table) -> float | None:
+    """The fused step's bandwidth row; its median step time (None where it did not run)."""
     sizes = {name: device.elements for name in SIZES[sample]}
     try:
         done = run_ranks(project, sample, 1,
@@ -216,24 +225,25 @@ def bandwidth(device: Device, sample: str, project: Path, table: Table) -> None:
                           "--warmup", "3"] + size_args(sizes), timeout_s=device.run_timeout_s)
     except LaunchTimeout:
         table.add(sample, "fused", "bandwidth TIMED OUT", f"past {device.run_timeout_s:g} s")
-        return
+        return None
     if done.returncode != 0:
         table.add(sample, "fused", "bandwidth FAILED", _reason(AssertionError(done.stderr)))
-        return
+        return None
     step_ms = json.loads(done.stdout.strip().splitlines()[-1])["median_ms"]
     nbytes = step_bytes(sample, device.elements)
     achieved = f"{nbytes / step_ms / 1e6:.0f} GB/s"
     if not device.copy_peer:
         table.add(sample, "fused", achieved, "emulated: no copy to compare with")
-        return
+        return step_ms
     try:
         with tempfile.TemporaryDirectory() as tmp:
             # a copy reads and writes nbytes / 2 each
             copy = copy_ms(nbytes // 2, Path(tmp), device.run_timeout_s)
     except (subprocess.SubprocessError, ValueError) as error:
         table.add(sample, "fused", achieved, f"copy FAILED: {error}"[:70])
-        return
+        return step_ms
     table.add(sample, "fused", *judge_bandwidth(nbytes, step_ms, copy))
+    return step_ms
 
 
 def judge_bandwidth(nbytes: int, step_ms: float, copy_ms: float) -> tuple[str, str]:
@@ -280,7 +290,12 @@ def main(device: Device | None = None, samples: list[str] | None = None,
     for sample in (s for s in samples if s in projects):
         correctness(device, sample, projects[sample], table)
     for sample in (s for s in ("sgd", "adam", "lamb") if s in projects):
-        bandwidth(device, sample, projects[sample], table)
+        step_ms = bandwidth(device, sample, projects[sample], table)
+        if device.peers and sample != "lamb":  # PyTorch has no LAMB
+            gpu_bench.optimizer_peers(table.add, sample, step_ms, device.elements)
+    if "mlp" in projects:
+        gpu_bench.mlp_and_gemm(table.add, projects["mlp"], device.build, list(device.mlp_sizes),
+                               device.peers, device.run_timeout_s)
     emit(f"(done in {time.time() - start:.0f} s)")
     return table.rows
 

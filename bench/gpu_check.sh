@@ -3,8 +3,10 @@
 # the wheels of bench/gpu_wheels.sh in .whl/; works offline). Builds every sample and
 # schedule for these GPUs, runs each on random inputs against the reference interpreter at
 # the fewest ranks its groups allow, one GPU per rank (a schedule needing more ranks than
-# GPUs is a row saying so), and measures the fused optimizer steps' bandwidth against a
-# device-to-device copy. Each row is printed as it completes; each run has its own time
+# GPUs is a row saying so), measures the fused optimizer steps' bandwidth against a
+# device-to-device copy, and runs bench/gpu_bench.py: PyTorch's fused optimizers, the MLP
+# block against PyTorch eager and torch.compile, a GEMM against torch.matmul (PyTorch from
+# the machine's python3; a time past the copy's bandwidth or the GPU's peak FLOP/s fails). Each row is printed as it completes; each run has its own time
 # limit (a hung run is a TIMED OUT row); a failed build is a row.
 # `bench/gpu_check.sh --emulated` is the same check on the emulated device (no GPU, no
 # CUDA toolkit); tests/e2e/test_gpu_check_script.py runs it in `make test`.

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from parafuse.bench import gpu_check
+from parafuse.bench import gpu_bench, gpu_check
 from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
 from parafuse.ccn_compiler.tolerances import assert_same_outputs
 from parafuse.emitters.toolchain.cmake import BuildError
@@ -49,8 +49,14 @@ def test_gpu_check_runs_on_the_emulated_device_row_by_row() -> None:
     every = _schedules_that_fit(gpu_check.EMULATED.ranks)
     assert sum(row[2] == "equal to reference" for row in rows) == every, lines
     assert {row[0] for row in rows if row[2] == "skipped"} <= set(gpu_check.SIZES), lines
-    assert [row[0] for row in rows if row[1] == "fused" and row[2] != "equal to reference"] == [
+    assert [row[0] for row in rows if row[1] == "fused" and row[2].endswith("GB/s")] == [
         "sgd", "adam", "lamb"], lines
+    mlp = [row for row in rows if row[0] == "mlp 5x6x7"]  # gpu_bench's rows
+    assert [row[1] for row in mlp] == [*sample_module("mlp").schedule_names("mlp"),
+                                       "PyTorch"], lines
+    assert all(row[2].endswith("TFLOP/s") for row in mlp[:-1]), lines
+    assert mlp[-1][2:] == ["no peer", "emulated: no peers"], lines
+    assert [row[1] for row in rows if row[0] == "gemm 5x6x7"] == ["cuBLASLt", "PyTorch"], lines
     # the first row was printed long before the last, not all at the end
     first, last = printed[2][0], printed[-2][0]
     assert last - first > 1.0, lines
@@ -64,6 +70,21 @@ def test_a_step_faster_than_a_copy_of_its_bytes_fails() -> None:
     assert result == "FAILED 45917 GB/s" and "clock stopped early" in note, (result, note)
     assert gpu_check.judge_bandwidth(nbytes, 0.25, 0.231) == (
         "3490 GB/s", "copy 3777 GB/s, ratio 0.92")
+
+
+def test_a_time_past_the_gpus_peak_fails() -> None:
+    """The MLP block of B = D = 4096, F = 16384 (1.1 PFLOP a step) in 0.064 ms would be 17
+    PFLOP/s: a clock stopped when the step was queued."""
+    flops = 4.0 * 4096 * 4096 * 16384
+    result, note = gpu_bench.judge_flops(flops, 0.064, 790.0)
+    assert result == "FAILED 17180 TFLOP/s" and "clock stopped early" in note, (result, note)
+    assert gpu_bench.judge_flops(flops, 1.95, 790.0) == ("1.950 ms, 564 TFLOP/s", "peak 790")
+
+
+def test_the_pytorch_peers_say_why_they_are_missing() -> None:
+    """Without PyTorch's CUDA device (this machine) the peers are a reason, not a time."""
+    found = gpu_bench.torch_peers("gemm", 8, 8, 8)
+    assert isinstance(found, str) and ("PyTorch" in found or "Python" in found), found
 
 
 def test_a_failed_build_and_a_run_past_its_limit_are_rows(monkeypatch) -> None:
