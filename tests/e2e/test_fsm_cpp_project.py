@@ -182,8 +182,12 @@ def test_python_module_reads_buffers_without_copying(csv_project, csv_input) -> 
     for buffer in (data, bytearray(data), memoryview(data), np.frombuffer(data, np.uint8)):
         got = module.run(buffer, threads=2, scheme="auto", matches=True)
         assert got["final_state"] == want["final_state"] and got["counts"] == want["counts"]
-        assert [list(match) for match in got["matches"]] == want["matches"]
+        found = got["matches"]  # one structured array over the library's vector, 16 B each
+        assert found.dtype.names == ("offset", "tag") and found.itemsize == 16, found.dtype
+        assert found.base is not None and found.flags.owndata is False
+        assert [[int(m["offset"]), module.tags[m["tag"]]] for m in found] == want["matches"]
     assert module.run(b"")["counts"] == {"field": 0, "record": 0}
+    assert len(module.run(b"", matches=True)["matches"]) == 0
     with pytest.raises(ValueError, match="unknown scheme"):
         module.run(data, scheme="magic")
     with pytest.raises(ValueError, match="contiguous"):
