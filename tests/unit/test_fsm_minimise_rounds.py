@@ -1,0 +1,59 @@
+"""Minimisation's first partition (fsm_compiler/automata/minimise.py): states are split by
+their distance to another tag set as well as by their tags, so a chain of states told
+apart one at a time (a long literal) needs one round of refinement, not one per state, and
+the partition is still the coarsest stable one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from parafuse.fsm_compiler.automata import minimise as minimise_module
+from parafuse.fsm_compiler.automata.minimise import distance_to_other_tags, equivalence_blocks
+
+
+def chain(n: int) -> tuple[np.ndarray, list[frozenset[int]]]:
+    """A literal of n bytes over two classes: class 0 advances, class 1 goes back to 0;
+    the last state reports."""
+    transitions = np.zeros((n + 1, 2), dtype=np.int32)
+    transitions[:, 0] = np.minimum(np.arange(n + 1) + 1, n)
+    return transitions, [frozenset()] * n + [frozenset({0})]
+
+
+def test_a_chain_is_told_apart_in_one_round(monkeypatch) -> None:
+    rounds = []
+    signature_blocks = minimise_module._signature_blocks
+    monkeypatch.setattr(minimise_module, "_signature_blocks",
+                        lambda rows: rounds.append(1) or signature_blocks(rows))
+    transitions, tags = chain(3000)
+    blocks = equivalence_blocks(transitions, tags)
+    assert len(set(blocks.tolist())) == 3001  # every state of a literal is its own
+    assert len(rounds) <= 2, len(rounds)  # the first partition, then one stable round
+
+
+def test_distances_count_bytes_to_the_reporting_state() -> None:
+    transitions, tags = chain(5)
+    tag_blocks = np.array([0] * 5 + [1])
+    assert distance_to_other_tags(transitions, tag_blocks).tolist() == [5, 4, 3, 2, 1, 0]
+    unreachable = np.array([[1, 1], [1, 1], [2, 2]], dtype=np.int32)
+    assert distance_to_other_tags(unreachable, np.array([0, 0, 1])).tolist() == [-1, -1, 0]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_dfas_get_the_coarsest_stable_partition(seed: int) -> None:
+    """Against table filling: two states share a block exactly when no input tells them
+    apart by their tags."""
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(2, 40)), int(rng.integers(1, 4))
+    transitions = rng.integers(0, n, (n, k)).astype(np.int32)
+    tags = [frozenset({int(t)}) if t < 2 else frozenset() for t in rng.integers(0, 6, n)]
+    blocks = equivalence_blocks(transitions, tags)
+    marked = np.array([[a != b for b in tags] for a in tags])
+    while True:
+        grown = marked.copy()
+        for column in transitions.T:
+            grown |= marked[column[:, None], column[None, :]]
+        if (grown == marked).all():
+            break
+        marked = grown
+    assert ((blocks[:, None] == blocks[None, :]) == ~marked).all()
