@@ -142,6 +142,27 @@ class CompileError(Exception):
         return self.render()
 
 
+class CompileErrors(CompileError):
+    """Several located problems found in one pass (every regex of a file is parsed, each
+    on its own): the first is the message; all of them are rendered, in file order."""
+
+    def __init__(self, errors: list[CompileError]) -> None:
+        first = errors[0]
+        super().__init__(first.message, first.location, first.notes, first.hint)
+        self.errors = list(errors)
+
+    def render(self) -> str:
+        return "\n".join(error.render() for error in self.errors)
+
+
+def raise_all(errors: list[CompileError]) -> None:
+    """Raise the errors found, one or several; nothing where there are none."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise CompileErrors(errors)
+
+
 @dataclass(frozen=True)
 class CompileWarning:
     """A non-fatal diagnostic (an unreachable state, say)."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import VisitError
 
-from .diagnostics import CompileError, Location, SourceFile, location_of_offsets
+from .diagnostics import CompileError, Location, SourceFile, location_of_offsets, raise_all
 from .fsm_ast import (
     ByteRange,
     ByteSet,
@@ -84,7 +84,9 @@ def parse_fsm(source: SourceFile) -> FsmFile:
     """Parse a whole `.fsm` file (regexes included); raise a located CompileError."""
     try:
         tree = parse_or_raise(fsm_lark_parser(), source, FSM_VOCABULARY)
-        items = _FsmTransformer(source).transform(tree)
+        transformer = _FsmTransformer(source)
+        items = transformer.transform(tree)
+        raise_all(transformer.regex_errors)
     except _UnterminatedLiteral as problem:
         start = problem.token.start_pos
         raise CompileError(problem.message,
@@ -101,6 +103,7 @@ class _FsmTransformer(Transformer):
     def __init__(self, source: SourceFile) -> None:
         super().__init__()
         self.source = source
+        self.regex_errors: list[CompileError] = []  # every bad regex, reported together
 
     def loc(self, meta) -> Location:
         return token_location(self.source, meta)
@@ -169,13 +172,17 @@ class _FsmTransformer(Transformer):
         tag_token, regex_token = children
         regex_location = token_location(self.source, regex_token)
         text, flags = split_regex_literal(str(regex_token), regex_location)
-        if "\n" in text and not spans_lines_allowed(text, flags):
-            raise CompileError(
-                "this regex runs onto the next line: only an extended regex (flag 'x', or a "
-                "leading '(?x)') may span lines", offset_location(
-                    str(regex_token), regex_location, 1 + text.index("\n")),
-                hint="close the regex with '/' on its line, or add the flag x")
-        regex = parse_regex(text, flags, regex_location.shifted(1))
+        try:
+            if "\n" in text and not spans_lines_allowed(text, flags):
+                raise CompileError(
+                    "this regex runs onto the next line: only an extended regex (flag 'x', or "
+                    "a leading '(?x)') may span lines", offset_location(
+                        str(regex_token), regex_location, 1 + text.index("\n")),
+                    hint="close the regex with '/' on its line, or add the flag x")
+            regex = parse_regex(text, flags, regex_location.shifted(1))
+        except CompileError as error:  # the file's other regexes are still parsed
+            self.regex_errors.append(error)
+            regex = None
         return PatternDecl(self.name(tag_token), regex, text, flags, self.loc(meta))
 
     def tokens(self, meta, children) -> TokenSet:
@@ -192,13 +199,14 @@ class _FsmTransformer(Transformer):
         text, flags = split_regex_literal(str(regex_token), regex_location)
         try:
             regex = parse_regex(text, flags, regex_location.shifted(1))
-        except CompileError as error:
-            if "can match the empty string" not in error.message:
-                raise
-            raise CompileError("a token rule cannot match the empty string: the tokenizer "
-                               "would make no progress", error.location,
-                               hint="make every alternative match at least one byte, "
-                                    "e.g. '+' instead of '*'") from None
+        except CompileError as error:  # the file's other regexes are still parsed
+            if "can match the empty string" in error.message:
+                error = CompileError("a token rule cannot match the empty string: the "
+                                     "tokenizer would make no progress", error.location,
+                                     hint="make every alternative match at least one byte, "
+                                          "e.g. '+' instead of '*'")
+            self.regex_errors.append(error)
+            regex = None
         return TokenRule(self.name(kind_token), skip, regex, text, flags, self.loc(meta))
 
     def options(self, meta, children) -> OptionsBlock:
