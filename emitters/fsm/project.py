@@ -147,12 +147,20 @@ def runtime_units(context: dict[str, object]) -> dict[str, str]:
             **kernel_units(RUNTIME_UNITS, RUNTIME_BANNER, context["fits"])}
 
 
-def project_files(request: ProjectRequest) -> dict[str, str | bytes]:
-    """Every file of the machine's project, keyed by its path in the project."""
+def project_blob(request: ProjectRequest) -> bytes:
+    """The machine's table blob (`src/M.tables.bin`): the costly part of a project's files
+    (seconds to a minute for sets of a thousand rules), the same whatever the targets."""
+    if isinstance(request.machine, EngineSet):
+        return engine_set_blob(request.machine, request.analysis)
+    return machine_blob(request.machine, request.analysis)
+
+
+def project_files(request: ProjectRequest, blob: bytes | None = None) -> dict[str, str | bytes]:
+    """Every file of the machine's project, keyed by its path in the project; `blob`: its
+    project_blob, where the caller made it already."""
     name = request.machine.name
     several = isinstance(request.machine, EngineSet)
-    blob = (engine_set_blob(request.machine, request.analysis) if several
-            else machine_blob(request.machine, request.analysis))
+    blob = project_blob(request) if blob is None else blob
     context = template_context(request, blob)
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": render("fsm/CMakeLists.txt.j2", **context),
@@ -201,9 +209,10 @@ def cached_project(request: ProjectRequest, sanitize: str = "", mpi: bool = Fals
     M::M_mpi and an mpirun-capable runner only where `mpi` asks for them. A cached build
     of the same machine that also has the Python module or M::M_mpi serves as it stands."""
     name = request.machine.name
+    blob = project_blob(request)  # once: the variants below differ in their targets only
 
     def inputs(python: bool, with_mpi: bool) -> Callable[[], BuildInputs]:
-        return lambda: (project_files(replace(request, python=python)),
+        return lambda: (project_files(replace(request, python=python), blob),
                         cmake_arguments(python, sanitize, with_mpi) +
                         option_arguments(name, sanitize, with_mpi))
     return cached_build_serving(f"fsm-{name}", inputs(request.python, mpi),

@@ -81,3 +81,22 @@ def test_machine_named_like_a_cpp_keyword_gets_a_cpp_name(tmp_path) -> None:
     assert result.exit_code == 0, result.output
     assert "namespace pf_int {" in (tmp_path / "out" / "include" / "int.hpp").read_text()
     assert "OUTPUT_NAME int_run" in (tmp_path / "out" / "CMakeLists.txt").read_text()
+
+
+def test_a_project_blob_is_made_once_for_every_build_looked_for(tmp_path, monkeypatch) -> None:
+    """cached_project looks for the build asked for and three larger ones before it builds:
+    the blob, the costly part of their files (a minute for a set of a thousand rules), is
+    made once for all of them."""
+    from parafuse.emitters.fsm import project
+    from parafuse.emitters.toolchain import cmake
+
+    monkeypatch.setenv("PARAFUSE_CACHE", str(tmp_path))
+    monkeypatch.setattr(project, "has_mpi", lambda: True)
+    built, blobs = [], []
+    made = project.machine_blob
+    monkeypatch.setattr(project, "machine_blob", lambda *args: blobs.append(1) or made(*args))
+    monkeypatch.setattr(cmake, "cached_build",
+                        lambda name, files, args: built.append(files) or tmp_path / "new")
+    project.cached_project(project_request(sample_machine("div7"), "samples/div7.fsm"))
+    assert len(built) == 1 and len(project.larger_builds(False, False)) == 3
+    assert len(blobs) == 1
