@@ -12,6 +12,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -26,8 +27,16 @@ from parafuse.cli.errors import (
     reports_errors,
     writing_folder,
 )
-from parafuse.cli.fsm_inputs import read_input, sample_file
-from parafuse.cli.fsm_kinds import BACKENDS, Compiled, RunRequest, kind_of, run_machine
+from parafuse.cli.fsm_inputs import check_input_readable, read_input, sample_file
+from parafuse.cli.fsm_kinds import (
+    BACKENDS,
+    Compiled,
+    RunRequest,
+    kind_of,
+    run_machine,
+    run_runner,
+)
+from parafuse.cli.fsm_warm_runs import WarmRun, indexed_runner, warm_key
 from parafuse.fsm_compiler.options import INTEGER_LIMITS, RUN_LIMITS, SCHEMES
 from parafuse.fsm_compiler.pipeline import (
     CompiledFile,
@@ -152,12 +161,20 @@ def run(file, input_path, machine, backend, scheme, threads, chunks, repeat, wit
         as_json, with_tokens, tokens_out, max_states, max_fused_states, lookback) -> None:
     _no_empty_path("--tokens-out", tokens_out)
     overrides = _overrides(max_states, max_fused_states, lookback, scheme)
-    compiled_machine = _only_machine(_compile(file, overrides, machine), file)
     runner_args = ["--threads", str(threads), "--chunks", str(chunks), "--repeat", str(repeat)]
     runner_args += (["--scheme", scheme] if scheme else []) + (["--json"] if as_json else [])
-    sys.exit(run_machine(compiled_machine, RunRequest(
-        file, input_path, backend, runner_args, scheme, repeat, with_matches,
-        with_tokens, tokens_out, as_json)))
+    request = RunRequest(file, input_path, backend, runner_args, scheme, repeat, with_matches,
+                         with_tokens, tokens_out, as_json)
+    key = warm_key(file, machine, overrides) if request.may_run_warm else None
+    if key and (found := indexed_runner(key)):  # built before from the same file and options
+        runner, warnings = found
+        if warnings:
+            click.echo(warnings, err=True)
+        check_input_readable(input_path)
+        sys.exit(run_runner(runner, input_path, request.dfa_runner_args))
+    compiled = _compile(file, overrides, machine)
+    warm = WarmRun(key, "\n".join(w.render() for w in compiled.warnings)) if key else None
+    sys.exit(run_machine(_only_machine(compiled, file), replace(request, warm=warm)))
 
 
 @main.command("compile", help="Emit a C++ project per machine (library M::M, runner M_run) "

@@ -31,6 +31,7 @@ from parafuse.cli.fsm_token_report import (
     print_token_analysis,
     token_analysis_json,
 )
+from parafuse.cli.fsm_warm_runs import WarmRun
 from parafuse.emitters.fsm.project import ProjectRequest, cmake_arguments, project_files
 from parafuse.emitters.toolchain.cmake import build_tree, write_tree
 from parafuse.fsm_compiler.compiled import CompiledMachine
@@ -66,10 +67,22 @@ class RunRequest:
     tokens: bool
     tokens_out: str | None
     as_json: bool
+    warm: WarmRun | None = None  # where a built runner is recorded for warm runs
 
     @property
     def compiled(self) -> bool:
         return self.backend == "cpp"
+
+    @property
+    def may_run_warm(self) -> bool:
+        """Whether a runner recorded for the same file and options may run it without a
+        compile (cli/fsm_warm_runs.py): compiled runs other than a token set's."""
+        return self.compiled and not self.tokens and self.tokens_out is None
+
+    @property
+    def dfa_runner_args(self) -> list[str]:
+        """The runner's options for a DFA or pattern set."""
+        return self.runner_args + (["--matches"] if self.matches else [])
 
 
 # `run --backend`: the compiled runner (built into the cache) or the Python reference
@@ -90,11 +103,11 @@ class Dfa:
     def run(self, machine: CompiledMachine | EngineSet, request: RunRequest) -> int:
         if request.tokens or request.tokens_out:
             raise UsageError("--tokens and --tokens-out are for token sets")
-        args = request.runner_args + (["--matches"] if request.matches else [])
         if request.compiled:
             runner = runner_for(machine, request.file)
-            return exit_status(subprocess.run([str(runner), request.input_path, *args],
-                                              pass_fds=descriptors_named(request.input_path)))
+            if request.warm:
+                request.warm.record(runner)
+            return run_runner(runner, request.input_path, request.dfa_runner_args)
         data = read_input(request.input_path)
         timings, result = [], None
         for _ in range(request.repeat):
@@ -162,6 +175,12 @@ KINDS: dict[type, Dfa | EngineSetKind | TokenSet] = {
 
 def kind_of(machine: Compiled) -> Dfa | EngineSetKind | TokenSet:
     return KINDS[type(machine)]
+
+
+def run_runner(runner: Path, input_path: str, args: list[str]) -> int:
+    """A machine's runner over the input (a pipe it names stays open for it)."""
+    return exit_status(subprocess.run([str(runner), input_path, *args],
+                                      pass_fds=descriptors_named(input_path)))
 
 
 def run_machine(machine: Compiled, request: RunRequest) -> int:
