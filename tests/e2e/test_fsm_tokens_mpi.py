@@ -109,3 +109,19 @@ def test_a_rank_that_cannot_read_stops_every_rank_with_one_line(c_lexer, tmp_pat
     assert done.returncode != 0 and done.stdout == ""
     assert len(stderr) == 1 and "rank 2: cannot read input" in stderr[0], stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("args", [["--threads", "9999"], ["--matches"], []])
+def test_a_usage_error_under_mpirun_is_one_line_with_status_2(c_lexer, tmp_path, args) -> None:
+    """Found by every rank before MPI starts: rank 0 alone prints it and exits 2; the others
+    leave quietly, so the launcher never stops rank 0 before its line is out."""
+    _, project = c_lexer
+    good = tmp_path / "good.c"
+    good.write_bytes(b"int x = 1;\n" * 100)
+    runner = str(project / "build" / "clexer_tokens_run")
+    command = [Toolchain.current().tool("mpirun"), "--oversubscribe", "-np", "3", runner,
+               *([str(good)] if args else []), *args]
+    done = run_bounded(command, launch_environment(3))
+    stderr = LAUNCHER_LINE.sub("", LAUNCHER_BLOCK.sub("", done.stderr)).strip().splitlines()
+    assert done.returncode == 2 and done.stdout == "", done.returncode
+    assert len(stderr) == 1 and stderr[0].startswith("clexer_tokens_run: error: "), stderr
