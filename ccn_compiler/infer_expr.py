@@ -19,11 +19,12 @@ from .scope import (
     ELEMENTWISE_BINARY,
     ELEMENTWISE_UNARY,
     REDUCTIONS,
+    ROW_FUNCTIONS,
     ROW_NORMS,
     Scope,
     did_you_mean,
 )
-from .special_calls import check_dropout, check_reduction, check_row_norm
+from .special_calls import check_dropout, check_reduction, check_row_norm, check_softmax
 from .types import ALL_DTYPES, REPLICATED, ValueType, is_float, is_int, promote, shape_text
 
 INT_PRESERVING = ("abs", "relu")
@@ -206,10 +207,13 @@ def check_call(node: ast.Call, scope: Scope) -> ir.Expr:
     if name in ROW_NORMS:
         x, eps = (check_expr(a, scope) for a in positional(node, 2, f"{name}(x, eps)"))
         return check_row_norm(node, x, eps)
+    if name == "softmax":
+        x, dim = positional(node, 2, "softmax(x, dim)")
+        return check_softmax(node, check_expr(x, scope), dim)
     if name in COLLECTIVES or name in ("matmul", "update"):
         raise CompileError(f"{name}() must be the outermost call of its statement", node.location,
                            hint=f"bind it to a name first: t = {name}(...)")
-    known = list(ELEMENTWISE_UNARY + ELEMENTWISE_BINARY + REDUCTIONS + ROW_NORMS
+    known = list(ELEMENTWISE_UNARY + ELEMENTWISE_BINARY + REDUCTIONS + ROW_FUNCTIONS
                  + COLLECTIVES + ("where", "cast", "dropout", "matmul", "update"))
     raise CompileError(f"unknown function '{name}'", node.function.location,
                        hint=did_you_mean(name, known))

@@ -126,17 +126,20 @@ def _dropout(node: ir.Dropout, world: World, env) -> PerRank:
 def _row_norm(node: ir.RowNorm, world: World, env) -> PerRank:
     dtype = node.operand.type.dtype
     work = np.float64 if dtype == "f64" else np.float32
-    eps = evaluate(node.eps, world, env)
+    eps = evaluate(node.eps, world, env) if node.eps is not None else [None] * world.ranks
     out = []
     for x, e in zip(evaluate(node.operand, world, env), eps):
         x = rounded(x, dtype).astype(work)
-        e = work(e)
+        if node.kind == "softmax":  # max-subtracted: finite for any finite logits
+            exp = np.exp(x - x.max(axis=-1, keepdims=True, initial=-np.inf))
+            out.append(exp / exp.sum(axis=-1, keepdims=True, dtype=work))
+            continue
         if node.kind == "layernorm":
             mean = x.mean(axis=-1, keepdims=True, dtype=work)
             var = ((x - mean) ** 2).mean(axis=-1, keepdims=True, dtype=work)
-            out.append((x - mean) / np.sqrt(var + e))
+            out.append((x - mean) / np.sqrt(var + work(e)))
         else:
-            out.append(x / np.sqrt((x * x).mean(axis=-1, keepdims=True, dtype=work) + e))
+            out.append(x / np.sqrt((x * x).mean(axis=-1, keepdims=True, dtype=work) + work(e)))
     return out
 
 

@@ -86,9 +86,11 @@ class Dropout:
 
 @dataclass(frozen=True)
 class RowNorm:
-    kind: str  # layernorm | rmsnorm
+    """A function of each row (the last dim) of its operand, computed in f32 (f64 for f64)."""
+
+    kind: str  # layernorm | rmsnorm | softmax
     operand: Expr
-    eps: Expr
+    eps: Expr | None  # the norms' epsilon; None for softmax
     type: ValueType
     location: Location
 
@@ -262,7 +264,7 @@ def children(node: Expr) -> tuple[Expr, ...]:
         return (node.operand,)
     if isinstance(node, Dropout):
         return (node.operand, node.p)
-    return (node.operand, node.eps)
+    return (node.operand,) if node.eps is None else (node.operand, node.eps)
 
 
 def walk(node: Expr):

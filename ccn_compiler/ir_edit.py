@@ -27,7 +27,7 @@ def map_refs(node: ir.Expr, fn: Callable[[ir.Ref, ir.Expr | None], ir.Expr],
                        p=map_refs(node.p, fn, node))
     if isinstance(node, ir.RowNorm):
         return replace(node, operand=map_refs(node.operand, fn, node),
-                       eps=map_refs(node.eps, fn, node))
+                       eps=None if node.eps is None else map_refs(node.eps, fn, node))
     return replace(node, operand=map_refs(node.operand, fn, node))
 
 

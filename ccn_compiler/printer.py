@@ -54,7 +54,8 @@ def _format_call(node: ir.Expr) -> str:
     if isinstance(node, ir.Dropout):
         return f"dropout({format_expr(node.operand)[0]}, {format_expr(node.p)[0]})"
     assert isinstance(node, ir.RowNorm)
-    return f"{node.kind}({format_expr(node.operand)[0]}, {format_expr(node.eps)[0]})"
+    last = "-1" if node.eps is None else format_expr(node.eps)[0]  # softmax's dim: the last
+    return f"{node.kind}({format_expr(node.operand)[0]}, {last})"
 
 
 def format_stage_value(stage: ir.Stage) -> str:

@@ -14,9 +14,10 @@ ELEMENTWISE_UNARY = ("sqrt", "rsqrt", "exp", "log", "tanh", "abs", "relu", "gelu
 ELEMENTWISE_BINARY = ("max", "min", "pow")
 REDUCTIONS = ("sum", "norm", "amax")
 ROW_NORMS = ("layernorm", "rmsnorm")
+ROW_FUNCTIONS = ROW_NORMS + ("softmax",)  # functions of each row: ir.RowNorm
 COLLECTIVES = ("allreduce", "reducescatter", "allgather", "broadcast", "send")
 STAGE_FUNCTIONS = COLLECTIVES + ("matmul", "update")
-BUILTINS = (ELEMENTWISE_UNARY + ELEMENTWISE_BINARY + REDUCTIONS + ROW_NORMS + STAGE_FUNCTIONS
+BUILTINS = (ELEMENTWISE_UNARY + ELEMENTWISE_BINARY + REDUCTIONS + ROW_FUNCTIONS + STAGE_FUNCTIONS
             + ("where", "cast", "dropout", "blocks"))
 REDUCE_OPS = ("sum", "prod", "max", "min", "avg")
 KEYWORDS = ("program", "param", "input", "state", "group", "output", "schedule", "for", "in",

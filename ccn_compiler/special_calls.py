@@ -7,7 +7,7 @@ from parafuse.grammar.diagnostics import CompileError
 
 from . import ir
 from .literals import is_literal, literal_value
-from .types import LOCAL, Layout, ValueType, is_float, is_int
+from .types import LOCAL, Layout, ValueType, is_float, is_int, shape_text
 
 
 def reduction_layout(operand: Layout) -> Layout:
@@ -53,15 +53,35 @@ def check_dropout(node: ast.Call, x: ir.Expr, p: ir.Expr, site: int) -> ir.Expr:
     return ir.Dropout(x, p, site, x.type, node.location)
 
 
-def check_row_norm(node: ast.Call, x: ir.Expr, eps: ir.Expr) -> ir.Expr:
-    kind = node.function.name
+def _check_rows(kind: str, x: ir.Expr) -> None:
+    """A function of each row: a float operand of one dim or more, whole along the last."""
     if not is_float(x.type.dtype) or not x.type.shape:
         raise CompileError(f"{kind}() needs a floating-point tensor with at least one dim, got "
                            f"{x.type}", x.location)
     layout = x.type.layout
     if layout.kind == "sliced" and layout.dim == len(x.type.shape) - 1:
-        raise CompileError(f"{kind}() normalises over the last dim, but it is {layout}",
+        raise CompileError(f"{kind}() works on each row of the last dim, but it is {layout}",
                            x.location, hint="allgather the value first (or slice another dim)")
+
+
+def check_softmax(node: ast.Call, x: ir.Expr, dim: ast.Expr) -> ir.Expr:
+    """softmax(x, dim): over the last dim, written -1 or as its index."""
+    _check_rows("softmax", x)
+    rank = len(x.type.shape)
+    number = dim.operand if isinstance(dim, ast.Negate) else dim
+    value = None
+    if isinstance(number, ast.Number) and number.is_integer:
+        value = -number.value if isinstance(dim, ast.Negate) else number.value
+    if value not in (-1, rank - 1):
+        raise CompileError("softmax() works over the last dim: write -1 (or "
+                           f"{rank - 1}, the last of {shape_text(x.type.shape)})",
+                           dim.location, hint="transpose the dims first (not supported yet)")
+    return ir.RowNorm("softmax", x, None, x.type, node.location)
+
+
+def check_row_norm(node: ast.Call, x: ir.Expr, eps: ir.Expr) -> ir.Expr:
+    kind = node.function.name
+    _check_rows(kind, x)
     _require_replicated_scalar(eps, f"the {kind} epsilon")
     if isinstance(eps, ir.Const):
         eps = ir.Const(eps.value, ValueType("f32", (), eps.type.layout), eps.location)

@@ -122,10 +122,13 @@ class StageWriter:
             return [f"{var}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
         lines += self.loop(space, body, self.resolve(space, done))
         last = len(node.type.shape) - 1
-        eps, eps_lines = self.norm_eps(node, work, done)
-        lines += eps_lines
+        eps = ""
+        if node.eps is not None:  # softmax has none
+            eps, eps_lines = self.norm_eps(node, work, done)
+            lines += eps_lines
+            eps = f", {eps}"
         lines.append(f"pf::{node.kind}_rows({self.pointer(var)}, {local}.count, "
-                     f"{local}.shape[{last}], {eps}{self.stream_arg});")
+                     f"{local}.shape[{last}]{eps}{self.stream_arg});")
         return buf, lines
 
     def norm_eps(self, node: ir.RowNorm, work: str,

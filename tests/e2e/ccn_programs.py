@@ -164,3 +164,21 @@ program epilogues(B, K, H) {
     output e8
 }
 """
+
+# One head of attention, its rows (queries) sliced across ranks: softmax over each row of
+# the scaled, masked scores (max-subtracted, so logits of magnitude 30 stay finite).
+ATTENTION = """
+program attention(T, D) {
+    param scale: f32 = 4.0
+    input q: bf16[T, D] sliced(0)
+    input kt: bf16[D, T] replicated
+    input v: bf16[T, D] replicated
+    input mask: f32[T, T] sliced(0)
+    s = matmul(q, kt)
+    p = softmax(s * scale + mask, -1)
+    o = matmul(cast(p, bf16), v)
+    h = softmax(o, 1)
+    output p
+    output h
+}
+"""

@@ -11,7 +11,7 @@ from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.toolchain.mpirun import run_ranks
 from tests.backend_compare import assert_backend_matches_reference, sample_module, sample_project
 from tests.conftest import SAMPLES
-from tests.e2e.ccn_programs import EPILOGUES, IN_PLACE, UNPLACED
+from tests.e2e.ccn_programs import ATTENTION, EPILOGUES, IN_PLACE, UNPLACED
 from tests.e2e.transport_trace import RankCalls, TransportTrace
 
 SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13}
@@ -121,6 +121,28 @@ def test_gemm_epilogues_match_the_reference(tmp_path) -> None:
     for ranks in (1, 2, 3):
         assert_backend_matches_reference(project, program, program, "default", ranks,
                                          {"B": 7, "K": 2, "H": 11}, tmp_path / f"r{ranks}")
+
+
+def test_softmax_of_attention_rows_matches_the_reference(tmp_path) -> None:
+    """softmax over each row of scaled, masked scores whose rows are sliced across ranks,
+    at R = 1..3 (T = 7 leaves uneven blocks), and at a scale that makes logits of magnitude
+    30 (max-subtracted: finite, each row summing to 1)."""
+    import numpy as np
+
+    from parafuse.ccn_compiler.frontend import check_source
+
+    module = check_source(ATTENTION, "attention.ccn")
+    program = module.programs["attention"]
+    project = build_cpu_project(module, "attention", ["default"], "softmax test")
+    for ranks in (1, 2, 3):
+        assert_backend_matches_reference(project, program, program, "default", ranks,
+                                         {"T": 7, "D": 5}, tmp_path / f"r{ranks}")
+    done = run_ranks(project, "attention", 1, ["--random", "--param", "scale=30", "--size",
+                                               "T=9", "--size", "D=64", "--outputs",
+                                               str(tmp_path / "large")])
+    assert done.returncode == 0, done.stderr
+    p = np.load(tmp_path / "large" / "p.rank0.npy")
+    assert np.isfinite(p).all() and np.allclose(p.sum(-1), 1, atol=1e-5), p.sum(-1)
 
 
 @pytest.mark.parametrize("transport", ["shared", "mpi"])

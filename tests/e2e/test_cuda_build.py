@@ -50,14 +50,17 @@ def test_wheels_provide_nccl_and_cublas() -> None:
 
 
 @needs_nvcc
-def test_norms_with_epsilons_of_the_step_compile() -> None:
-    """Row norms whose epsilon the step computes read it in device memory (norms.cuh)."""
-    from tests.e2e.ccn_programs import NORMS
+@pytest.mark.parametrize("name", ["NORMS", "ATTENTION"])
+def test_row_functions_compile(name: str) -> None:
+    """norms.cuh: row norms whose epsilon the step computes (read in device memory), and
+    softmax's kernel."""
+    from tests.e2e import ccn_programs
 
-    module = check_source(NORMS, "norms.ccn")
-    files = project_files(module, "norms", ["default"], "norms", TEST_ARCH)
-    project = cached_build("norms-cuda", files, cmake_arguments(find_nvcc()))
-    assert (project / "build" / "norms_run").exists()
+    module = check_source(getattr(ccn_programs, name), "rows.ccn")
+    [program] = module.programs
+    files = project_files(module, program, ["default"], program, TEST_ARCH)
+    project = cached_build(f"{program}-cuda", files, cmake_arguments(find_nvcc()))
+    assert (project / "build" / f"{program}_run").exists()
 
 
 @needs_nvcc

@@ -17,7 +17,7 @@ from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
 from tests.backend_compare import assert_backend_matches_reference, sample_module
 from tests.conftest import REPO, SAMPLES
 from tests.cuda_emulation.emulated_project import build_emulated, emulated_files
-from tests.e2e.ccn_programs import EPILOGUES, IN_PLACE, NORMS, UNPLACED
+from tests.e2e.ccn_programs import ATTENTION, EPILOGUES, IN_PLACE, NORMS, UNPLACED
 
 SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13}
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
@@ -95,6 +95,15 @@ def test_gemm_epilogues_match_the_reference(tmp_path, monkeypatch) -> None:
     project = build_emulated(module, "epilogues", ["default"])
     _check(project, program, program, "default", {"B": 7, "K": 2, "H": 11}, tmp_path,
            monkeypatch)
+
+
+def test_softmax_of_attention_rows_matches_the_reference(tmp_path, monkeypatch) -> None:
+    """softmax's kernel (one block per row: the largest element, then the sum of
+    exponentials) on rows sliced across ranks, R = 1..3."""
+    module = check_source(ATTENTION, "attention.ccn")
+    program = module.programs["attention"]
+    project = build_emulated(module, "attention", ["default"])
+    _check(project, program, program, "default", {"T": 7, "D": 5}, tmp_path, monkeypatch)
 
 
 def test_norms_whose_epsilon_is_computed_in_the_step(tmp_path, monkeypatch) -> None:

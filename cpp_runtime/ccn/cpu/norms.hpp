@@ -1,5 +1,5 @@
-// Row-wise normalisations over the last dim, in place, computed in float or double
-// (docs/ccn-language.md section 5): layernorm (biased variance) and rmsnorm.
+// Row-wise functions over the last dim, in place, computed in float or double
+// (docs/ccn-language.md section 5): layernorm (biased variance), rmsnorm and softmax.
 // The sums over a row are SIMD reductions (several partial sums, added at the end):
 // a different order from one running sum, within the tolerances of section 13.
 // (One running sum's chain of dependent additions would keep a row's sums from
@@ -37,6 +37,27 @@ template <typename W> void rmsnorm_rows(W* data, int64_t count, int64_t cols, W 
 #pragma omp simd reduction(+ : squares)
     for (int64_t j = 0; j < cols; ++j) squares += row[j] * row[j];
     W scale = W(1) / std::sqrt(squares / static_cast<W>(cols) + eps);
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) row[j] *= scale;
+  }
+}
+
+// softmax over each row, its largest element subtracted first (finite for finite logits; a
+// row of -inf is NaN, as 0 / 0).
+template <typename W> void softmax_rows(W* data, int64_t count, int64_t cols) {
+  int64_t rows = cols ? count / cols : 0;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    W* row = data + r * cols;
+    W largest = -INFINITY;
+    for (int64_t j = 0; j < cols; ++j) largest = row[j] > largest ? row[j] : largest;
+    W sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < cols; ++j) {
+      row[j] = std::exp(row[j] - largest);
+      sum += row[j];
+    }
+    const W scale = W(1) / sum;
 #pragma omp simd
     for (int64_t j = 0; j < cols; ++j) row[j] *= scale;
   }

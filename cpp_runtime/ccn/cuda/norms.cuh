@@ -1,9 +1,11 @@
-// Row-wise normalisations over the last dim, in place, computed in float or double
-// (docs/ccn-language.md section 5): layernorm (biased variance) and rmsnorm, one block per row.
+// Row-wise functions over the last dim, in place, computed in float or double
+// (docs/ccn-language.md section 5): layernorm (biased variance), rmsnorm and softmax, one
+// block per row.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "ccn/cuda/check.cuh"
@@ -59,6 +61,49 @@ template <typename W, typename E> void layernorm_rows(W* data, int64_t count, in
   if (rows == 0) return;
   auto* kernel = &norm_rows_kernel<W, true, E>;
   PF_LAUNCH(kernel, rows_grid(rows), stream, data, rows, cols, eps);
+  PF_CUDA(cudaGetLastError());
+}
+
+// softmax over each row, its largest element subtracted first: one block per row, the
+// largest element and the sum of exponentials each a block reduction.
+template <typename W> __global__ void softmax_rows_kernel(W* data, int64_t rows, int64_t cols) {
+  __shared__ W partial[kThreads];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    W* row = data + r * cols;
+    W largest = -INFINITY;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) largest = row[j] > largest ? row[j] : largest;
+    partial[threadIdx.x] = largest;
+    __syncthreads();
+    for (int w = kThreads / 2; w > 0; w /= 2) {
+      if (threadIdx.x < w && partial[threadIdx.x + w] > partial[threadIdx.x]) {
+        partial[threadIdx.x] = partial[threadIdx.x + w];
+      }
+      __syncthreads();
+    }
+    largest = partial[0];
+    __syncthreads();
+    W sum = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+      row[j] = exp(row[j] - largest);
+      sum += row[j];
+    }
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (int w = kThreads / 2; w > 0; w /= 2) {
+      if (threadIdx.x < w) partial[threadIdx.x] += partial[threadIdx.x + w];
+      __syncthreads();
+    }
+    const W scale = W(1) / partial[0];
+    __syncthreads();
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) row[j] *= scale;
+  }
+}
+
+template <typename W> void softmax_rows(W* data, int64_t count, int64_t cols, cudaStream_t stream) {
+  int64_t rows = cols ? count / cols : 0;
+  if (rows == 0) return;
+  auto* kernel = &softmax_rows_kernel<W>;
+  PF_LAUNCH(kernel, rows_grid(rows), stream, data, rows, cols);
   PF_CUDA(cudaGetLastError());
 }
 
