@@ -73,8 +73,7 @@ def gemm_epilogues(program: ir.Program, kinds: frozenset[EpilogueKind],
             continue
         consumer = users[0]
         if not isinstance(consumer, ir.ElementwiseStage) or consumer.type != stage.type or \
-                consumer.name in in_place or consumer.name in {s for s, _ in
-                                                               program.state_updates}:
+                consumer.name in in_place:
             continue
         epilogue = _match(consumer, stage, program, in_place)
         if epilogue and epilogue.kind in kinds:
