@@ -1,6 +1,8 @@
 """Compile time and table memory of the Nosey Parker rule set (189 rules as one .fsm):
 `boostfsm check`, and `boostfsm compile` from the .fsm to a built runner (fresh cache,
-so analysis, tables and the C++ build all run), each --repeat times.
+so analysis, tables and the C++ build all run), each --repeat times; then `check` and
+`analyze` of one long literal (2,000 and 5,000 random bytes), whose minimisation was
+quadratic in its length.
 
     .venv/bin/python bench/fsm_compile_time.py [--repeat 3] [--record]
 
@@ -55,6 +57,19 @@ def _table_bytes(analysis) -> int:
     return int(analysis[0]["table_bytes"])
 
 
+LITERAL_LENGTHS = (2000, 5000)
+
+
+def literal_source(length: int) -> str:
+    """A pattern set of one literal of `length` seeded random letters and digits."""
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    state, letters = 12345, []
+    for _ in range(length):
+        state = (state * 1103515245 + 12345) % (1 << 31)
+        letters.append(alphabet[state % len(alphabet)])
+    return f"patterns literal {{\n    long /{''.join(letters)}/\n}}\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -77,6 +92,14 @@ def main() -> None:
         analysis = json.loads(subprocess.run([*BOOSTFSM, "analyze", "--json", str(source)],
                                              check=True, env=env, capture_output=True,
                                              text=True).stdout)
+        literals = []
+        for length in LITERAL_LENGTHS:
+            literal = work / f"literal{length}.fsm"
+            literal.write_text(literal_source(length))
+            literals.append((length, [timed([*BOOSTFSM, "check", str(literal)], env)
+                                      for _ in range(args.repeat)],
+                             [timed([*BOOSTFSM, "analyze", str(literal)], env)
+                              for _ in range(args.repeat)]))
     table_bytes = _table_bytes(analysis)
     report = [f"machine: {machine_description()}",
               "(a shared, noisy machine unless said otherwise: compare medians)", "",
@@ -86,6 +109,10 @@ def main() -> None:
               f"  table bytes (analyze):       {table_bytes} ({table_bytes / (1 << 20):.1f} MiB)",
               f"  blob the runner embeds:      {blob_bytes} bytes "
               f"({blob_bytes / (1 << 20):.1f} MiB)"]
+    for length, checks_of, analyses in literals:
+        report += [f"one literal of {length} bytes",
+                   f"  boostfsm check:              {medians(checks_of)}",
+                   f"  boostfsm analyze:            {medians(analyses)}"]
     text = "\n".join(report) + "\n"
     print(text)
     if args.record:
