@@ -88,7 +88,7 @@ def kernel_units(prefix: str, banner: str, fits: tuple[SimdFit, ...] = (EVERY_PL
                  driver_list: bool = False) -> dict[str, str]:
     """src/PREFIXsimd.cpp and src/PREFIXsimd_vbmi.cpp: the SIMD kernels of `fits`, compiled
     apart from the unit that runs them (which declares them extern); with `driver_list`,
-    also the list of them the table driver gives its tables (driver_simd_kernels). Their
+    also the list of them the drivers give their tables (driver_simd_kernels). Their
     text names no machine: the same fits make the same units in every project."""
     context = {"prefix": prefix, "banner": banner, **simd_context(fits),
                "driver_list": driver_list}

@@ -7,8 +7,8 @@
 // One JSON line per configuration: scheme, reason, final_state (per engine, null for
 // an engine without numbered states), counts (per tag), with --matches matches as
 // [offset, tag index], with --profile every engine's phases (fsm/core/phase_json.hpp).
-// The SIMD kernels are compiled in units of their own (engine_set_driver_simd.cpp,
-// engine_set_driver_simd_vbmi.cpp, from the projects' templates), in parallel with this one.
+// The SIMD kernels are compiled in units of their own (driver_simd.cpp, driver_simd_vbmi.cpp,
+// from the projects' templates, the same as the table driver's), in parallel with this one.
 #define PARAFUSE_FSM_SIMD_ELSEWHERE 1
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +25,11 @@
 #include "fsm/sets/engine_set.hpp"
 
 namespace fsm = parafuse::fsm;
+
+namespace parafuse::fsm {
+// The SIMD kernels the driver was built with (driver_simd.cpp: every plan's).
+const std::vector<const SimdKernels*>& driver_simd_kernels();
+}  // namespace parafuse::fsm
 
 namespace {
 
@@ -59,7 +64,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<uint8_t, decltype(&std::free)> blob(
         static_cast<uint8_t*>(std::aligned_alloc(64, (raw.size() + 63) / 64 * 64 + 64)), &std::free);
     std::copy(raw.begin(), raw.end(), blob.get());
-    const auto engines = fsm::parse_engine_set(blob.get(), raw.size(), {fsm::simd_kernels_of<0, -1>()});
+    const auto engines = fsm::parse_engine_set(blob.get(), raw.size(), fsm::driver_simd_kernels());
     const uint32_t tags = uint32_t(std::stoul(argv[2]));
     const fsm::InputBytes input(argv[3]);
     bool matches = false, profile = false;
