@@ -127,12 +127,21 @@ def test_analyze_reports_the_runners_choice(project, tmp_path) -> None:
                           capture_output=True, text=True, timeout=600, cwd=source.parent)
     assert done.returncode == 0, done.stderr
     (analysis,) = json.loads(done.stdout)
-    runner = one_process(folder, [str(path), "--json"])
     assert analysis["auto_measured_by_runtime"] is True
-    assert analysis["auto_scheme"] == runner["scheme"]
+    assert analysis["auto_reason"].startswith("measured rates:")
+
     def timings_masked(reason: str) -> str:  # auto's timed kernels differ from run to run
         return re.sub(r"[0-9.]+ GB/s", "R GB/s", reason)
-    assert timings_masked(analysis["auto_reason"]) == timings_masked(runner["reason"])
+    # Two schemes can measure within a few percent of each other, so one runner run may pick
+    # the other: the analysis must be one of the outcomes a few runner runs give.
+    reported = (analysis["auto_scheme"], timings_masked(analysis["auto_reason"]))
+    outcomes = []
+    for _ in range(5):
+        runner = one_process(folder, [str(path), "--json"])
+        outcomes.append((runner["scheme"], timings_masked(runner["reason"])))
+        if outcomes[-1] == reported:
+            break
+    assert reported in outcomes, (reported, outcomes)
     assert analysis["rules_scheme"] in ("seq", "enum", "fused", "spec", "hspec")
 
 
