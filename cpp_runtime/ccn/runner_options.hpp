@@ -16,6 +16,7 @@ struct ProgramInfo {
   std::string name;
   std::vector<std::string> size_names, param_names, required_params, schedules;
   std::string default_schedule;
+  std::string backend = "cpu";  // the report's "backend"
   std::vector<std::pair<std::string, int>> groups;           // name, blocks
   std::vector<std::pair<int, int>> broadcast_roots;           // root, blocks of its group (1: world)
 };

@@ -68,6 +68,7 @@ def print_project(module: CheckedModule, program_name: str, plans: list[Lowering
     if python:
         files[f"src/{program_name}_python.cpp"] = render("ccn_cpu/python.cpp.j2", **context)
     files.update(runtime_folders(["common", "ccn", "ccn/cpu"], under="include"))
+    files.update(runtime_folders(["ccn/sources"], under="src"))
     return files
 
 

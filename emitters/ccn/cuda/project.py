@@ -64,6 +64,7 @@ def print_project(module: CheckedModule, program_name: str, plans: list[Lowering
         files[f"src/{program_name}_python.cpp"] = render("ccn_cuda/python.cpp.j2", **context)
     # ccn/cpu too: the host code of the project (runner, Python module) uses its half.hpp
     files.update(runtime_folders(["common", "ccn", "ccn/cpu", "ccn/cuda"], under="include"))
+    files.update(runtime_folders(["ccn/sources"], under="src"))
     return files
 
 
