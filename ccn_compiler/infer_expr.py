@@ -24,7 +24,13 @@ from .scope import (
     Scope,
     did_you_mean,
 )
-from .special_calls import check_dropout, check_reduction, check_row_norm, check_softmax
+from .special_calls import (
+    check_dropout,
+    check_reduction,
+    check_row_norm,
+    check_row_reduction,
+    check_softmax,
+)
 from .types import ALL_DTYPES, REPLICATED, ValueType, is_float, is_int, promote, shape_text
 
 INT_PRESERVING = ("abs", "relu")
@@ -56,15 +62,19 @@ def _retyped(expr: ir.Expr, dtype: str) -> ir.Expr:
 
 
 def broadcast_shape(types: list[ValueType], location: Location) -> tuple:
-    """Shapes align from the right; an operand with fewer dims broadcasts over leading dims."""
+    """Shapes align from the right; an operand with fewer dims broadcasts over leading dims,
+    and a dim of extent 1 (the literal `1`) over the other operand's dim."""
     result: tuple = ()
     for vt in types:
         longer, shorter = (vt.shape, result) if len(vt.shape) >= len(result) else (result, vt.shape)
-        if shorter and longer[len(longer) - len(shorter):] != shorter:
+        tail = longer[len(longer) - len(shorter):]
+        if any(a != b and 1 not in (a, b) for a, b in zip(tail, shorter, strict=True)):
             listed = " and ".join(shape_text(t.shape) for t in types if t.shape)
             raise CompileError(f"shape mismatch: {listed} do not align from the right", location,
-                               hint="operands must have equal trailing dims; scalars broadcast")
-        result = longer
+                               hint="operands must have equal trailing dims (or 1); scalars "
+                               "broadcast")
+        result = longer[:len(longer) - len(shorter)] + tuple(
+            b if a == 1 else a for a, b in zip(tail, shorter, strict=True))
     return result
 
 
@@ -99,6 +109,13 @@ def result_type(args: list[ir.Expr], dtype: str, location: Location) -> ValueTyp
         listed = ", ".join(f"{_describe(a)}: {a.type}" for a in args if not is_literal(a))
         raise CompileError(f"{conflict.message} ({listed})", location,
                            hint=conflict.hint) from None
+    for arg in args:
+        lay = arg.type.layout
+        if lay.kind == "sliced" and arg.type.shape[lay.dim] == 1 \
+                and shape[lay.dim + len(shape) - len(arg.type.shape)] != 1:
+            raise CompileError(f"{_describe(arg)} is {lay} along a dim of extent 1, which "
+                               "cannot broadcast", arg.location,
+                               hint="allgather it first (or slice another dim)")
     return ValueType(dtype, shape, layout)
 
 
@@ -199,6 +216,10 @@ def check_call(node: ast.Call, scope: Scope) -> ir.Expr:
     handlers = {"where": check_where, "cast": check_cast}
     if name in handlers:
         return handlers[name](node, scope)
+    if name in ir.ROW_REDUCTIONS and (len(node.arguments) > 1 or name == "mean"):
+        whole = f"{name}(x) (the whole tensor) or " if name in REDUCTIONS else ""
+        x, dim = positional(node, 2, f"{whole}{name}(x, -1) (each row)")
+        return check_row_reduction(node, check_expr(x, scope), dim)
     if name in REDUCTIONS:
         return check_reduction(node, check_expr(positional(node, 1, f"{name}(x)")[0], scope))
     if name == "dropout":

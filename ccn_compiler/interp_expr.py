@@ -123,13 +123,23 @@ def _dropout(node: ir.Dropout, world: World, env) -> PerRank:
     return out
 
 
-def _row_norm(node: ir.RowNorm, world: World, env) -> PerRank:
+ROW_REDUCERS = {
+    "sum": lambda x, work: x.sum(axis=-1, keepdims=True, dtype=work),
+    "amax": lambda x, work: x.max(axis=-1, keepdims=True, initial=-np.inf),
+    "mean": lambda x, work: x.sum(axis=-1, keepdims=True, dtype=work) / work(x.shape[-1]),
+}
+
+
+def _row_norm(node: ir.RowFunction, world: World, env) -> PerRank:
     dtype = node.operand.type.dtype
     work = np.float64 if dtype == "f64" else np.float32
     eps = evaluate(node.eps, world, env) if node.eps is not None else [None] * world.ranks
     out = []
     for x, e in zip(evaluate(node.operand, world, env), eps):
         x = rounded(x, dtype).astype(work)
+        if node.kind in ir.ROW_REDUCTIONS:  # the last dim kept with extent 1
+            out.append(ROW_REDUCERS[node.kind](x, work))
+            continue
         if node.kind == "softmax":  # max-subtracted: finite for any finite logits
             exp = np.exp(x - x.max(axis=-1, keepdims=True, initial=-np.inf))
             out.append(exp / exp.sum(axis=-1, keepdims=True, dtype=work))

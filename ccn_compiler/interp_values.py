@@ -56,14 +56,15 @@ def read_as(values: PerRank, operand: ValueType, result: ValueType, world: World
     """A replicated operand read inside a sliced result: each rank reads its block.
 
     The block is taken along the operand's dim aligned (from the right) with the
-    result's sliced dim; an operand without that dim is read whole.
+    result's sliced dim; an operand without that dim, or with extent 1 there, is read
+    whole.
     """
     lay = result.layout
     if operand.layout.kind != "replicated" or lay.kind != "sliced":
         return values
     dim = lay.dim - (len(result.shape) - len(operand.shape))
-    if dim < 0:
-        return values
+    if dim < 0 or (operand.shape[dim] == 1 and result.shape[lay.dim] != 1):
+        return values  # broadcast along that dim
     out = []
     for rank, value in enumerate(values):
         start, stop = world.block(lay, rank, value.shape[dim])

@@ -85,17 +85,21 @@ class Dropout:
 
 
 @dataclass(frozen=True)
-class RowNorm:
-    """A function of each row (the last dim) of its operand, computed in f32 (f64 for f64)."""
+class RowFunction:
+    """A function of each row (the last dim) of its operand, computed in f32 (f64 for f64):
+    the norms and softmax keep the operand's shape, the row reductions (ROW_REDUCTIONS) end
+    with a dim of extent 1."""
 
-    kind: str  # layernorm | rmsnorm | softmax
+    kind: str  # layernorm | rmsnorm | softmax | sum | amax | mean
     operand: Expr
     eps: Expr | None  # the norms' epsilon; None for softmax
     type: ValueType
     location: Location
 
 
-Expr = Const | Ref | Unary | Binary | Func | Cast | Reduce | Dropout | RowNorm
+ROW_REDUCTIONS = ("sum", "amax", "mean")  # RowFunction kinds that reduce each row to one
+
+Expr = Const | Ref | Unary | Binary | Func | Cast | Reduce | Dropout | RowFunction
 
 
 # ---- stages ---------------------------------------------------------------------------

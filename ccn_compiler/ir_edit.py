@@ -25,7 +25,7 @@ def map_refs(node: ir.Expr, fn: Callable[[ir.Ref, ir.Expr | None], ir.Expr],
     if isinstance(node, ir.Dropout):
         return replace(node, operand=map_refs(node.operand, fn, node),
                        p=map_refs(node.p, fn, node))
-    if isinstance(node, ir.RowNorm):
+    if isinstance(node, ir.RowFunction):
         return replace(node, operand=map_refs(node.operand, fn, node),
                        eps=None if node.eps is None else map_refs(node.eps, fn, node))
     return replace(node, operand=map_refs(node.operand, fn, node))

@@ -47,11 +47,11 @@ def relayout_expr(node: ir.Expr, type_of: TypeOf) -> ir.Expr:
     if isinstance(node, ir.Dropout):
         operand = relayout_expr(node.operand, type_of)
         return replace(node, operand=operand, type=_with_layout(node.type, operand.type.layout))
-    assert isinstance(node, ir.RowNorm)
+    assert isinstance(node, ir.RowFunction)
     operand = relayout_expr(node.operand, type_of)
     lay = operand.type.layout
     if lay.kind == "sliced" and lay.dim == len(operand.type.shape) - 1:
-        raise LayoutConflict(f"{node.kind}() would normalise over a sliced last dim ({lay})")
+        raise LayoutConflict(f"{node.kind}() would work on the rows of a sliced last dim ({lay})")
     return replace(node, operand=operand, type=_with_layout(node.type, lay))
 
 

@@ -64,19 +64,34 @@ def _check_rows(kind: str, x: ir.Expr) -> None:
                            x.location, hint="allgather the value first (or slice another dim)")
 
 
-def check_softmax(node: ast.Call, x: ir.Expr, dim: ast.Expr) -> ir.Expr:
-    """softmax(x, dim): over the last dim, written -1 or as its index."""
-    _check_rows("softmax", x)
+def _check_last_dim(kind: str, x: ir.Expr, dim: ast.Expr) -> None:
+    """The dim argument of a row function: the last, written -1 or as its index."""
     rank = len(x.type.shape)
     number = dim.operand if isinstance(dim, ast.Negate) else dim
     value = None
     if isinstance(number, ast.Number) and number.is_integer:
         value = -number.value if isinstance(dim, ast.Negate) else number.value
     if value not in (-1, rank - 1):
-        raise CompileError("softmax() works over the last dim: write -1 (or "
+        raise CompileError(f"{kind}() works over the last dim: write -1 (or "
                            f"{rank - 1}, the last of {shape_text(x.type.shape)})",
                            dim.location, hint="transpose the dims first (not supported yet)")
-    return ir.RowNorm("softmax", x, None, x.type, node.location)
+
+
+def check_softmax(node: ast.Call, x: ir.Expr, dim: ast.Expr) -> ir.Expr:
+    """softmax(x, dim): over the last dim, written -1 or as its index."""
+    _check_rows("softmax", x)
+    _check_last_dim("softmax", x, dim)
+    return ir.RowFunction("softmax", x, None, x.type, node.location)
+
+
+def check_row_reduction(node: ast.Call, x: ir.Expr, dim: ast.Expr) -> ir.Expr:
+    """sum / amax / mean (x, -1): each row of the last dim reduced to one element, the dim
+    kept with extent 1 so that the result broadcasts against x (`x - amax(x, -1)`)."""
+    kind = node.function.name
+    _check_rows(kind, x)
+    _check_last_dim(kind, x, dim)
+    vt = ValueType(x.type.dtype, x.type.shape[:-1] + (1,), x.type.layout)
+    return ir.RowFunction(kind, x, None, vt, node.location)
 
 
 def check_row_norm(node: ast.Call, x: ir.Expr, eps: ir.Expr) -> ir.Expr:
@@ -85,4 +100,4 @@ def check_row_norm(node: ast.Call, x: ir.Expr, eps: ir.Expr) -> ir.Expr:
     _require_replicated_scalar(eps, f"the {kind} epsilon")
     if isinstance(eps, ir.Const):
         eps = ir.Const(eps.value, ValueType("f32", (), eps.type.layout), eps.location)
-    return ir.RowNorm(kind, x, eps, x.type, node.location)
+    return ir.RowFunction(kind, x, eps, x.type, node.location)

@@ -4,7 +4,8 @@ the value a loop writes (`LoopSpace`), shared by the CPU loops and the CUDA kern
 A loop runs over this rank's block of its result (`type`, block shape `local`), by flat
 index `i`. An operand is read at `i` when it is held the same way, at `i` plus the
 block's offset when the result is a block of a dimension the operand holds whole, and
-at the broadcast position of a trailing-dims operand; coordinates are only computed when
+at the broadcast position of a trailing-dims operand (coordinate 0 along its dims of
+extent 1 that meet longer ones); coordinates are only computed when
 an operand or a dropout mask needs them. A result element is stored with
 `store_element`, which a vectorised space prints differently.
 """
@@ -55,24 +56,32 @@ class LoopSpace:
         operand_block = olay.kind == "sliced" and olay.dim == j
         return result_block and not operand_block
 
+    def _broadcast_dims(self, operand: ValueType) -> set[int]:
+        """Operand dims of extent 1 that meet a longer result dim: read at coordinate 0."""
+        k, d = len(operand.shape), self.rank
+        return {j for j in range(k) if operand.shape[j] == 1 and self.type.shape[j + d - k] != 1}
+
     def index(self, buf: Buffer) -> str:
         operand = buf.type
         k, d = len(operand.shape), self.rank
         if k == 0:
             return "0"
-        offsets = [j for j in range(k) if self._dim_offset(operand, j)]
-        if k == d and not offsets:
-            return "i"
-        if k == d and offsets == [0]:
-            offset = self.hoist(f"{self.local}.start[0] * pf::inner_count({buf.local}, 1)")
-            return f"(i + {offset})"
-        if k < d and not offsets and not self.broadcast_by_coords:
-            return f"(i % {self.hoist(f'pf::inner_count({self.local}, {d - k})')})"
+        repeated = self._broadcast_dims(operand)
+        offsets = [j for j in range(k) if self._dim_offset(operand, j) and j not in repeated]
+        if not repeated:
+            if k == d and not offsets:
+                return "i"
+            if k == d and offsets == [0]:
+                offset = self.hoist(f"{self.local}.start[0] * pf::inner_count({buf.local}, 1)")
+                return f"(i + {offset})"
+            if k < d and not offsets and not self.broadcast_by_coords:
+                return f"(i % {self.hoist(f'pf::inner_count({self.local}, {d - k})')})"
         self.needs_coords = True
         terms = []
         for j in range(k):
             dim = j + d - k
-            coord = f"(c{dim} + {self.local}.start[{dim}])" if j in offsets else f"c{dim}"
+            coord = "0" if j in repeated else \
+                f"(c{dim} + {self.local}.start[{dim}])" if j in offsets else f"c{dim}"
             terms.append((coord, j))
         code = terms[0][0]
         for coord, j in terms[1:]:
@@ -133,6 +142,6 @@ def walk_precomputable(expr: ir.Expr) -> list[ir.Expr]:
     found = []
     for child in ir.children(expr):
         found += walk_precomputable(child)
-    if isinstance(expr, (ir.Reduce, ir.RowNorm)):
+    if isinstance(expr, (ir.Reduce, ir.RowFunction)):
         found.append(expr)
     return found

@@ -108,20 +108,31 @@ class StageWriter:
                 codes[key] = value
         return codes
 
-    def _row_norm(self, node: ir.RowNorm, done: dict[int, object]) -> tuple[Buffer, list[str]]:
+    def _row_norm(self, node: ir.RowFunction, done: dict[int, object]
+                  ) -> tuple[Buffer, list[str]]:
+        """The operand's rows in a work buffer, then `pf::KIND_rows` on them: in place for
+        the norms and softmax, into a buffer of one element a row for the row reductions."""
         work = "double" if node.operand.type.dtype == "f64" else "float"
+        work_dtype = "f64" if work == "double" else "f32"
         var, local = self.fresh("rownorm"), self.fresh("Ln")
-        buf = Buffer(var, ValueType("f64" if work == "double" else "f32", node.type.shape,
-                                    node.type.layout), local)
-        space = self.space(node.operand.type, local)
+        buf = Buffer(var, ValueType(work_dtype, node.type.shape, node.type.layout), local)
+        reduces = node.kind in ir.ROW_REDUCTIONS
+        rows, rows_local = (self.fresh("rows"), self.fresh("Lr")) if reduces else (var, local)
+        space = self.space(node.operand.type, rows_local)
         storage = STORAGE[node.operand.type.dtype]
-        lines = self.temporary(var, local, work, node.type)
+        lines = self.temporary(rows, rows_local, work, node.operand.type)
+        if reduces:
+            lines += self.temporary(var, local, work, node.type)
 
         def body(ctx) -> list[str]:
             code, _ = cpp_expr(node.operand, ctx)
-            return [f"{var}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
+            return [f"{rows}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
         lines += self.loop(space, body, self.resolve(space, done))
         last = len(node.type.shape) - 1
+        if reduces:
+            lines.append(f"pf::{node.kind}_rows({self.pointer(rows)}, {self.pointer(var)}, "
+                         f"{local}.count, {rows_local}.shape[{last}]{self.stream_arg});")
+            return buf, lines
         eps = ""
         if node.eps is not None:  # softmax has none
             eps, eps_lines = self.norm_eps(node, work, done)
@@ -131,7 +142,7 @@ class StageWriter:
                      f"{local}.shape[{last}]{eps}{self.stream_arg});")
         return buf, lines
 
-    def norm_eps(self, node: ir.RowNorm, work: str,
+    def norm_eps(self, node: ir.RowFunction, work: str,
                  done: dict[int, object]) -> tuple[str, list[str]]:
         """A row norm's epsilon as its call takes it: (the argument, lines computing it)."""
         eps, _ = cpp_expr(node.eps, self._scalar_context(done))

@@ -174,11 +174,22 @@ program attention(T, D) {
     input kt: bf16[D, T] replicated
     input v: bf16[T, D] replicated
     input mask: f32[T, T] sliced(0)
+    input bias: f32[T, 1] replicated
+    input cols: f32[T, T] sliced(1)
+    input across: f32[1, T] replicated
     s = matmul(q, kt)
     p = softmax(s * scale + mask, -1)
     o = matmul(cast(p, bf16), v)
     h = softmax(o, 1)
+    z = s * scale + mask
+    m = amax(z, -1)
+    e = exp(z - m)
+    r = e / sum(e, -1)
+    c = z - mean(z, 1) + bias
+    w = cols * bias + across
+    g = bias * across - mean(cast(v, f32), -1)
     output p
     output h
+    output m, r, c, w, g
 }
 """

@@ -1,5 +1,6 @@
-// Row-wise functions over the last dim, in place, computed in float or double
-// (docs/ccn-language.md section 5): layernorm (biased variance), rmsnorm and softmax.
+// Row-wise functions over the last dim, computed in float or double (docs/ccn-language.md
+// section 5): layernorm (biased variance), rmsnorm and softmax in place; the row
+// reductions sum, amax and mean into one element a row.
 // The sums over a row are SIMD reductions (several partial sums, added at the end):
 // a different order from one running sum, within the tolerances of section 13.
 // (One running sum's chain of dependent additions would keep a row's sums from
@@ -61,6 +62,35 @@ template <typename W> void softmax_rows(W* data, int64_t count, int64_t cols) {
 #pragma omp simd
     for (int64_t j = 0; j < cols; ++j) row[j] *= scale;
   }
+}
+
+// A row reduction: out[r] = `reduce` of row r, for `rows` rows of `cols` elements.
+template <typename W, typename Reduce>
+void reduce_rows(const W* in, W* out, int64_t rows, int64_t cols, Reduce reduce) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) out[r] = reduce(in + r * cols);
+}
+
+template <typename W> void sum_rows(const W* in, W* out, int64_t rows, int64_t cols) {
+  reduce_rows(in, out, rows, cols, [cols](const W* row) {
+    W sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < cols; ++j) sum += row[j];
+    return sum;
+  });
+}
+
+template <typename W> void mean_rows(const W* in, W* out, int64_t rows, int64_t cols) {
+  sum_rows(in, out, rows, cols);
+  for (int64_t r = 0; r < rows; ++r) out[r] /= static_cast<W>(cols);  // 0 / 0: NaN
+}
+
+template <typename W> void amax_rows(const W* in, W* out, int64_t rows, int64_t cols) {
+  reduce_rows(in, out, rows, cols, [cols](const W* row) {
+    W largest = -INFINITY;
+    for (int64_t j = 0; j < cols; ++j) largest = row[j] > largest ? row[j] : largest;
+    return largest;
+  });
 }
 
 }  // namespace pf

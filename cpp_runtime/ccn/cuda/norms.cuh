@@ -116,4 +116,52 @@ template <typename W, typename E> void rmsnorm_rows(W* data, int64_t count, int6
   PF_CUDA(cudaGetLastError());
 }
 
+// The row reductions, one block per row: out[r] = the sum, largest element or mean of row r.
+enum class RowReduction { kSum, kAmax, kMean };
+
+template <typename W, RowReduction kKind>
+__global__ void reduce_rows_kernel(const W* in, W* out, int64_t rows, int64_t cols) {
+  __shared__ W partial[kThreads];
+  constexpr bool kLargest = kKind == RowReduction::kAmax;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const W* row = in + r * cols;
+    W value = kLargest ? W(-INFINITY) : W(0);
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+      value = kLargest ? (row[j] > value ? row[j] : value) : value + row[j];
+    partial[threadIdx.x] = value;
+    __syncthreads();
+    for (int w = kThreads / 2; w > 0; w /= 2) {
+      if (threadIdx.x < w) {
+        const W other = partial[threadIdx.x + w];
+        partial[threadIdx.x] = kLargest ? (other > partial[threadIdx.x] ? other : partial[threadIdx.x])
+                                        : partial[threadIdx.x] + other;
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0)
+      out[r] = kKind == RowReduction::kMean ? partial[0] / static_cast<W>(cols) : partial[0];
+    __syncthreads();
+  }
+}
+
+template <RowReduction kKind, typename W>
+void reduce_rows(const W* in, W* out, int64_t rows, int64_t cols, cudaStream_t stream) {
+  if (rows == 0) return;
+  auto* kernel = &reduce_rows_kernel<W, kKind>;
+  PF_LAUNCH(kernel, rows_grid(rows), stream, in, out, rows, cols);
+  PF_CUDA(cudaGetLastError());
+}
+
+template <typename W> void sum_rows(const W* in, W* out, int64_t rows, int64_t cols, cudaStream_t stream) {
+  reduce_rows<RowReduction::kSum>(in, out, rows, cols, stream);
+}
+
+template <typename W> void amax_rows(const W* in, W* out, int64_t rows, int64_t cols, cudaStream_t stream) {
+  reduce_rows<RowReduction::kAmax>(in, out, rows, cols, stream);
+}
+
+template <typename W> void mean_rows(const W* in, W* out, int64_t rows, int64_t cols, cudaStream_t stream) {
+  reduce_rows<RowReduction::kMean>(in, out, rows, cols, stream);
+}
+
 }  // namespace pf

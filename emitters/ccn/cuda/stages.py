@@ -92,13 +92,13 @@ class CudaStageWriter(StageWriter):
     def pointer(self, var: str) -> str:
         return var
 
-    def norm_eps(self, node: ir.RowNorm, work: str,
+    def norm_eps(self, node: ir.RowFunction, work: str,
                  done: dict[int, object]) -> tuple[str, list[str]]:
         """An epsilon that reads device memory (a value or reduction of the step) is
         computed by a one-thread kernel into device memory, and the norm kernel reads it
         there; one of literals and params is passed by value."""
         if all(isinstance(n, ir.Const) or (isinstance(n, ir.Ref) and self.buffers[n.name].is_param)
-               or not isinstance(n, (ir.Ref, ir.Reduce, ir.Dropout, ir.RowNorm))
+               or not isinstance(n, (ir.Ref, ir.Reduce, ir.Dropout, ir.RowFunction))
                for n in ir.walk(node.eps)):
             return super().norm_eps(node, work, done)
         name = self.fresh("eps")

@@ -26,6 +26,7 @@ class VectorSpace(LoopSpace):
     def __init__(self, space: LoopSpace) -> None:
         super().__init__(space.type, space.local, space.buffers, registers=space.registers,
                          hoists=space.hoists)
+        self.needs_coords = space.needs_coords  # the precomputed values' reads may need them
         self.loads: dict[str, str] = {}  # pointer -> storage type
         self.stores: dict[str, str] = {}  # pointer -> storage type
 
