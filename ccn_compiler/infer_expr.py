@@ -30,6 +30,7 @@ from .special_calls import (
     check_row_norm,
     check_row_reduction,
     check_softmax,
+    check_transpose,
 )
 from .types import ALL_DTYPES, REPLICATED, ValueType, is_float, is_int, promote, shape_text
 
@@ -228,6 +229,9 @@ def check_call(node: ast.Call, scope: Scope) -> ir.Expr:
     if name in ROW_NORMS:
         x, eps = (check_expr(a, scope) for a in positional(node, 2, f"{name}(x, eps)"))
         return check_row_norm(node, x, eps)
+    if name == "transpose":
+        x, d0, d1 = positional(node, 3, "transpose(x, d0, d1)")
+        return check_transpose(node, check_expr(x, scope), d0, d1)
     if name == "softmax":
         x, dim = positional(node, 2, "softmax(x, dim)")
         return check_softmax(node, check_expr(x, scope), dim)
@@ -235,7 +239,7 @@ def check_call(node: ast.Call, scope: Scope) -> ir.Expr:
         raise CompileError(f"{name}() must be the outermost call of its statement", node.location,
                            hint=f"bind it to a name first: t = {name}(...)")
     known = list(ELEMENTWISE_UNARY + ELEMENTWISE_BINARY + REDUCTIONS + ROW_FUNCTIONS
-                 + COLLECTIVES + ("where", "cast", "dropout", "matmul", "update"))
+                 + COLLECTIVES + ("where", "cast", "dropout", "transpose", "matmul", "update"))
     raise CompileError(f"unknown function '{name}'", node.function.location,
                        hint=did_you_mean(name, known))
 

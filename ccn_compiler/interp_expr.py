@@ -174,4 +174,6 @@ def evaluate(node: ir.Expr, world: World, env: dict[str, PerRank]) -> PerRank:
             return _reduce(node, world, env)
         if isinstance(node, ir.Dropout):
             return _dropout(node, world, env)
+        if isinstance(node, ir.Transpose):  # a rank's block is the transposed block
+            return [np.swapaxes(x, *node.dims) for x in evaluate(node.operand, world, env)]
         return _row_norm(node, world, env)

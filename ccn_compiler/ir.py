@@ -97,9 +97,19 @@ class RowFunction:
     location: Location
 
 
+@dataclass(frozen=True)
+class Transpose:
+    """Its operand with two dims swapped (`dims`, ascending); a sliced dim moves with them."""
+
+    operand: Expr
+    dims: tuple[int, int]
+    type: ValueType
+    location: Location
+
+
 ROW_REDUCTIONS = ("sum", "amax", "mean")  # RowFunction kinds that reduce each row to one
 
-Expr = Const | Ref | Unary | Binary | Func | Cast | Reduce | Dropout | RowFunction
+Expr = Const | Ref | Unary | Binary | Func | Cast | Reduce | Dropout | RowFunction | Transpose
 
 
 # ---- stages ---------------------------------------------------------------------------
@@ -258,7 +268,7 @@ def children(node: Expr) -> tuple[Expr, ...]:
     """The direct sub-expressions of an expression node."""
     if isinstance(node, (Const, Ref)):
         return ()
-    if isinstance(node, (Unary, Cast)):
+    if isinstance(node, (Unary, Cast, Transpose)):
         return (node.operand,)
     if isinstance(node, Binary):
         return (node.left, node.right)

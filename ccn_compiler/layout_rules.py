@@ -71,6 +71,14 @@ def join_all(types: list[ValueType], result_rank: int) -> Layout:
     return layout
 
 
+def transposed_layout(layout: Layout, dims: tuple[int, int]) -> Layout:
+    """A sliced dim of a transposed value moves with its dim; other layouts stay."""
+    if layout.kind != "sliced" or layout.dim not in dims:
+        return layout
+    other = dims[1] if layout.dim == dims[0] else dims[0]
+    return Layout("sliced", other, layout.group)
+
+
 def _group_of(a: Layout, b: Layout) -> str | None:
     groups = {x.group for x in (a, b) if x.group is not None}
     if len(groups) > 1:

@@ -53,6 +53,8 @@ def _format_call(node: ir.Expr) -> str:
         return f"{node.kind}({format_expr(node.operand)[0]})"
     if isinstance(node, ir.Dropout):
         return f"dropout({format_expr(node.operand)[0]}, {format_expr(node.p)[0]})"
+    if isinstance(node, ir.Transpose):
+        return f"transpose({format_expr(node.operand)[0]}, {node.dims[0]}, {node.dims[1]})"
     assert isinstance(node, ir.RowFunction)
     last = "-1" if node.eps is None else format_expr(node.eps)[0]  # the dim: the last
     return f"{node.kind}({format_expr(node.operand)[0]}, {last})"

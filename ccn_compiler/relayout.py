@@ -12,7 +12,13 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from . import ir
-from .layout_rules import LayoutConflict, aligned_dim, join_all, matmul_layout
+from .layout_rules import (
+    LayoutConflict,
+    aligned_dim,
+    join_all,
+    matmul_layout,
+    transposed_layout,
+)
 from .special_calls import reduction_layout
 from .types import Layout, ValueType
 
@@ -47,6 +53,10 @@ def relayout_expr(node: ir.Expr, type_of: TypeOf) -> ir.Expr:
     if isinstance(node, ir.Dropout):
         operand = relayout_expr(node.operand, type_of)
         return replace(node, operand=operand, type=_with_layout(node.type, operand.type.layout))
+    if isinstance(node, ir.Transpose):
+        operand = relayout_expr(node.operand, type_of)
+        layout = transposed_layout(operand.type.layout, node.dims)
+        return replace(node, operand=operand, type=_with_layout(node.type, layout))
     assert isinstance(node, ir.RowFunction)
     operand = relayout_expr(node.operand, type_of)
     lay = operand.type.layout

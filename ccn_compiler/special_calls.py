@@ -6,6 +6,7 @@ from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError
 
 from . import ir
+from .layout_rules import transposed_layout
 from .literals import is_literal, literal_value
 from .types import LOCAL, Layout, ValueType, is_float, is_int, shape_text
 
@@ -92,6 +93,38 @@ def check_row_reduction(node: ast.Call, x: ir.Expr, dim: ast.Expr) -> ir.Expr:
     _check_last_dim(kind, x, dim)
     vt = ValueType(x.type.dtype, x.type.shape[:-1] + (1,), x.type.layout)
     return ir.RowFunction(kind, x, None, vt, node.location)
+
+
+def _dim_index(kind: str, x: ir.Expr, dim: ast.Expr) -> int:
+    """A dim argument: an integer literal, negative from the end, within x's dims."""
+    rank = len(x.type.shape)
+    number = dim.operand if isinstance(dim, ast.Negate) else dim
+    if not (isinstance(number, ast.Number) and number.is_integer):
+        raise CompileError(f"{kind}() takes its dims as integer literals", dim.location,
+                           hint=f"dims of {shape_text(x.type.shape)}: 0 to {rank - 1}, or -1 "
+                           "for the last")
+    value = -number.value if isinstance(dim, ast.Negate) else number.value
+    if not -rank <= value < rank:
+        raise CompileError(f"{kind}() has no dim {value}: {x.type} has {rank} dim"
+                           f"{'s' if rank != 1 else ''}", dim.location)
+    return value % rank
+
+
+def check_transpose(node: ast.Call, x: ir.Expr, d0: ast.Expr, d1: ast.Expr) -> ir.Expr:
+    """transpose(x, d0, d1): dims d0 and d1 swapped, as torch.transpose."""
+    if x.type.dtype == "bool" or len(x.type.shape) < 2:
+        raise CompileError(f"transpose() needs a numeric tensor of two dims or more, got "
+                           f"{x.type}", x.location, hint="cast(x, f32) first"
+                           if x.type.dtype == "bool" else None)
+    dims = sorted((_dim_index("transpose", x, d0), _dim_index("transpose", x, d1)))
+    if dims[0] == dims[1]:
+        raise CompileError("transpose() needs two different dims", node.location,
+                           hint="transpose(x, -2, -1) swaps the last two")
+    first, second = dims
+    shape = list(x.type.shape)
+    shape[first], shape[second] = shape[second], shape[first]
+    vt = ValueType(x.type.dtype, tuple(shape), transposed_layout(x.type.layout, (first, second)))
+    return ir.Transpose(x, (first, second), vt, node.location)
 
 
 def check_row_norm(node: ast.Call, x: ir.Expr, eps: ir.Expr) -> ir.Expr:

@@ -61,6 +61,9 @@ def _check_chunkable(stage: ir.SimpleStage, ref: ast.NameRef) -> None:
             if isinstance(node, ir.Reduce):
                 raise CompileError(f"'{ref.name}' holds a scalar reduction, which needs every "
                                    "chunk at once", ref.location)
+            if isinstance(node, ir.Transpose) and 0 in node.dims:
+                raise CompileError(f"'{ref.name}' transposes dim 0, which needs every chunk "
+                                   "at once", ref.location)
             if isinstance(node, ir.RowFunction) and len(node.operand.type.shape) == 1:
                 raise CompileError(f"'{ref.name}' takes {node.kind}() over dim 0, which needs "
                                    "every chunk at once", ref.location)

@@ -11,7 +11,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from parafuse.ccn_compiler import ir
-from parafuse.ccn_compiler.types import Layout, ValueType, is_int
+from parafuse.ccn_compiler.types import Layout, ValueType, compute_dtype, is_int
 
 from .cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
 from .loop_space import LoopSpace, expr_context, walk_precomputable
@@ -92,6 +92,8 @@ class StageWriter:
                     continue
                 if isinstance(node, ir.Reduce):
                     name, code = self._reduce(node, done)
+                elif isinstance(node, ir.Transpose):
+                    name, code = self._transpose(node, done)
                 else:
                     name, code = self._row_norm(node, done)
                 lines += code
@@ -140,6 +142,35 @@ class StageWriter:
             eps = f", {eps}"
         lines.append(f"pf::{node.kind}_rows({self.pointer(var)}, {local}.count, "
                      f"{local}.shape[{last}]{eps}{self.stream_arg});")
+        return buf, lines
+
+    def _transpose(self, node: ir.Transpose, done: dict[int, object]
+                   ) -> tuple[Buffer, list[str]]:
+        """The operand in a buffer of its compute type (not rounded: an intermediate), then
+        `pf::transpose_dims` into one of the result's block."""
+        ctype = compute_type(node.type.dtype)
+        src, src_local = self.fresh("untransposed"), self.fresh("Lt")
+        var, local = self.fresh("transposed"), self.fresh("Lu")
+        buf = Buffer(var, ValueType(compute_dtype(node.type.dtype), node.type.shape,
+                                    node.type.layout), local)
+        space = self.space(node.operand.type, src_local)
+        lines = self.temporary(src, src_local, ctype, node.operand.type)
+        lines += self.temporary(var, local, ctype, node.type)
+
+        def body(ctx) -> list[str]:
+            code, _ = cpp_expr(node.operand, ctx)
+            return [f"{src}[i] = static_cast<{ctype}>({code});"]
+        lines += self.loop(space, body, self.resolve(space, done))
+        first, second = node.dims
+        rank = len(node.type.shape)
+
+        def extent(dims: range) -> str:
+            return " * ".join(f"{src_local}.shape[{d}]" for d in dims) or "1"
+        extents = [extent(range(first)), extent(range(first, first + 1)),
+                   extent(range(first + 1, second)), extent(range(second, second + 1)),
+                   extent(range(second + 1, rank))]
+        lines.append(f"pf::transpose_dims({self.pointer(src)}, {self.pointer(var)}, "
+                     f"{', '.join(extents)}{self.stream_arg});")
         return buf, lines
 
     def norm_eps(self, node: ir.RowFunction, work: str,

@@ -177,6 +177,9 @@ program attention(T, D) {
     input bias: f32[T, 1] replicated
     input cols: f32[T, T] sliced(1)
     input across: f32[1, T] replicated
+    input k: bf16[T, D] replicated
+    input x: f32[T, D, 3] sliced(1)
+    input n: i32[T, D] local
     s = matmul(q, kt)
     p = softmax(s * scale + mask, -1)
     o = matmul(cast(p, bf16), v)
@@ -190,6 +193,13 @@ program attention(T, D) {
     g = bias * across - mean(cast(v, f32), -1)
     output p
     output h
+    kq = matmul(q, transpose(k, 0, 1))
+    y = transpose(x * 2.0, 0, -1)
+    yz = transpose(x, 1, 2) + 1.0
+    nt = transpose(n, -1, 0)
+    qt = transpose(q, 0, 1)
+    xt = transpose(x, 0, 1)
     output m, r, c, w, g
+    output kq, y, yz, nt, qt, xt
 }
 """

@@ -98,7 +98,7 @@ class CudaStageWriter(StageWriter):
         computed by a one-thread kernel into device memory, and the norm kernel reads it
         there; one of literals and params is passed by value."""
         if all(isinstance(n, ir.Const) or (isinstance(n, ir.Ref) and self.buffers[n.name].is_param)
-               or not isinstance(n, (ir.Ref, ir.Reduce, ir.Dropout, ir.RowFunction))
+               or not isinstance(n, (ir.Ref, ir.Reduce, ir.Dropout, ir.RowFunction, ir.Transpose))
                for n in ir.walk(node.eps)):
             return super().norm_eps(node, work, done)
         name = self.fresh("eps")
