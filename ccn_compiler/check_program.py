@@ -61,6 +61,9 @@ def _layout(spec: ast.LayoutSpec, rank: int) -> Layout:
     if spec.kind != "sliced":
         return Layout(spec.kind)
     dim = 0 if spec.dim is None else spec.dim.value
+    if rank == 0:
+        raise CompileError("a scalar cannot be sliced", spec.location,
+                           hint="declare it replicated (or local: one value per rank)")
     if not isinstance(dim, int) or not -rank <= dim < rank:
         raise CompileError(f"{spec.kind}({spec.dim.value if spec.dim else 0}) is out of range "
                            f"for a tensor with {rank} dim{'s' if rank != 1 else ''}",

@@ -180,6 +180,8 @@ program attention(T, D) {
     input k: bf16[T, D] replicated
     input x: f32[T, D, 3] sliced(1)
     input n: i32[T, D] local
+    input of_rank: f32 local
+    state steps: f32 replicated
     s = matmul(q, kt)
     p = softmax(s * scale + mask, -1)
     o = matmul(cast(p, bf16), v)
@@ -199,7 +201,10 @@ program attention(T, D) {
     nt = transpose(n, -1, 0)
     qt = transpose(q, 0, 1)
     xt = transpose(x, 0, 1)
+    st = update(steps, steps + 1.0)
+    sl = of_rank * 2.0 + st
+    rs = r * st
     output m, r, c, w, g
-    output kq, y, yz, nt, qt, xt
+    output kq, y, yz, nt, qt, xt, sl, rs
 }
 """
