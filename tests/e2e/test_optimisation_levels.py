@@ -49,7 +49,8 @@ def fsm_levels(folder: Path) -> dict[str, str]:
 def test_unset_each_project_keeps_its_own_levels(tmp_path, monkeypatch) -> None:
     require_cxx()
     monkeypatch.delenv("PARAFUSE_OPTIMIZE")
-    assert ccn_levels(tmp_path / "ccn", "cpu") == {"sgd.cpp": "-O3", "sgd_run.cpp": "-O1"}
+    assert ccn_levels(tmp_path / "ccn", "cpu") == {"sgd.cpp": "-O3", "sgd_run.cpp": "-O1",
+                                                "runner_main.cpp": "-O1"}
     assert set(fsm_levels(tmp_path / "fsm").values()) == {"-O3"}
 
 
@@ -65,7 +66,8 @@ def test_the_variable_names_the_level_of_every_unit(level, tmp_path, monkeypatch
 def test_the_cuda_project_follows_it_too(tmp_path, monkeypatch) -> None:
     require_nvcc()
     monkeypatch.delenv("PARAFUSE_OPTIMIZE")
-    assert ccn_levels(tmp_path / "default", "cuda") == {"sgd.cu": "-O3", "sgd_run.cpp": "-O1"}
+    assert ccn_levels(tmp_path / "default", "cuda") == {"sgd.cu": "-O3", "sgd_run.cpp": "-O1",
+                                                        "runner_main.cpp": "-O1"}
     monkeypatch.setenv("PARAFUSE_OPTIMIZE", "-O2")
     assert set(ccn_levels(tmp_path / "set", "cuda").values()) == {"-O2"}
 
