@@ -133,7 +133,8 @@ def _preloaded(folder: Path, flags: list[str]) -> list[str]:
     so each is one file). A program's names are still parsed after all of them, as in a
     project, where its own header includes them first. An unusable precompiled header is
     an error, not a silent reparse."""
-    generated = [*folder.glob("src/*"), *folder.glob("include/*.hpp")]
+    generated = [path for path in [*folder.glob("src/*"), *folder.glob("include/*.hpp")]
+                 if path.is_file()]
     lines = dict.fromkeys(line for path in generated for line in path.read_text().splitlines()
                           if line.startswith(("#include <", '#include "ccn/')))
     header = folder / "preloaded.hpp"
