@@ -105,18 +105,11 @@ def result_type(args: list[ir.Expr], dtype: str, location: Location) -> ValueTyp
     types = [a.type for a in args]
     shape = broadcast_shape(types, location)
     try:
-        layout = join_all(types, len(shape))
+        layout = join_all(types, shape)
     except LayoutConflict as conflict:
         listed = ", ".join(f"{_describe(a)}: {a.type}" for a in args if not is_literal(a))
         raise CompileError(f"{conflict.message} ({listed})", location,
                            hint=conflict.hint) from None
-    for arg in args:
-        lay = arg.type.layout
-        if lay.kind == "sliced" and arg.type.shape[lay.dim] == 1 \
-                and shape[lay.dim + len(shape) - len(arg.type.shape)] != 1:
-            raise CompileError(f"{_describe(arg)} is {lay} along a dim of extent 1, which "
-                               "cannot broadcast", arg.location,
-                               hint="allgather it first (or slice another dim)")
     return ValueType(dtype, shape, layout)
 
 

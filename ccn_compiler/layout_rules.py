@@ -64,10 +64,17 @@ def join_layouts(a: Layout, b: Layout) -> Layout:
                          "values replicated in different groups need a collective first")
 
 
-def join_all(types: list[ValueType], result_rank: int) -> Layout:
+def join_all(types: list[ValueType], result_shape: tuple) -> Layout:
+    """The layout of an element-wise result of `result_shape` from its operands' types; an
+    operand sliced along a dim of extent 1 that broadcasts has no block to read there."""
     layout = REPLICATED
+    rank = len(result_shape)
     for vt in types:
-        layout = join_layouts(layout, aligned_dim(vt.layout, len(vt.shape), result_rank))
+        lay = aligned_dim(vt.layout, len(vt.shape), rank)
+        if lay.kind == "sliced" and vt.shape[vt.layout.dim] == 1 and result_shape[lay.dim] != 1:
+            raise LayoutConflict(f"a value {vt.layout} along a dim of extent 1 cannot broadcast",
+                                 "allgather it first (or slice another dim)")
+        layout = join_layouts(layout, lay)
     return layout
 
 

@@ -41,11 +41,11 @@ def relayout_expr(node: ir.Expr, type_of: TypeOf) -> ir.Expr:
                        type=_with_layout(node.type, layout))
     if isinstance(node, ir.Binary):
         left, right = relayout_expr(node.left, type_of), relayout_expr(node.right, type_of)
-        layout = join_all([left.type, right.type], len(node.type.shape))
+        layout = join_all([left.type, right.type], node.type.shape)
         return replace(node, left=left, right=right, type=_with_layout(node.type, layout))
     if isinstance(node, ir.Func):
         args = tuple(relayout_expr(a, type_of) for a in node.args)
-        layout = join_all([a.type for a in args], len(node.type.shape))
+        layout = join_all([a.type for a in args], node.type.shape)
         return replace(node, args=args, type=_with_layout(node.type, layout))
     if isinstance(node, (ir.Unary, ir.Cast)):
         operand = relayout_expr(node.operand, type_of)
