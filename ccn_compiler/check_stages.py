@@ -141,20 +141,47 @@ def check_matmul(name: str, node: ast.Call, scope: Scope) -> ir.MatmulStage:
         if not is_float(operand.type.dtype):
             raise CompileError(f"matmul needs floating-point operands, got {operand.type}",
                                operand.location)
-    if len(b.type.shape) != 2 or not a.type.shape:
-        raise CompileError(f"matmul(a[..., K], b[K, N]) needs a 2-dim right operand and a "
-                           f"left operand with dims, got {a.type} x {b.type}", node.location)
-    if a.type.shape[-1] != b.type.shape[0]:
-        raise CompileError(f"matmul shape mismatch: {shape_text(a.type.shape)} x "
-                           f"{shape_text(b.type.shape)} (inner dims {a.type.shape[-1]} and "
-                           f"{b.type.shape[0]} differ)", node.location)
+    shape = (_batched_shape(a.type, b.type, node) if len(b.type.shape) > 2
+             else _matmul_shape(a.type, b.type, node))
     try:
         layout = matmul_layout(a.type, b.type)
     except LayoutConflict as conflict:
         raise CompileError(conflict.message, node.location, hint=conflict.hint) from None
-    vt = ValueType(promote(a.type.dtype, b.type.dtype), a.type.shape[:-1] + (b.type.shape[1],),
-                   layout)
+    vt = ValueType(promote(a.type.dtype, b.type.dtype), shape, layout)
     return ir.MatmulStage(name, a, b, vt, node.location)
+
+
+def _matmul_shape(a: ValueType, b: ValueType, node: ast.Call) -> tuple:
+    """a[..., K] x b[K, N] -> [..., N]."""
+    if len(b.shape) != 2 or not a.shape:
+        raise CompileError(f"matmul(a[..., K], b[K, N]) needs a 2-dim right operand and a "
+                           f"left operand with dims, got {a} x {b}", node.location)
+    _same_inner_dim(a.shape, b.shape, b.shape[0], node)
+    return a.shape[:-1] + (b.shape[1],)
+
+
+def _batched_shape(a: ValueType, b: ValueType, node: ast.Call) -> tuple:
+    """a[..., M, K] x b[..., K, N] -> [..., M, N]: the dims before the last two are batch
+    dims; the operand with fewer of them is multiplied with every batch (its batch dims
+    must equal the other's last ones)."""
+    if len(a.shape) < 2:
+        raise CompileError(f"a batched matmul(a[..., M, K], b[..., K, N]) needs a left operand "
+                           f"with at least 2 dims, got {a} x {b}", node.location)
+    _same_inner_dim(a.shape, b.shape, b.shape[-2], node)
+    batch_a, batch_b = a.shape[:-2], b.shape[:-2]
+    longer, shorter = (batch_a, batch_b) if len(batch_a) >= len(batch_b) else (batch_b, batch_a)
+    if shorter and longer[len(longer) - len(shorter):] != shorter:
+        raise CompileError(f"matmul batch dims differ: {shape_text(a.shape)} x "
+                           f"{shape_text(b.shape)} (batch dims {shape_text(batch_a)} and "
+                           f"{shape_text(batch_b)})", node.location,
+                           hint="batch dims must be equal; an operand may leave out leading ones")
+    return longer + (a.shape[-2], b.shape[-1])
+
+
+def _same_inner_dim(a: tuple, b: tuple, inner_b, node: ast.Call) -> None:
+    if a[-1] != inner_b:
+        raise CompileError(f"matmul shape mismatch: {shape_text(a)} x {shape_text(b)} "
+                           f"(inner dims {a[-1]} and {inner_b} differ)", node.location)
 
 
 def check_update(name: str, node: ast.Call, scope: Scope, updated: dict) -> ir.UpdateStage:

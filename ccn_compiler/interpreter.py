@@ -17,15 +17,30 @@ from .interp_collectives import run_collective
 from .interp_expr import evaluate
 from .interp_values import PerRank, World, broadcast_to_local, read_as
 from .numerics import in_compute, rounded, stored
+from .types import Layout, ValueType
 
 
 def _matmul(stage: ir.MatmulStage, world: World, env: dict[str, PerRank]) -> PerRank:
     work = np.float64 if stage.type.dtype == "f64" else np.float32
-    a_values = evaluate(stage.a, world, env)
-    b_values = evaluate(stage.b, world, env)
-    return [np.matmul(rounded(a, stage.a.type.dtype).astype(work),
-                      rounded(b, stage.b.type.dtype).astype(work))
-            for a, b in zip(a_values, b_values)]
+    operands = [[rounded(v, x.type.dtype).astype(work) for v in evaluate(x, world, env)]
+                for x in (stage.a, stage.b)]
+    if stage.batched:
+        operands = [_batches_of_rank(values, x.type, stage.type, world)
+                    for values, x in zip(operands, (stage.a, stage.b))]
+    return [np.matmul(a, b) for a, b in zip(*operands)]
+
+
+def _batches_of_rank(values: PerRank, operand: ValueType, result: ValueType, world: World
+                     ) -> PerRank:
+    """A batched matmul operand whole along the batch dim its result is sliced along: each
+    rank's batches only (numpy multiplies the other dims as they are)."""
+    lay, offset = result.layout, len(result.shape) - len(operand.shape)
+    dim = lay.dim - offset if lay.kind == "sliced" else -1
+    if dim < 0 or dim >= len(operand.shape) - 2 or operand.layout == Layout("sliced", dim,
+                                                                            lay.group):
+        return values
+    return [np.take(v, range(*world.region(result, r)[lay.dim].indices(v.shape[dim])), axis=dim)
+            for r, v in enumerate(values)]
 
 
 def _update(stage: ir.UpdateStage, world: World, env: dict[str, PerRank]) -> PerRank:

@@ -142,6 +142,11 @@ class MatmulStage:
     type: ValueType
     location: Location
 
+    @property
+    def batched(self) -> bool:
+        """a[..., M, K] x b[..., K, N] with batch dims, not a[..., K] x b[K, N]."""
+        return len(self.b.type.shape) > 2
+
 
 @dataclass(frozen=True)
 class CollectiveStage:

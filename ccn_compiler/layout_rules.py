@@ -94,6 +94,11 @@ def _group_of(a: Layout, b: Layout) -> str | None:
 
 
 def matmul_layout(a: ValueType, b: ValueType) -> Layout:
+    """The layout of matmul(a, b): batched where b has batch dims."""
+    return _batched_matmul_layout(a, b) if len(b.shape) > 2 else _plain_matmul_layout(a, b)
+
+
+def _plain_matmul_layout(a: ValueType, b: ValueType) -> Layout:
     """The matmul table: a[..., K] x b[K, N]."""
     la, lb = a.layout, b.layout
     last_a = len(a.shape) - 1
@@ -116,3 +121,39 @@ def matmul_layout(a: ValueType, b: ValueType) -> Layout:
     raise LayoutConflict(f"matmul does not support the layout pair {la} x {lb}", hint or
                          "supported pairs: replicated x replicated, local x replicated, "
                          "sliced(0) x replicated, replicated x sliced(-1), sliced(-1) x sliced(0)")
+
+
+def _batched_role(layout: Layout, rank: int, batch: int, is_left: bool) -> int | str | None:
+    """A batched matmul operand's sliced dim as the result dim it becomes ("K" for the inner
+    dim it is summed over), None where the operand is not sliced."""
+    if layout.kind != "sliced":
+        return None
+    if layout.dim < rank - 2:
+        return layout.dim + batch - (rank - 2)
+    if (layout.dim == rank - 1) == is_left:
+        return "K"
+    return batch if is_left else batch + 1
+
+
+def _batched_matmul_layout(a: ValueType, b: ValueType) -> Layout:
+    """The batched matmul table: a[..., M, K] x b[..., K, N] (batch dims aligned right)."""
+    la, lb = a.layout, b.layout
+    group = _group_of(la, lb)
+    batch = max(len(a.shape), len(b.shape)) - 2
+    if la.kind == "replicated" and lb.kind == "replicated":
+        return Layout("replicated", None, group)
+    if {la.kind, lb.kind} == {"local", "replicated"}:
+        return LOCAL
+    role_a = _batched_role(la, len(a.shape), batch, True)
+    role_b = _batched_role(lb, len(b.shape), batch, False)
+    if role_a == role_b == "K":
+        return LOCAL
+    one_sliced = (la.kind, lb.kind) in (("sliced", "replicated"), ("replicated", "sliced"))
+    role = role_a if role_a is not None else role_b
+    if (one_sliced or role_a == role_b) and role not in (None, "K"):
+        return sliced(role, group)
+    raise LayoutConflict(
+        f"a batched matmul does not support the layout pair {la} x {lb}",
+        "supported: both replicated; a local operand with a replicated one; one operand "
+        "sliced along a batch dim (or both along the same one), a along M or b along N with "
+        "the other replicated; a sliced along K with b sliced along K (a local result)")

@@ -45,6 +45,8 @@ inline Local local_block(const std::vector<int64_t>& logical, int sliced_dim, in
   return local;
 }
 
+inline size_t dims_of(const Local& local) { return local.shape.size(); }
+
 // Product of the local extents from dim `from` on (the elements of one "row").
 inline int64_t inner_count(const Local& local, size_t from) {
   int64_t count = 1;

@@ -208,3 +208,45 @@ program attention(T, D) {
     output kq, y, yz, nt, qt, xt, sl, rs
 }
 """
+
+# Batched matmuls, as multi-head attention uses them: heads sliced across ranks (projections
+# from a replicated x, scores and values per head), every layout pair of the batched table
+# (batch, rows, columns, the inner dim), bf16 (with a bias-and-gelu epilogue), mixed dtypes
+# (widened), f64, and an operand with fewer batch dims than the other.
+MULTIHEAD = """
+program multihead(T, D, H, E) {
+    input x: bf16[T, D] replicated
+    input wq: bf16[H, D, E] sliced(0)
+    input wk: bf16[H, D, E] sliced(0)
+    input wv: bf16[H, D, E] sliced(0)
+    input bias: bf16[E] replicated
+    input full: f32[H, E, T] replicated
+    input rows: f32[H, T, E] sliced(1)
+    input rep: f32[H, T, E] replicated
+    input cols: f32[H, E, D] sliced(2)
+    input ka: f32[H, T, E] sliced(2)
+    input kb: f32[H, E, D] sliced(1)
+    input back: f32[H, D, E] replicated
+    input wo: f32[H, E, D] sliced(0)
+    input big: f64[2, H, T, E] replicated
+    q = matmul(x, wq)
+    k = matmul(x, wk)
+    v = matmul(x, wv)
+    hb = matmul(x, wv)
+    act = gelu(hb + bias)
+    s = matmul(q, transpose(k, 1, 2))
+    p = softmax(cast(s, f32) * 0.5, -1)
+    o = matmul(cast(p, bf16), v)
+    y = matmul(cast(o, f32), wo)
+    sf = matmul(q, full)
+    r = matmul(rows, full)
+    c = matmul(rep, cols)
+    l = matmul(ka, kb)
+    lr = allreduce(sum, l)
+    lm = matmul(l, back)
+    lmr = allreduce(sum, lm)
+    m4 = matmul(big, cast(full, f64))
+    output q, s, p, o, act, y, sf, r, c, lr, lmr, m4
+}
+"""
+MULTIHEAD_SIZES = {"T": 7, "D": 5, "H": 5, "E": 4}  # H uneven over 2 and 3 ranks; E over 3

@@ -11,7 +11,14 @@ from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.toolchain.mpirun import run_ranks
 from tests.backend_compare import assert_backend_matches_reference, sample_module, sample_project
 from tests.conftest import SAMPLES
-from tests.e2e.ccn_programs import ATTENTION, EPILOGUES, IN_PLACE, UNPLACED
+from tests.e2e.ccn_programs import (
+    ATTENTION,
+    EPILOGUES,
+    IN_PLACE,
+    MULTIHEAD,
+    MULTIHEAD_SIZES,
+    UNPLACED,
+)
 from tests.e2e.transport_trace import RankCalls, TransportTrace
 
 SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13}
@@ -143,6 +150,21 @@ def test_softmax_of_attention_rows_matches_the_reference(tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     p = np.load(tmp_path / "large" / "p.rank0.npy")
     assert np.isfinite(p).all() and np.allclose(p.sum(-1), 1, atol=1e-5), p.sum(-1)
+
+
+def test_batched_matmuls_match_the_reference(tmp_path) -> None:
+    """Multi-head attention's batched matmuls, every layout pair, R = 1..3; the bias-and-gelu
+    epilogue is applied by each batch's GEMM."""
+    from parafuse.ccn_compiler.frontend import check_source
+
+    module = check_source(MULTIHEAD, "multihead.ccn")
+    program = module.programs["multihead"]
+    project = build_cpu_project(module, "multihead", ["default"], "batched matmul test")
+    assert "hb = matmul(...): pf::matmul in bf16, its epilogue" in \
+        (project / "src" / "multihead.cpp").read_text()
+    for ranks in (1, 2, 3):
+        assert_backend_matches_reference(project, program, program, "default", ranks,
+                                         MULTIHEAD_SIZES, tmp_path / f"r{ranks}")
 
 
 @pytest.mark.parametrize("transport", ["shared", "mpi"])

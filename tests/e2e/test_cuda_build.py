@@ -50,10 +50,10 @@ def test_wheels_provide_nccl_and_cublas() -> None:
 
 
 @needs_nvcc
-@pytest.mark.parametrize("name", ["NORMS", "ATTENTION"])
+@pytest.mark.parametrize("name", ["NORMS", "ATTENTION", "MULTIHEAD"])
 def test_row_functions_compile(name: str) -> None:
-    """norms.cuh: row norms whose epsilon the step computes (read in device memory), and
-    softmax's kernel."""
+    """norms.cuh: row norms whose epsilon the step computes (read in device memory),
+    softmax's kernel, and batched matmuls."""
     from tests.e2e import ccn_programs
 
     module = check_source(getattr(ccn_programs, name), "rows.ccn")

@@ -17,7 +17,15 @@ from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
 from tests.backend_compare import assert_backend_matches_reference, sample_module
 from tests.conftest import REPO, SAMPLES
 from tests.cuda_emulation.emulated_project import build_emulated, emulated_files
-from tests.e2e.ccn_programs import ATTENTION, EPILOGUES, IN_PLACE, NORMS, UNPLACED
+from tests.e2e.ccn_programs import (
+    ATTENTION,
+    EPILOGUES,
+    IN_PLACE,
+    MULTIHEAD,
+    MULTIHEAD_SIZES,
+    NORMS,
+    UNPLACED,
+)
 
 SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13}
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
@@ -104,6 +112,15 @@ def test_softmax_of_attention_rows_matches_the_reference(tmp_path, monkeypatch) 
     program = module.programs["attention"]
     project = build_emulated(module, "attention", ["default"])
     _check(project, program, program, "default", {"T": 7, "D": 5}, tmp_path, monkeypatch)
+
+
+def test_batched_matmuls_match_the_reference(tmp_path, monkeypatch) -> None:
+    """One cuBLASLt (or, widened, cuBLAS) GEMM a batch, every layout pair of the batched
+    table, the epilogue included."""
+    module = check_source(MULTIHEAD, "multihead.ccn")
+    program = module.programs["multihead"]
+    project = build_emulated(module, "multihead", ["default"])
+    _check(project, program, program, "default", MULTIHEAD_SIZES, tmp_path, monkeypatch)
 
 
 def test_norms_whose_epsilon_is_computed_in_the_step(tmp_path, monkeypatch) -> None:

@@ -22,6 +22,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "ccn/batches.hpp"
 #include "ccn/cpu/blocked_matmul.hpp"
 #include "ccn/cpu/half.hpp"
 #include "ccn/epilogue.hpp"

@@ -39,6 +39,9 @@ inline Local host_local(const DevLocal& d) {
   return out;
 }
 
+__host__ __device__ inline size_t dims_of(const DevLocal& local) {
+  return static_cast<size_t>(local.rank);
+}
 __host__ __device__ inline int64_t inner_count(const DevLocal& local, int from) {
   int64_t count = 1;
   for (int d = from; d < local.rank; ++d) count *= local.shape[d];

@@ -11,6 +11,7 @@
 #include <map>
 #include <tuple>
 
+#include "ccn/batches.hpp"
 #include "ccn/cuda/blas.cuh"  // PF_CUBLAS
 #include "ccn/cuda/check.cuh"
 #include "ccn/cuda/half.hpp"

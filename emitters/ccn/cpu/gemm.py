@@ -1,5 +1,5 @@
 """How the CPU backend calls the runtime's `pf::matmul` (oneDNN, ccn/cpu/matmul.hpp) for a
-matmul stage, whole or by chunks of rows.
+matmul stage, whole, by chunks of rows, or (batched) once for each batch of its block.
 
 The operands are emitters/ccn/gemm_operands.py's; a result the library cannot write in its
 own dtype goes to a float (double) temporary, stored afterwards.
@@ -29,9 +29,13 @@ class GemmCall:
     store_after: str  # "" or the float temporary to store into the stage's buffer
     rank_a: int  # dims of A (its rows are every dim but the last)
     epilogue_args: str = ""  # the plan's epilogue, as pf::matmul's last arguments
+    lout: str = ""  # the result's block shape, for a batched matmul (else "")
+    rank_b: int = 2  # dims of B
 
     def call(self, lo: str = "0", hi: str | None = None) -> list[str]:
         """Rows of elements [lo, hi) of the result (all of them by default)."""
+        if self.lout:
+            return self.batched_call()
         n = f"{self.lb}.shape[1]"
         k = f"{self.la}.shape.back()"
         rows = f"pf::outer_count({self.la}, {self.rank_a - 1})" if hi is None \
@@ -39,6 +43,15 @@ class GemmCall:
         a = self.a if hi is None else f"{self.a} + ({lo}) / {n} * {k}"
         out = self.out if hi is None else f"{self.out} + {lo}"
         return [f"pf::matmul({a}, {self.b}, {out}, {rows}, {k}, {n}{self.epilogue_args});"]
+
+    def batched_call(self) -> list[str]:
+        """One GEMM a batch, over the batches of the result's block (pf::batch_offsets)."""
+        m, k, n = (f"{self.la}.shape[{self.rank_a - 2}]", f"{self.la}.shape[{self.rank_a - 1}]",
+                   f"{self.lb}.shape[{self.rank_b - 1}]")
+        return [f"for (const pf::BatchOffsets& at : pf::batch_offsets({self.lout}, {self.la}, "
+                f"{self.lb}))",
+                f"  pf::matmul({self.a} + at.a, {self.b} + at.b, {self.out} + at.out, {m}, {k}, "
+                f"{n}{self.epilogue_args});"]
 
 
 def gemm_call(stage: ir.MatmulStage, writer: StageWriter) -> GemmCall:
@@ -54,7 +67,8 @@ def gemm_call(stage: ir.MatmulStage, writer: StageWriter) -> GemmCall:
         lines.append(f"std::vector<{wide}> {store_after}({target.local}.count);")
         out = f"{store_after}.data()"
     return GemmCall(lines, ops.a, ops.la, ops.b, ops.lb, out, store_after,
-                    len(stage.a.type.shape), epilogue_args)
+                    len(stage.a.type.shape), epilogue_args,
+                    target.local if stage.batched else "", len(stage.b.type.shape))
 
 
 def store_product(call: GemmCall, stage: ir.MatmulStage, writer: StageWriter,

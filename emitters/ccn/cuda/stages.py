@@ -183,7 +183,13 @@ class CudaStageWriter(StageWriter):
         target, epilogue_args = gemm_target(stage, self)
         last = len(stage.a.type.shape) - 1
         head = f"// {stage.name} = matmul(...) with cuBLASLt in {ops.in_dtype}"
-        return [gemm_comment(head, stage, self.plan)] + ops.lines + [
+        lines = [gemm_comment(head, stage, self.plan)] + ops.lines
+        if stage.batched:
+            return lines + batch_loop(stage, target.local, ops.la, ops.lb) + [
+                f"  lt_.gemm(streams_.compute, {ops.a} + at.a, {ops.b} + at.b, "
+                f"{target.var} + at.out, {ops.la}.shape[{last - 1}], {ops.la}.shape[{last}], "
+                f"{ops.lb}.shape[{len(stage.b.type.shape) - 1}]{epilogue_args});"]
+        return lines + [
             f"lt_.gemm(streams_.compute, {ops.a}, {ops.b}, {target.var}, "
             f"pf::outer_count({ops.la}, {last}), {ops.la}.shape[{last}], {ops.lb}.shape[1]"
             f"{epilogue_args});"]
@@ -194,14 +200,27 @@ class CudaStageWriter(StageWriter):
         rank_a = len(stage.a.type.shape)
         target = self.buffers[stage.name]
         rows = f"pf::outer_count({la}, {rank_a - 1})"
-        lines += [f"{work}* const {a}_out = arena_.take<{work}>({rows} * {lb}.shape[1]);",
-                  f"pf::matmul(cublas_, streams_.compute, {a}, {b}, {a}_out, {rows}, "
-                  f"{la}.shape[{rank_a - 1}], {lb}.shape[1]);",
-                  f"pf::launch(0, {target.local}.count, streams_.compute, "
-                  "[=] __device__(int64_t i) {",
-                  f"  {target.var}[i] = pf::store_as<{STORAGE[stage.type.dtype]}>({a}_out[i]);",
-                  "});"]
-        return lines
+        if stage.batched:
+            lines += [f"{work}* const {a}_out = arena_.take<{work}>({target.local}.count);",
+                      *batch_loop(stage, target.local, la, lb),
+                      f"  pf::matmul(cublas_, streams_.compute, {a} + at.a, {b} + at.b, "
+                      f"{a}_out + at.out, {la}.shape[{rank_a - 2}], {la}.shape[{rank_a - 1}], "
+                      f"{lb}.shape[{len(stage.b.type.shape) - 1}]);"]
+        else:
+            lines += [f"{work}* const {a}_out = arena_.take<{work}>({rows} * {lb}.shape[1]);",
+                      f"pf::matmul(cublas_, streams_.compute, {a}, {b}, {a}_out, {rows}, "
+                      f"{la}.shape[{rank_a - 1}], {lb}.shape[1]);"]
+        return lines + [f"pf::launch(0, {target.local}.count, streams_.compute, "
+                        "[=] __device__(int64_t i) {",
+                        f"  {target.var}[i] = pf::store_as<{STORAGE[stage.type.dtype]}>"
+                        f"({a}_out[i]);",
+                        "});"]
+
+
+def batch_loop(stage: ir.MatmulStage, lout: str, la: str, lb: str) -> list[str]:
+    """The head of a loop over the batches of a batched matmul's block (one GEMM each)."""
+    return [f"// {stage.name}: one GEMM a batch of this rank's block",
+            f"for (const pf::BatchOffsets& at : pf::batch_offsets({lout}, {la}, {lb}))"]
 
 
 def lt_gemm(stage: ir.MatmulStage) -> bool:
