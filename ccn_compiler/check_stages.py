@@ -166,7 +166,8 @@ def _batched_shape(a: ValueType, b: ValueType, node: ast.Call) -> tuple:
     must equal the other's last ones)."""
     if len(a.shape) < 2:
         raise CompileError(f"a batched matmul(a[..., M, K], b[..., K, N]) needs a left operand "
-                           f"with at least 2 dims, got {a} x {b}", node.location)
+                           f"with at least 2 dims, got {a} x {b}", node.location,
+                           hint="give the left operand a row dim of extent 1: x[1, K]")
     _same_inner_dim(a.shape, b.shape, b.shape[-2], node)
     batch_a, batch_b = a.shape[:-2], b.shape[:-2]
     longer, shorter = (batch_a, batch_b) if len(batch_a) >= len(batch_b) else (batch_b, batch_a)

@@ -80,7 +80,9 @@ def check_legality(p: ir.SimpleStage, c: ir.SimpleStage, p_ref: ast.NameRef,
                            f"overlap cannot chunk the {_kind(p)} '{p_ref.name}'", p_ref.location)
     if isinstance(p, ir.MatmulStage) and p.batched:
         raise CompileError(f"overlap cannot chunk the batched matmul '{p_ref.name}' yet (a "
-                           "chunk of its rows is a chunk of one batch)", p_ref.location)
+                           "chunk of its rows is a chunk of one batch)", p_ref.location,
+                           hint="overlap a matmul whose right operand has 2 dims; leave this "
+                           "one unscheduled")
     if _kind(c) not in ("allreduce", "send", "broadcast", "element-wise"):
         raise CompileError(f"overlap needs an allreduce, send, broadcast or element-wise "
                            f"consumer; '{c_ref.name}' is {_a(_kind(c))}", c_ref.location)
