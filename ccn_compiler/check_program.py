@@ -6,6 +6,7 @@ from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError, Note
 
 from . import ir
+from .check_dims import shape_dim
 from .check_stages import check_collective, check_matmul, check_update
 from .infer_expr import check_expr
 from .numerics import dtype_range, fits_dtype
@@ -39,22 +40,7 @@ def _param(decl: ast.ParamDecl, scope: Scope) -> ir.Param:
 
 
 def _dims(decl: ast.TensorDecl, scope: Scope) -> tuple:
-    dims = []
-    for dim in decl.dims:
-        if dim.is_variable:
-            binding = scope.bindings.get(dim.text)
-            if binding is None or binding.role != "size":
-                sizes = [n for n, b in scope.bindings.items() if b.role == "size"]
-                raise CompileError(f"unknown size variable '{dim.text}'", dim.location,
-                                   hint=did_you_mean(dim.text, sizes) or
-                                   f"declare it: program {scope.program}(..., {dim.text})")
-            dims.append(dim.text)
-        else:
-            if any(c in dim.text for c in ".eE") or int(dim.text) < 1:
-                raise CompileError(f"dimension '{dim.text}' must be a positive integer or a size "
-                                   "variable", dim.location)
-            dims.append(int(dim.text))
-    return tuple(dims)
+    return tuple(shape_dim(dim, scope) for dim in decl.dims)
 
 
 def _layout(spec: ast.LayoutSpec, rank: int) -> Layout:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import ir
+from .dims import Dim, DimPoly
 from .ranks import Topology
 from .types import ITEM_SIZE, ValueType
 
@@ -137,9 +138,18 @@ def not_equal(left: Formula, right: Formula | Number) -> Formula:
     return Binary("!=", left, as_formula(right))
 
 
+def _extent(dim: Dim) -> Formula:
+    """A dim's extent: the sum of its polynomial's terms, each a product of extents."""
+    if not isinstance(dim, DimPoly):
+        return Extent(dim)
+    terms = [functools.reduce(operator.mul, [Extent(v) for v in monomial], Extent(c))
+             for monomial, c in dim.terms]
+    return Grouped(functools.reduce(operator.add, terms))
+
+
 def tensor_bytes(vt: ValueType) -> Formula:
     """B: the bytes of a whole tensor of type `vt` (its logical shape, not a rank's block)."""
-    extents: list[Formula] = [Extent(dim) for dim in vt.shape] or [Const(1.0)]
+    extents: list[Formula] = [_extent(dim) for dim in vt.shape] or [Const(1.0)]
     return Grouped(functools.reduce(operator.mul, extents) * ITEM_SIZE[vt.dtype])
 
 

@@ -11,6 +11,7 @@ from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError, Location
 
 from . import ir
+from .check_dims import shape_dim
 from .layout_rules import LayoutConflict, join_all
 from .literals import is_literal, literal_value
 from .numerics import dtype_range, fits_dtype
@@ -27,6 +28,7 @@ from .scope import (
 from .special_calls import (
     check_dropout,
     check_reduction,
+    check_reshape,
     check_row_norm,
     check_row_reduction,
     check_softmax,
@@ -225,6 +227,10 @@ def check_call(node: ast.Call, scope: Scope) -> ir.Expr:
     if name == "transpose":
         x, d0, d1 = positional(node, 3, "transpose(x, d0, d1)")
         return check_transpose(node, check_expr(x, scope), d0, d1)
+    if name == "reshape":
+        x, *extents = positional(node, max(2, len(node.arguments)), "reshape(x, d0, d1, ...)")
+        return check_reshape(node, check_expr(x, scope),
+                             tuple(shape_dim(e, scope) for e in extents))
     if name == "softmax":
         x, dim = positional(node, 2, "softmax(x, dim)")
         return check_softmax(node, check_expr(x, scope), dim)
@@ -232,7 +238,8 @@ def check_call(node: ast.Call, scope: Scope) -> ir.Expr:
         raise CompileError(f"{name}() must be the outermost call of its statement", node.location,
                            hint=f"bind it to a name first: t = {name}(...)")
     known = list(ELEMENTWISE_UNARY + ELEMENTWISE_BINARY + REDUCTIONS + ROW_FUNCTIONS
-                 + COLLECTIVES + ("where", "cast", "dropout", "transpose", "matmul", "update"))
+                 + COLLECTIVES + ("where", "cast", "dropout", "transpose", "reshape", "matmul",
+                                  "update"))
     raise CompileError(f"unknown function '{name}'", node.function.location,
                        hint=did_you_mean(name, known))
 

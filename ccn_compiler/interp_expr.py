@@ -124,9 +124,9 @@ def _dropout(node: ir.Dropout, world: World, env) -> PerRank:
 
 
 ROW_REDUCERS = {
-    "sum": lambda x, work: x.sum(axis=-1, keepdims=True, dtype=work),
-    "amax": lambda x, work: x.max(axis=-1, keepdims=True, initial=-np.inf),
-    "mean": lambda x, work: x.sum(axis=-1, keepdims=True, dtype=work) / work(x.shape[-1]),
+    "sum": lambda x, d, work: x.sum(axis=d, keepdims=True, dtype=work),
+    "amax": lambda x, d, work: x.max(axis=d, keepdims=True, initial=-np.inf),
+    "mean": lambda x, d, work: x.sum(axis=d, keepdims=True, dtype=work) / work(x.shape[d]),
 }
 
 
@@ -137,8 +137,8 @@ def _row_norm(node: ir.RowFunction, world: World, env) -> PerRank:
     out = []
     for x, e in zip(evaluate(node.operand, world, env), eps):
         x = rounded(x, dtype).astype(work)
-        if node.kind in ir.ROW_REDUCTIONS:  # the last dim kept with extent 1
-            out.append(ROW_REDUCERS[node.kind](x, work))
+        if node.kind in ir.ROW_REDUCTIONS:  # the dim kept with extent 1; a rank's block of
+            out.append(ROW_REDUCERS[node.kind](x, node.dim, work))  # a sliced one: partial
             continue
         if node.kind == "softmax":  # max-subtracted: finite for any finite logits
             exp = np.exp(x - x.max(axis=-1, keepdims=True, initial=-np.inf))
@@ -176,4 +176,7 @@ def evaluate(node: ir.Expr, world: World, env: dict[str, PerRank]) -> PerRank:
             return _dropout(node, world, env)
         if isinstance(node, ir.Transpose):  # a rank's block is the transposed block
             return [np.swapaxes(x, *node.dims) for x in evaluate(node.operand, world, env)]
+        if isinstance(node, ir.Reshape):  # a rank's block holds the same elements
+            return [x.reshape(world.block_shape(node.type, rank))
+                    for rank, x in enumerate(evaluate(node.operand, world, env))]
         return _row_norm(node, world, env)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import dims
 from .ranks import Topology, block_range
 from .types import Layout, ValueType
 
@@ -31,7 +32,7 @@ class World:
         return self.topology.ranks
 
     def shape(self, vt: ValueType) -> tuple[int, ...]:
-        return tuple(self.sizes[d] if isinstance(d, str) else d for d in vt.shape)
+        return tuple(dims.value(d, self.sizes) for d in vt.shape)
 
     def block(self, layout: Layout, rank: int, n: int) -> tuple[int, int]:
         """The range of a sliced dim of size n that `rank` holds under `layout`."""
@@ -46,6 +47,10 @@ class World:
             start, stop = self.block(vt.layout, rank, shape[vt.layout.dim])
             region[vt.layout.dim] = slice(start, stop)
         return tuple(region)
+
+    def block_shape(self, vt: ValueType, rank: int) -> tuple[int, ...]:
+        """The shape of the block `rank` holds."""
+        return tuple(s.stop - s.start for s in self.region(vt, rank))
 
     def take_blocks(self, whole: np.ndarray, vt: ValueType) -> PerRank:
         """Distribute a whole logical tensor to the ranks by `vt`'s layout."""

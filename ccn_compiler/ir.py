@@ -86,15 +86,16 @@ class Dropout:
 
 @dataclass(frozen=True)
 class RowFunction:
-    """A function of each row (the last dim) of its operand, computed in f32 (f64 for f64):
-    the norms and softmax keep the operand's shape, the row reductions (ROW_REDUCTIONS) end
-    with a dim of extent 1."""
+    """A function of each row along `dim` of its operand, computed in f32 (f64 for f64): the
+    norms and softmax keep the operand's shape and work along the last dim; the row
+    reductions (ROW_REDUCTIONS) along any dim, which they keep with extent 1."""
 
     kind: str  # layernorm | rmsnorm | softmax | sum | amax | mean
     operand: Expr
     eps: Expr | None  # the norms' epsilon; None for softmax
     type: ValueType
     location: Location
+    dim: int  # normalised: 0 .. rank - 1
 
 
 @dataclass(frozen=True)
@@ -107,9 +108,21 @@ class Transpose:
     location: Location
 
 
+@dataclass(frozen=True)
+class Reshape:
+    """Its operand's elements in the same row-major order, with another shape (`type`)."""
+
+    operand: Expr
+    type: ValueType
+    location: Location
+
+
 ROW_REDUCTIONS = ("sum", "amax", "mean")  # RowFunction kinds that reduce each row to one
 
-Expr = Const | Ref | Unary | Binary | Func | Cast | Reduce | Dropout | RowFunction | Transpose
+Expr = (Const | Ref | Unary | Binary | Func | Cast | Reduce | Dropout | RowFunction | Transpose
+        | Reshape)
+# Nodes computed into a buffer of their own before the loop that reads them.
+PRECOMPUTED = (Reduce, RowFunction, Transpose, Reshape)
 
 
 # ---- stages ---------------------------------------------------------------------------
@@ -273,7 +286,7 @@ def children(node: Expr) -> tuple[Expr, ...]:
     """The direct sub-expressions of an expression node."""
     if isinstance(node, (Const, Ref)):
         return ()
-    if isinstance(node, (Unary, Cast, Transpose)):
+    if isinstance(node, (Unary, Cast, Transpose, Reshape)):
         return (node.operand,)
     if isinstance(node, Binary):
         return (node.left, node.right)

@@ -8,7 +8,8 @@ checker attaches the location of the offending expression.
 
 from __future__ import annotations
 
-from .types import LOCAL, REPLICATED, Layout, ValueType, sliced
+from . import dims
+from .types import LOCAL, REPLICATED, Dim, Layout, ValueType, sliced
 
 
 class LayoutConflict(Exception):
@@ -84,6 +85,37 @@ def transposed_layout(layout: Layout, dims: tuple[int, int]) -> Layout:
         return layout
     other = dims[1] if layout.dim == dims[0] else dims[0]
     return Layout("sliced", other, layout.group)
+
+
+def row_function_layout(kind: str, layout: Layout, dim: int) -> Layout:
+    """A function of each row along `dim`: the operand's layout where `dim` is whole; along a
+    sliced dim `sum` and `amax` reduce each rank's block to its partial result (local)."""
+    if layout.kind != "sliced" or layout.dim != dim:
+        return layout
+    if kind in ("sum", "amax"):
+        return LOCAL
+    if kind == "mean":
+        raise LayoutConflict(f"mean() along dim {dim}, which is {layout}",
+                             "sum() it instead (each rank's partial sum), allreduce, and divide "
+                             "by the extent")
+    raise LayoutConflict(f"{kind}() works on each row of the last dim, but it is {layout}",
+                         "allgather the value first (or slice another dim)")
+
+
+def reshaped_layout(layout: Layout, old: tuple[Dim, ...], new: tuple[Dim, ...]) -> Layout:
+    """A reshape keeps a sliced dim where it stays one dim of the same extent with the same
+    number of elements before it (so each rank's block is the same run of elements)."""
+    if layout.kind != "sliced":
+        return layout
+    d = layout.dim
+    before, after = dims.product(old[:d]), dims.product(old[d + 1:])
+    for j, extent in enumerate(new):
+        if extent == old[d] and dims.product(new[:j]) == before and \
+                dims.product(new[j + 1:]) == after:
+            return sliced(j, layout.group)
+    raise LayoutConflict(f"reshape() would split or merge dim {d}, which is {layout}",
+                         "reshape only the dims before or after the sliced one (or allgather "
+                         "first)")
 
 
 def _group_of(a: Layout, b: Layout) -> str | None:

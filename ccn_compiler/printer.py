@@ -55,9 +55,15 @@ def _format_call(node: ir.Expr) -> str:
         return f"dropout({format_expr(node.operand)[0]}, {format_expr(node.p)[0]})"
     if isinstance(node, ir.Transpose):
         return f"transpose({format_expr(node.operand)[0]}, {node.dims[0]}, {node.dims[1]})"
+    if isinstance(node, ir.Reshape):
+        extents = ", ".join(str(d) for d in node.type.shape)
+        return f"reshape({format_expr(node.operand)[0]}, {extents})"
     assert isinstance(node, ir.RowFunction)
-    last = "-1" if node.eps is None else format_expr(node.eps)[0]  # the dim: the last
-    return f"{node.kind}({format_expr(node.operand)[0]}, {last})"
+    if node.eps is not None:  # a norm: along the last dim
+        second = format_expr(node.eps)[0]
+    else:
+        second = "-1" if node.dim == len(node.type.shape) - 1 else str(node.dim)
+    return f"{node.kind}({format_expr(node.operand)[0]}, {second})"
 
 
 def format_stage_value(stage: ir.Stage) -> str:

@@ -17,6 +17,8 @@ from .layout_rules import (
     aligned_dim,
     join_all,
     matmul_layout,
+    reshaped_layout,
+    row_function_layout,
     transposed_layout,
 )
 from .special_calls import reduction_layout
@@ -57,12 +59,14 @@ def relayout_expr(node: ir.Expr, type_of: TypeOf) -> ir.Expr:
         operand = relayout_expr(node.operand, type_of)
         layout = transposed_layout(operand.type.layout, node.dims)
         return replace(node, operand=operand, type=_with_layout(node.type, layout))
+    if isinstance(node, ir.Reshape):
+        operand = relayout_expr(node.operand, type_of)
+        layout = reshaped_layout(operand.type.layout, operand.type.shape, node.type.shape)
+        return replace(node, operand=operand, type=_with_layout(node.type, layout))
     assert isinstance(node, ir.RowFunction)
     operand = relayout_expr(node.operand, type_of)
-    lay = operand.type.layout
-    if lay.kind == "sliced" and lay.dim == len(operand.type.shape) - 1:
-        raise LayoutConflict(f"{node.kind}() would work on the rows of a sliced last dim ({lay})")
-    return replace(node, operand=operand, type=_with_layout(node.type, lay))
+    layout = row_function_layout(node.kind, operand.type.layout, node.dim)
+    return replace(node, operand=operand, type=_with_layout(node.type, layout))
 
 
 def _update_layout(stage: ir.UpdateStage, expr: ir.Expr, stored: Layout) -> Layout:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError
 
-from . import ir
-from .layout_rules import transposed_layout
+from . import dims, ir
+from .layout_rules import LayoutConflict, reshaped_layout, row_function_layout, transposed_layout
 from .literals import is_literal, literal_value
-from .types import LOCAL, Layout, ValueType, is_float, is_int, shape_text
+from .types import LOCAL, Dim, Layout, ValueType, is_float, is_int, shape_text
 
 
 def reduction_layout(operand: Layout) -> Layout:
@@ -54,15 +54,15 @@ def check_dropout(node: ast.Call, x: ir.Expr, p: ir.Expr, site: int) -> ir.Expr:
     return ir.Dropout(x, p, site, x.type, node.location)
 
 
-def _check_rows(kind: str, x: ir.Expr) -> None:
-    """A function of each row: a float operand of one dim or more, whole along the last."""
+def _row_layout(kind: str, x: ir.Expr, dim: int) -> Layout:
+    """A function of each row along `dim`: a float operand of one dim or more; its layout."""
     if not is_float(x.type.dtype) or not x.type.shape:
         raise CompileError(f"{kind}() needs a floating-point tensor with at least one dim, got "
                            f"{x.type}", x.location)
-    layout = x.type.layout
-    if layout.kind == "sliced" and layout.dim == len(x.type.shape) - 1:
-        raise CompileError(f"{kind}() works on each row of the last dim, but it is {layout}",
-                           x.location, hint="allgather the value first (or slice another dim)")
+    try:
+        return row_function_layout(kind, x.type.layout, dim)
+    except LayoutConflict as conflict:
+        raise CompileError(conflict.message, x.location, hint=conflict.hint) from None
 
 
 def _check_last_dim(kind: str, x: ir.Expr, dim: ast.Expr) -> None:
@@ -75,24 +75,27 @@ def _check_last_dim(kind: str, x: ir.Expr, dim: ast.Expr) -> None:
     if value not in (-1, rank - 1):
         raise CompileError(f"{kind}() works over the last dim: write -1 (or "
                            f"{rank - 1}, the last of {shape_text(x.type.shape)})",
-                           dim.location, hint="transpose the dims first (not supported yet)")
+                           dim.location, hint="transpose(x, d, -1) brings dim d last")
 
 
 def check_softmax(node: ast.Call, x: ir.Expr, dim: ast.Expr) -> ir.Expr:
     """softmax(x, dim): over the last dim, written -1 or as its index."""
-    _check_rows("softmax", x)
+    last = len(x.type.shape) - 1
+    layout = _row_layout("softmax", x, last)
     _check_last_dim("softmax", x, dim)
-    return ir.RowFunction("softmax", x, None, x.type, node.location)
+    return ir.RowFunction("softmax", x, None, ValueType(x.type.dtype, x.type.shape, layout),
+                          node.location, last)
 
 
 def check_row_reduction(node: ast.Call, x: ir.Expr, dim: ast.Expr) -> ir.Expr:
-    """sum / amax / mean (x, -1): each row of the last dim reduced to one element, the dim
-    kept with extent 1 so that the result broadcasts against x (`x - amax(x, -1)`)."""
+    """sum / amax / mean (x, d): each row along dim d reduced to one element, the dim kept
+    with extent 1 so that the result broadcasts against x (`x - amax(x, -1)`)."""
     kind = node.function.name
-    _check_rows(kind, x)
-    _check_last_dim(kind, x, dim)
-    vt = ValueType(x.type.dtype, x.type.shape[:-1] + (1,), x.type.layout)
-    return ir.RowFunction(kind, x, None, vt, node.location)
+    _row_layout(kind, x, -1)  # the operand's kind first
+    d = _dim_index(kind, x, dim)
+    shape = x.type.shape[:d] + (1,) + x.type.shape[d + 1:]
+    vt = ValueType(x.type.dtype, shape, _row_layout(kind, x, d))
+    return ir.RowFunction(kind, x, None, vt, node.location, d)
 
 
 def _dim_index(kind: str, x: ir.Expr, dim: ast.Expr) -> int:
@@ -129,8 +132,26 @@ def check_transpose(node: ast.Call, x: ir.Expr, d0: ast.Expr, d1: ast.Expr) -> i
 
 def check_row_norm(node: ast.Call, x: ir.Expr, eps: ir.Expr) -> ir.Expr:
     kind = node.function.name
-    _check_rows(kind, x)
+    last = len(x.type.shape) - 1
+    layout = _row_layout(kind, x, last)
     _require_replicated_scalar(eps, f"the {kind} epsilon")
     if isinstance(eps, ir.Const):
         eps = ir.Const(eps.value, ValueType("f32", (), eps.type.layout), eps.location)
-    return ir.RowFunction(kind, x, eps, x.type, node.location)
+    return ir.RowFunction(kind, x, eps, ValueType(x.type.dtype, x.type.shape, layout),
+                          node.location, last)
+
+
+def check_reshape(node: ast.Call, x: ir.Expr, shape: tuple[Dim, ...]) -> ir.Expr:
+    """reshape(x, d0, d1, ...): the same elements in row-major order, another shape."""
+    if x.type.dtype == "bool":
+        raise CompileError("reshape() of a bool value", x.location, hint="cast(x, f32) first")
+    old = x.type.shape
+    if dims.product(old) != dims.product(shape):
+        raise CompileError(f"reshape() must keep the number of elements: {shape_text(old)} has "
+                           f"{dims.product(old)} elements, {shape_text(shape)} has "
+                           f"{dims.product(shape)}", node.location)
+    try:
+        layout = reshaped_layout(x.type.layout, old, shape)
+    except LayoutConflict as conflict:
+        raise CompileError(conflict.message, x.location, hint=conflict.hint) from None
+    return ir.Reshape(x, ValueType(x.type.dtype, shape, layout), node.location)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .dims import Dim  # an extent: an integer, a size variable or a polynomial of them
+
 FLOAT_DTYPES = ("f16", "bf16", "f32", "f64")
 INT_DTYPES = ("i32", "i64")
 DTYPES = FLOAT_DTYPES + INT_DTYPES
@@ -62,10 +64,6 @@ LOCAL = Layout("local")
 
 def sliced(dim: int, group: str | None = None) -> Layout:
     return Layout("sliced", dim, group)
-
-
-# A dimension is a size variable name or an integer literal.
-Dim = str | int
 
 
 def shape_text(shape: tuple[Dim, ...]) -> str:

@@ -100,15 +100,6 @@ class ParamDecl:
 
 
 @dataclass(frozen=True)
-class Dim:
-    """A size variable (`N`) or an integer literal (`1024`)."""
-
-    text: str
-    is_variable: bool
-    location: Location
-
-
-@dataclass(frozen=True)
 class LayoutSpec:
     kind: str  # replicated | sliced | local
     dim: SignedNumber | None
@@ -120,7 +111,7 @@ class TensorDecl:
     role: str  # input | state
     name: Identifier
     dtype: Identifier
-    dims: tuple[Dim, ...]
+    dims: tuple[Expr, ...]  # extents: integers, size variables, their sums and products
     layout: LayoutSpec
     location: Location
 

@@ -95,9 +95,8 @@ class _ToAst(Transformer):
         name, dtype, default = children
         return ast.ParamDecl(self._ident(name), self._ident(dtype), default, self._loc(meta))
 
-    def dim(self, meta: Meta, children: list) -> ast.Dim:
-        token = children[0]
-        return ast.Dim(str(token), token.type == "NAME", self._loc(meta))
+    def dim(self, meta: Meta, children: list) -> ast.Expr:
+        return children[0]
 
     def tensor_type(self, meta: Meta, children: list) -> tuple:
         return (self._ident(children[0]), tuple(children[1:]))

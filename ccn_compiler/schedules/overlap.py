@@ -64,9 +64,13 @@ def _check_chunkable(stage: ir.SimpleStage, ref: ast.NameRef) -> None:
             if isinstance(node, ir.Transpose) and 0 in node.dims:
                 raise CompileError(f"'{ref.name}' transposes dim 0, which needs every chunk "
                                    "at once", ref.location)
-            if isinstance(node, ir.RowFunction) and len(node.operand.type.shape) == 1:
+            if isinstance(node, ir.RowFunction) and node.dim == 0:
                 raise CompileError(f"'{ref.name}' takes {node.kind}() over dim 0, which needs "
                                    "every chunk at once", ref.location)
+            if isinstance(node, ir.Reshape) and \
+                    node.type.shape[:1] != node.operand.type.shape[:1]:
+                raise CompileError(f"'{ref.name}' reshapes dim 0, which needs every chunk at "
+                                   "once", ref.location)
 
 
 def check_legality(p: ir.SimpleStage, c: ir.SimpleStage, p_ref: ast.NameRef,

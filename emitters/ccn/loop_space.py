@@ -142,6 +142,6 @@ def walk_precomputable(expr: ir.Expr) -> list[ir.Expr]:
     found = []
     for child in ir.children(expr):
         found += walk_precomputable(child)
-    if isinstance(expr, (ir.Reduce, ir.RowFunction, ir.Transpose)):
+    if isinstance(expr, ir.PRECOMPUTED):
         found.append(expr)
     return found

@@ -175,7 +175,7 @@ def _precomputes_read(stage: ir.SimpleStage, names: set[str]) -> bool:
     """Does a reduction or row norm of `stage` read one of `names`?"""
     for expr in ir.stage_exprs(stage):
         for node in ir.walk(expr):
-            if isinstance(node, (ir.Reduce, ir.RowFunction, ir.Transpose)):
+            if isinstance(node, ir.PRECOMPUTED):
                 if any(isinstance(n, ir.Ref) and n.name in names for n in ir.walk(node)):
                     return True
     return False

@@ -11,6 +11,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from parafuse.ccn_compiler import ir
+from parafuse.ccn_compiler.dims import cpp as extent_code
 from parafuse.ccn_compiler.types import Layout, ValueType, compute_dtype, is_int
 
 from .cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
@@ -38,7 +39,7 @@ def reduce_identity(kind: str, acc_type: str) -> str:
 
 def local_expr(vt: ValueType, sizes: dict[str, str]) -> str:
     """C++ building the pf::Local of `vt` on this rank."""
-    dims = ", ".join(sizes[d] if isinstance(d, str) else str(d) for d in vt.shape)
+    dims = ", ".join(extent_code(d, sizes) for d in vt.shape)
     lay = vt.layout
     if lay.kind != "sliced":
         return f"pf::local_block({{{dims}}}, -1, 1, 0)"
@@ -73,6 +74,9 @@ class StageWriter:
     # -- what each backend says: (var, local, ctype, type) -> lines; var -> pointer;
     # the loop over a block (space, body, resolved, lo="0", hi=None) and a value's store
     # (space, target, expr, resolved, lo="0", hi=None) -> lines; reductions; stages.
+    def block(self, local: str, vt: ValueType) -> list[str]:
+        raise NotImplementedError
+
     def temporary(self, var: str, local: str, ctype: str, vt: ValueType) -> list[str]:
         raise NotImplementedError
 
@@ -94,6 +98,8 @@ class StageWriter:
                     name, code = self._reduce(node, done)
                 elif isinstance(node, ir.Transpose):
                     name, code = self._transpose(node, done)
+                elif isinstance(node, ir.Reshape):
+                    name, code = self._reshape(node, done)
                 else:
                     name, code = self._row_norm(node, done)
                 lines += code
@@ -132,8 +138,18 @@ class StageWriter:
         lines += self.loop(space, body, self.resolve(space, done))
         last = len(node.type.shape) - 1
         if reduces:
+            if node.dim != last:  # [outer, n, inner] -> [outer, inner, n]: rows along dim
+                moved = self.fresh("moved")
+                lines += self.temporary(moved, self.fresh("Lm"), work, node.operand.type)
+                outer = " * ".join(f"{rows_local}.shape[{d}]" for d in range(node.dim)) or "1"
+                inner = " * ".join(f"{rows_local}.shape[{d}]"
+                                   for d in range(node.dim + 1, last + 1))
+                lines.append(f"pf::transpose_dims({self.pointer(rows)}, {self.pointer(moved)}, "
+                             f"{outer}, {rows_local}.shape[{node.dim}], 1, {inner}, 1"
+                             f"{self.stream_arg});")
+                rows = moved
             lines.append(f"pf::{node.kind}_rows({self.pointer(rows)}, {self.pointer(var)}, "
-                         f"{local}.count, {rows_local}.shape[{last}]{self.stream_arg});")
+                         f"{local}.count, {rows_local}.shape[{node.dim}]{self.stream_arg});")
             return buf, lines
         eps = ""
         if node.eps is not None:  # softmax has none
@@ -172,6 +188,22 @@ class StageWriter:
         lines.append(f"pf::transpose_dims({self.pointer(src)}, {self.pointer(var)}, "
                      f"{', '.join(extents)}{self.stream_arg});")
         return buf, lines
+
+    def _reshape(self, node: ir.Reshape, done: dict[int, object]) -> tuple[Buffer, list[str]]:
+        """The operand, in its block's row-major order, into a buffer of its compute type
+        read with the result's block shape (a rank's block holds the same elements)."""
+        ctype = compute_type(node.type.dtype)
+        var, local, src_local = self.fresh("reshaped"), self.fresh("Lv"), self.fresh("Lw")
+        buf = Buffer(var, ValueType(compute_dtype(node.type.dtype), node.type.shape,
+                                    node.type.layout), local)
+        space = self.space(node.operand.type, src_local)
+        lines = self.block(src_local, node.operand.type)
+        lines += self.temporary(var, local, ctype, node.type)
+
+        def body(ctx) -> list[str]:
+            code, _ = cpp_expr(node.operand, ctx)
+            return [f"{var}[i] = static_cast<{ctype}>({code});"]
+        return buf, lines + self.loop(space, body, self.resolve(space, done))
 
     def norm_eps(self, node: ir.RowFunction, work: str,
                  done: dict[int, object]) -> tuple[str, list[str]]:

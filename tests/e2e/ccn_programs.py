@@ -212,7 +212,10 @@ program attention(T, D) {
 # Batched matmuls, as multi-head attention uses them: heads sliced across ranks (projections
 # from a replicated x, scores and values per head), every layout pair of the batched table
 # (batch, rows, columns, the inner dim), bf16 (with a bias-and-gelu epilogue), mixed dtypes
-# (widened), f64, and an operand with fewer batch dims than the other.
+# (widened), f64, and an operand with fewer batch dims than the other. Then the shapes
+# around them: extents written as products, reshapes that keep a sliced dim, reductions
+# along every dim (a sliced one gives local partials: the sum over heads, completed by an
+# allreduce).
 MULTIHEAD = """
 program multihead(T, D, H, E) {
     input x: bf16[T, D] replicated
@@ -229,6 +232,8 @@ program multihead(T, D, H, E) {
     input back: f32[H, D, E] replicated
     input wo: f32[H, E, D] sliced(0)
     input big: f64[2, H, T, E] replicated
+    input xh: f32[T, H * E] sliced(0)
+    input z: f32[2 * T, E, H] sliced(1)
     q = matmul(x, wq)
     k = matmul(x, wk)
     v = matmul(x, wv)
@@ -246,7 +251,16 @@ program multihead(T, D, H, E) {
     lm = matmul(l, back)
     lmr = allreduce(sum, lm)
     m4 = matmul(big, cast(full, f64))
+    xs = reshape(xh, T, H, E)
+    hx = amax(xs, 1) + sum(xs, -1) * 0.5
+    zs = reshape(z, T, 2, E, H)
+    zsum = allreduce(sum, sum(zs, 2))
+    zmax = allreduce(max, amax(zs, 2))
+    zmean = mean(zs, 1) - mean(zs, 3)
+    heads = allreduce(sum, reshape(sum(y, 0), T, D))
+    flat = reshape(transpose(rep, 0, 1), T, H * E) * 2.0
     output q, s, p, o, act, y, sf, r, c, lr, lmr, m4
+    output hx, zsum, zmax, zmean, heads, flat
 }
 """
 MULTIHEAD_SIZES = {"T": 7, "D": 5, "H": 5, "E": 4}  # H uneven over 2 and 3 ranks; E over 3

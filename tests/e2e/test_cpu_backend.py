@@ -21,7 +21,7 @@ from tests.e2e.ccn_programs import (
 )
 from tests.e2e.transport_trace import RankCalls, TransportTrace
 
-SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13}
+SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13, "T": 7, "E": 5}
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
 
 

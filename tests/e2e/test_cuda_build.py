@@ -132,7 +132,7 @@ def test_overlap_runs_cublaslt_chunks_against_nccl() -> None:
     assert "pf::allreduce<pf::f16>(v_partial + lo, v_y + lo, hi - lo" in step
 
 
-@pytest.mark.parametrize("sample", ["mlp", "mlp_sp", "megatron"])
+@pytest.mark.parametrize("sample", ["mlp", "mlp_sp", "megatron", "transformer"])
 def test_16_bit_matmuls_run_on_cublaslt_as_they_are(sample) -> None:
     """bf16 and f16 operands go to cuBLASLt as they are (tensor cores, f32 accumulation):
     no widening copy to float and no cublasSgemm in any schedule."""

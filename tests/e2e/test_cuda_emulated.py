@@ -27,7 +27,7 @@ from tests.e2e.ccn_programs import (
     UNPLACED,
 )
 
-SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13}
+SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13, "T": 7, "E": 5}
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
 # (ranks, which streams run late): the synchronous device at one rank, one order each above
 CASES = [(1, "none"), (2, "odd"), (3, "even")]

@@ -17,7 +17,7 @@ from parafuse.cli.coconetc import main
 from tests.conftest import SAMPLES
 from tests.schedule_compare import assert_same_results
 
-SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13}
+SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13, "T": 7, "E": 5}
 DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i32": 4, "i64": 8, "bool": 1}
 
 

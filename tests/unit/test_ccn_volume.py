@@ -22,7 +22,8 @@ from tests.conftest import SAMPLES
 
 # Every kind of term: nested and hierarchical allreduces, broadcasts in and out of
 # groups, sends with negative and positive shifts, literal dims, scalar reductions
-# with 4- and 8-byte accumulators across the world and within groups.
+# with 4- and 8-byte accumulators across the world and within groups, extents written
+# as polynomials.
 EVERY_TERM = """
 program every_term(N, M) {
     group node = blocks(2)
@@ -30,6 +31,7 @@ program every_term(N, M) {
     input g: f32[N, 3] local
     input h: f64[N] local
     input k: i32[M] local
+    input poly: f32[2 * N + M * M, 3 * M] local
     inner = allreduce(sum, g, in pair)
     outer = allreduce(sum, inner, in node)
     top = allreduce(sum, outer)
@@ -43,7 +45,9 @@ program every_term(N, M) {
     ks = reducescatter(sum, k, in pair)
     q = sum(h) + norm(b) + amax(h) + norm(rsn)
     q2 = sum(hs) + amax(ks)
+    ps = allreduce(sum, poly)
     output top
+    output ps
     output bn
     output s
     output s2
@@ -58,7 +62,7 @@ program scalar_dims() {
 }
 """
 
-SIZES = {"N": 1000, "M": 37, "B": 12, "H": 20, "D": 24, "F": 40}
+SIZES = {"N": 1000, "M": 37, "B": 12, "H": 20, "D": 24, "F": 40, "T": 9, "E": 6}
 
 
 def _programs() -> list[tuple[str, ir.Program]]:
@@ -114,7 +118,9 @@ def test_every_kind_of_term_is_printed() -> None:
     text = "\n".join(volume_lines(program))
     for expected in ("double(blocks_pair_ / blocks_node_)", "double(blocks_node_ / 1)",
                      "? 1.0 : 0.0", "if ((-1) % blocks_node_ != 0)", "3.0 * 4",
-                     "/ double(parts_pair_) * 8;", "/ double(ranks_) * 8;", "* 4;"):
+                     "/ double(parts_pair_) * 8;", "/ double(ranks_) * 8;", "* 4;",
+                     "((1.0 * double(sizes_.M) * double(sizes_.M) + 2.0 * double(sizes_.N)) "
+                     "* (3.0 * double(sizes_.M)) * 4)"):
         assert expected in text, expected
 
 

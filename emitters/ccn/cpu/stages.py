@@ -45,10 +45,13 @@ class CpuStageWriter(StageWriter):
     store = staticmethod(store_loop)
     broadcasts_by_coords = True  # loops with a broadcast operand run by rows (loops.py)
 
+    def block(self, local: str, vt: ValueType) -> list[str]:
+        """`local`: the shape of this rank's block of `vt`."""
+        return [f"const pf::Local {local} = {local_expr(vt, self.sizes)};"]
+
     def temporary(self, var: str, local: str, ctype: str, vt: ValueType) -> list[str]:
         """A step-local buffer `var` of `vt`'s block, shape `local`."""
-        return [f"const pf::Local {local} = {local_expr(vt, self.sizes)};",
-                f"std::vector<{ctype}> {var}({local}.count);"]
+        return self.block(local, vt) + [f"std::vector<{ctype}> {var}({local}.count);"]
 
     def pointer(self, var: str) -> str:
         return f"{var}.data()"

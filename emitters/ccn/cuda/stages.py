@@ -84,10 +84,14 @@ class CudaStageWriter(StageWriter):
     stream_arg = ", streams_.compute"
 
 
+    def block(self, local: str, vt: ValueType) -> list[str]:
+        """`local`: the shape of this rank's block of `vt`."""
+        return [f"const pf::DevLocal {local} = {device_local_expr(vt, self.sizes)};"]
+
     def temporary(self, var: str, local: str, ctype: str, vt: ValueType) -> list[str]:
         """A step-local device buffer `var` (pointer) of `vt`'s block, shape `local`."""
-        return [f"const pf::DevLocal {local} = {device_local_expr(vt, self.sizes)};",
-                f"{ctype}* const {var} = arena_.take<{ctype}>({local}.count);"]
+        return self.block(local, vt) + [f"{ctype}* const {var} = arena_.take<{ctype}>("
+                                        f"{local}.count);"]
 
     def pointer(self, var: str) -> str:
         return var
@@ -98,7 +102,7 @@ class CudaStageWriter(StageWriter):
         computed by a one-thread kernel into device memory, and the norm kernel reads it
         there; one of literals and params is passed by value."""
         if all(isinstance(n, ir.Const) or (isinstance(n, ir.Ref) and self.buffers[n.name].is_param)
-               or not isinstance(n, (ir.Ref, ir.Reduce, ir.Dropout, ir.RowFunction, ir.Transpose))
+               or not isinstance(n, (ir.Ref, ir.Dropout) + ir.PRECOMPUTED)
                for n in ir.walk(node.eps)):
             return super().norm_eps(node, work, done)
         name = self.fresh("eps")

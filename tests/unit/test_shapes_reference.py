@@ -1,0 +1,39 @@
+"""The reference interpreter's shapes around attention heads (tests/e2e/ccn_programs.py,
+MULTIHEAD): extents written as products, reshapes, and reductions along any dim, a sliced
+one included, against numpy on the whole inputs at one rank (the backends and other rank
+counts are checked against the interpreter elsewhere)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from parafuse.ccn_compiler.frontend import check_source
+from parafuse.ccn_compiler.runner_io import load_tensors
+from tests.e2e.ccn_programs import MULTIHEAD, MULTIHEAD_SIZES
+from tests.schedule_compare import run_schedule
+
+PROGRAM = check_source(MULTIHEAD, "multihead.ccn").programs["multihead"]
+T, D, H, E = (MULTIHEAD_SIZES[n] for n in "TDHE")
+
+
+def test_reshapes_and_reductions_along_dims_are_numpys() -> None:
+    world, results = run_schedule(PROGRAM, 1, MULTIHEAD_SIZES, iters=1)
+    inputs = {name: v[0] for name, v in load_tensors(PROGRAM, world, None, random=True).items()}
+    got = {name: results[name][0].astype(np.float64) for name in
+           ("hx", "zsum", "zmax", "zmean", "heads", "flat", "y")}
+    assert inputs["xh"].shape == (T, H * E) and inputs["z"].shape == (2 * T, E, H)
+    xs = inputs["xh"].reshape(T, H, E).astype(np.float64)
+    expected_hx = xs.max(1, keepdims=True) + xs.sum(-1, keepdims=True) * 0.5
+    zs = inputs["z"].reshape(T, 2, E, H).astype(np.float64)
+    expected = {
+        "hx": expected_hx,
+        "zsum": zs.sum(2, keepdims=True),
+        "zmax": zs.max(2, keepdims=True),
+        "zmean": zs.mean(1, keepdims=True) - zs.mean(3, keepdims=True),
+        "heads": got["y"].sum(0),  # the heads' projections summed: [T, D]
+        "flat": np.swapaxes(inputs["rep"], 0, 1).reshape(T, H * E).astype(np.float64) * 2,
+    }
+    for name, value in expected.items():
+        assert got[name].shape == value.shape, (name, got[name].shape, value.shape)
+        assert np.count_nonzero(value) > value.size // 2, name
+        np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-5, err_msg=name)
