@@ -1,5 +1,5 @@
 """`make bench-ccn`: Adam and LAMB through the CPU backend, every schedule side by side,
-then the Megatron MLP blocks against PyTorch (bench/ccn_mlp.py).
+then the LLM layers against PyTorch (bench/ccn_layers.py).
 
 For N = 2^20 and 2^24 on 2 ranks, each schedule of samples/adam.ccn and
 samples/lamb.ccn is timed by its runner (median step, max over ranks), in
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from parafuse.bench.ccn_mlp import bench_mlp, report_lines
+from parafuse.bench.ccn_layers import bench_layers, report_lines
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import check_source
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
@@ -258,7 +258,7 @@ def main() -> None:
         for name in ("adam", "lamb"):
             rows += bench_program(name, n, bandwidth, alone)
         peers[n] = torch_peer(n)
-    write_report(rows, peers, bandwidth, bench_mlp())
+    write_report(rows, peers, bandwidth, bench_layers())
     print((RESULTS / "ccn_cpu.md").read_text())
 
 

@@ -138,18 +138,16 @@ class StageWriter:
         lines += self.loop(space, body, self.resolve(space, done))
         last = len(node.type.shape) - 1
         if reduces:
-            if node.dim != last:  # [outer, n, inner] -> [outer, inner, n]: rows along dim
-                moved = self.fresh("moved")
-                lines += self.temporary(moved, self.fresh("Lm"), work, node.operand.type)
+            n = f"{rows_local}.shape[{node.dim}]"
+            if node.dim == last:
+                lines.append(f"pf::{node.kind}_rows({self.pointer(rows)}, {self.pointer(var)}, "
+                             f"{local}.count, {n}{self.stream_arg});")
+            else:  # the operand as [outer, n, inner]
                 outer = " * ".join(f"{rows_local}.shape[{d}]" for d in range(node.dim)) or "1"
                 inner = " * ".join(f"{rows_local}.shape[{d}]"
                                    for d in range(node.dim + 1, last + 1))
-                lines.append(f"pf::transpose_dims({self.pointer(rows)}, {self.pointer(moved)}, "
-                             f"{outer}, {rows_local}.shape[{node.dim}], 1, {inner}, 1"
-                             f"{self.stream_arg});")
-                rows = moved
-            lines.append(f"pf::{node.kind}_rows({self.pointer(rows)}, {self.pointer(var)}, "
-                         f"{local}.count, {rows_local}.shape[{node.dim}]{self.stream_arg});")
+                lines.append(f"pf::{node.kind}_dim({self.pointer(rows)}, {self.pointer(var)}, "
+                             f"{outer}, {n}, {inner}{self.stream_arg});")
             return buf, lines
         eps = ""
         if node.eps is not None:  # softmax has none

@@ -1,6 +1,7 @@
 // Row-wise functions over the last dim, computed in float or double (docs/ccn-language.md
 // section 5): layernorm (biased variance), rmsnorm and softmax in place; the row
-// reductions sum, amax and mean into one element a row.
+// reductions sum, amax and mean into one element a row, along the last dim or (the
+// *_dim forms) along a middle one.
 // The sums over a row are SIMD reductions (several partial sums, added at the end):
 // a different order from one running sum, within the tolerances of section 13.
 // (One running sum's chain of dependent additions would keep a row's sums from
@@ -91,6 +92,44 @@ template <typename W> void amax_rows(const W* in, W* out, int64_t rows, int64_t 
     for (int64_t j = 0; j < cols; ++j) largest = row[j] > largest ? row[j] : largest;
     return largest;
   });
+}
+
+// A reduction along a middle dim: `in` is [outer, n, inner], out[o, i] combines in[o, :, i],
+// a running value per element of a row of `inner`, so that the rows are read in order.
+template <typename W, typename Combine>
+void reduce_dim(const W* in, W* out, int64_t outer, int64_t n, int64_t inner, W identity,
+                Combine combine) {
+  constexpr int64_t kTile = 1024;
+  const int64_t tiles = (inner + kTile - 1) / kTile;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t t = 0; t < tiles; ++t) {
+      W* dst = out + o * inner;
+      const int64_t i0 = t * kTile, i1 = i0 + kTile < inner ? i0 + kTile : inner;
+      for (int64_t i = i0; i < i1; ++i) dst[i] = identity;
+      for (int64_t j = 0; j < n; ++j) {
+        const W* src = in + (o * n + j) * inner;
+#pragma omp simd
+        for (int64_t i = i0; i < i1; ++i) dst[i] = combine(dst[i], src[i]);
+      }
+    }
+  }
+}
+
+template <typename W>
+void sum_dim(const W* in, W* out, int64_t outer, int64_t n, int64_t inner) {
+  reduce_dim(in, out, outer, n, inner, W(0), [](W a, W b) { return a + b; });
+}
+
+template <typename W>
+void mean_dim(const W* in, W* out, int64_t outer, int64_t n, int64_t inner) {
+  sum_dim(in, out, outer, n, inner);
+  for (int64_t k = 0; k < outer * inner; ++k) out[k] /= static_cast<W>(n);  // 0 / 0: NaN
+}
+
+template <typename W>
+void amax_dim(const W* in, W* out, int64_t outer, int64_t n, int64_t inner) {
+  reduce_dim(in, out, outer, n, inner, W(-INFINITY), [](W a, W b) { return b > a ? b : a; });
 }
 
 }  // namespace pf

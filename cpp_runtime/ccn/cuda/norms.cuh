@@ -152,6 +152,44 @@ void reduce_rows(const W* in, W* out, int64_t rows, int64_t cols, cudaStream_t s
   PF_CUDA(cudaGetLastError());
 }
 
+// A reduction along a middle dim: `in` is [outer, n, inner]; a thread per output element
+// (consecutive threads read consecutive elements of a row of `inner`).
+template <typename W, RowReduction kKind>
+__global__ void reduce_dim_kernel(const W* in, W* out, int64_t outer, int64_t n, int64_t inner) {
+  constexpr bool kLargest = kKind == RowReduction::kAmax;
+  const int64_t total = outer * inner;
+  for (int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; k < total;
+       k += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const W* src = in + (k / inner) * n * inner + k % inner;
+    W value = kLargest ? W(-INFINITY) : W(0);
+    for (int64_t j = 0; j < n; ++j) {
+      const W x = src[j * inner];
+      value = kLargest ? (x > value ? x : value) : value + x;
+    }
+    out[k] = kKind == RowReduction::kMean ? value / static_cast<W>(n) : value;
+  }
+}
+
+template <RowReduction kKind, typename W>
+void reduce_dim(const W* in, W* out, int64_t outer, int64_t n, int64_t inner, cudaStream_t stream) {
+  if (outer * inner == 0) return;
+  auto* kernel = &reduce_dim_kernel<W, kKind>;
+  PF_LAUNCH(kernel, grid_for(outer * inner), stream, in, out, outer, n, inner);
+  PF_CUDA(cudaGetLastError());
+}
+
+template <typename W> void sum_dim(const W* in, W* out, int64_t outer, int64_t n, int64_t inner, cudaStream_t stream) {
+  reduce_dim<RowReduction::kSum>(in, out, outer, n, inner, stream);
+}
+
+template <typename W> void amax_dim(const W* in, W* out, int64_t outer, int64_t n, int64_t inner, cudaStream_t stream) {
+  reduce_dim<RowReduction::kAmax>(in, out, outer, n, inner, stream);
+}
+
+template <typename W> void mean_dim(const W* in, W* out, int64_t outer, int64_t n, int64_t inner, cudaStream_t stream) {
+  reduce_dim<RowReduction::kMean>(in, out, outer, n, inner, stream);
+}
+
 template <typename W> void sum_rows(const W* in, W* out, int64_t rows, int64_t cols, cudaStream_t stream) {
   reduce_rows<RowReduction::kSum>(in, out, rows, cols, stream);
 }

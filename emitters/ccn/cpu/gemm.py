@@ -64,8 +64,8 @@ def gemm_call(stage: ir.MatmulStage, writer: StageWriter) -> GemmCall:
     else:
         wide = "double" if ops.in_dtype == "f64" else "float"
         store_after = writer.fresh("mmout")
-        lines.append(f"std::vector<{wide}> {store_after}({target.local}.count);")
-        out = f"{store_after}.data()"
+        lines.append(f"{wide}* const {store_after} = arena_.take<{wide}>({target.local}.count);")
+        out = store_after
     return GemmCall(lines, ops.a, ops.la, ops.b, ops.lb, out, store_after,
                     len(stage.a.type.shape), epilogue_args,
                     target.local if stage.batched else "", len(stage.b.type.shape))

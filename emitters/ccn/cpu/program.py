@@ -110,7 +110,8 @@ def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
     program = plan.program
     writer = CpuStageWriter(plan)
     comm_members, comm_ctor, dtor = _communicators(plan)
-    step = ["const uint64_t seed_step = seed + step_index;", "(void)seed_step;"]
+    step = ["const uint64_t seed_step = seed + step_index;", "(void)seed_step;",
+            "arena_.restart();  // this step's temporaries: the buffers of the last one"]
     step += param_lines(program, plan.buffers)
     for stage in program.stages:
         step += lower_stage(stage, writer)
@@ -123,7 +124,7 @@ def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
     states = [_slot(t.name, t.name, buffers[t.name], t.ordinal) for t in program.tensors
               if t.role == "state"]
     return ScheduleClass(plan.schedule, plan.class_name, comm_members + storage_members +
-                         writer.members, comm_ctor + storage_ctor + writer.constructor, step,
+                         ["pf::HostStepArena arena_;"] + writer.members, comm_ctor + storage_ctor + writer.constructor, step,
                          inputs, results, states, volume_lines(program), dtor)
 
 

@@ -45,16 +45,24 @@ class CpuStageWriter(StageWriter):
     store = staticmethod(store_loop)
     broadcasts_by_coords = True  # loops with a broadcast operand run by rows (loops.py)
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.step_locals: set[str] = set()
+
     def block(self, local: str, vt: ValueType) -> list[str]:
         """`local`: the shape of this rank's block of `vt`."""
         return [f"const pf::Local {local} = {local_expr(vt, self.sizes)};"]
 
     def temporary(self, var: str, local: str, ctype: str, vt: ValueType) -> list[str]:
-        """A step-local buffer `var` of `vt`'s block, shape `local`."""
-        return self.block(local, vt) + [f"std::vector<{ctype}> {var}({local}.count);"]
+        """A step-local buffer `var` (a pointer into the step's arena) of `vt`'s block, shape
+        `local`."""
+        self.step_locals.add(var)
+        return self.block(local, vt) + [f"{ctype}* const {var} = arena_.take<{ctype}>("
+                                        f"{local}.count);"]
 
     def pointer(self, var: str) -> str:
-        return f"{var}.data()"
+        """A temporary is a pointer already; a program buffer is a std::vector."""
+        return var if var in self.step_locals else f"{var}.data()"
 
     def place(self, operand: ir.Expr, collective: ir.CollectiveStage) -> None:
         """Hold `operand` in `collective`'s node-shared segment where the plan says so."""

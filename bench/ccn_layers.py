@@ -1,16 +1,18 @@
-"""The Megatron MLP blocks (samples/mlp.ccn, samples/mlp_sp.ccn) through the CPU backend
-against the same blocks in PyTorch (bench/torch_mlp_peer.py), side by side.
+"""LLM layers through the CPU backend against the same layers in PyTorch
+(bench/torch_layers_peer.py), side by side: the Megatron MLP blocks (samples/mlp.ccn,
+samples/mlp_sp.ccn; B=256, D=1024, F=4096) and the tensor-parallel transformer layer
+(samples/transformer.ccn; T=256 tokens, D=1024, 16 heads of 64, F=4096).
 
-B=256, D=1024, F=4096, bf16, 2 ranks with one OpenMP thread each (the cores of this
-machine). Each schedule is timed by its runner (median step, max over ranks; warm-up 8
-steps, so that an overlap whose chunks `tune` left open has chosen them: it measures
-during its first 6 steps), in rounds that alternate the schedules. The torch peer
-reduces the partial sums in bf16 and in f32; the faster is the peer. Run alone with
-`python bench/ccn_mlp.py [--quick]` (writes bench/results/ccn_mlp.md; --quick: 3 rounds
-of fewer steps, under 3 minutes once the projects are built); `make bench-ccn` runs it
-with bench/ccn_cpu.py. The report names the machine and its load average before and
-after the run: on a machine shared with other work, read the ratios of one run (the
-schedules and the peer alternate, so that the load hits them alike), not the times.
+bf16, 2 ranks with one OpenMP thread each (the cores of this machine). Each schedule is
+timed by its runner (median step, max over ranks; warm-up 8 steps, so that an overlap
+whose chunks `tune` left open has chosen them: it measures during its first 6 steps), in
+rounds that alternate the schedules. The torch peer reduces the partial sums in bf16 and
+in f32; the faster is the peer. Run alone with `python bench/ccn_layers.py [--quick]
+[PROGRAM ...]` (writes bench/results/ccn_layers.md; --quick: 3 rounds of fewer steps);
+`make bench-ccn` runs it with bench/ccn_cpu.py. The report names the machine and its
+load average before and after the run: on a machine shared with other work, read the
+ratios of one run (the schedules and the peer alternate, so that the load hits them
+alike), not the times.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from parafuse.emitters.toolchain.mpirun import launch_environment, run_ranks
 
 REPO = Path(__file__).resolve().parent.parent
 RANKS = 2
-SIZES = {"B": 256, "D": 1024, "F": 4096}
+SIZES = {"mlp": {"B": 256, "D": 1024, "F": 4096}, "mlp_sp": {"B": 256, "D": 1024, "F": 4096},
+         "transformer": {"T": 256, "D": 1024, "H": 16, "E": 64, "F": 4096}}
+PARAMS = {"transformer": {"scale": 0.125}}  # 1 / sqrt(E)
 RESULTS = REPO / "bench" / "results"
 
 
@@ -48,7 +52,8 @@ PLAN = Plan()
 def runner_ms(project: Path, program: str, schedule: str) -> float:
     args = ["--schedule", schedule, "--random", "--warmup", "8", "--iters", str(PLAN.iters),
             "--json"]
-    args += [a for name, n in SIZES.items() for a in ("--size", f"{name}={n}")]
+    args += [a for name, n in SIZES[program].items() for a in ("--size", f"{name}={n}")]
+    args += [a for name, v in PARAMS.get(program, {}).items() for a in ("--param", f"{name}={v}")]
     done = run_ranks(project, program, RANKS, args)
     if done.returncode != 0:
         raise SystemExit(done.stderr)
@@ -62,8 +67,8 @@ def torch_ms(program: str) -> dict[str, float] | None:
     except ImportError:
         return None
     command = [Toolchain.current().tool("mpirun"), "--oversubscribe", "-np", str(RANKS),
-               sys.executable, str(REPO / "bench" / "torch_mlp_peer.py"), program,
-               *(str(SIZES[n]) for n in ("B", "D", "F")), str(PLAN.peer_iters)]
+               sys.executable, str(REPO / "bench" / "torch_layers_peer.py"), program,
+               *(str(n) for n in SIZES[program].values()), str(PLAN.peer_iters)]
     env = launch_environment(RANKS)
     env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT="29518")
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1200)
@@ -72,10 +77,10 @@ def torch_ms(program: str) -> dict[str, float] | None:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def bench_mlp() -> list[dict]:
+def bench_layers(programs: tuple[str, ...] = tuple(SIZES)) -> list[dict]:
     """One row per program and schedule, and one for each program's torch peer."""
     rows = []
-    for program in ("mlp", "mlp_sp"):
+    for program in programs:
         path = REPO / "samples" / f"{program}.ccn"
         module = check_source(path.read_text(), f"samples/{program}.ccn")
         schedules = module.schedule_names(program)
@@ -111,11 +116,12 @@ def machine() -> str:
 
 
 def report_lines(rows: list[dict]) -> list[str]:
-    sizes = ", ".join(f"{n}={v}" for n, v in SIZES.items())
-    lines = ["## Megatron MLP blocks (bf16), against PyTorch", "",
-             f"{sizes}, {RANKS} ranks, median step (max over ranks) of {PLAN.rounds} alternating "
-             "rounds; torch: the same block with gloo, its faster way of reducing "
-             "(bench/ccn_mlp.py).", "",
+    sizes = "; ".join(f"{p}: " + ", ".join(f"{n}={v}" for n, v in SIZES[p].items())
+                      for p in dict.fromkeys(r["program"] for r in rows))
+    lines = ["## LLM layers (bf16), against PyTorch", "",
+             f"{sizes}; {RANKS} ranks, median step (max over ranks) of {PLAN.rounds} alternating "
+             "rounds; torch: the same layer with gloo, its faster way of reducing "
+             "(bench/ccn_layers.py).", "",
              "| program | schedule | ms/step | vs default | vs torch |", "|---|---|---|---|---|"]
     for row in rows:
         same = [r for r in rows if r["program"] == row["program"]]
@@ -135,13 +141,18 @@ def main() -> None:
     global PLAN
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 rounds of fewer steps")
-    PLAN = Plan(parser.parse_args().quick)
+    parser.add_argument("programs", nargs="*", metavar="PROGRAM",
+                        help=f"the layers to measure, of {', '.join(SIZES)} (default: all)")
+    args = parser.parse_args()
+    if unknown := set(args.programs) - set(SIZES):
+        parser.error(f"unknown layers: {', '.join(sorted(unknown))}")
+    PLAN = Plan(args.quick)
     before = load_average()
-    lines = report_lines(bench_mlp())
+    lines = report_lines(bench_layers(tuple(args.programs or SIZES)))
     lines += ["", f"Machine: {machine()}; load average {before} before the run, "
               f"{load_average()} after it{' (--quick)' if PLAN.rounds == 3 else ''}."]
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "ccn_mlp.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / "ccn_layers.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
