@@ -123,8 +123,9 @@ def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
     results += [_slot(s, v, buffers[s], -1) for s, v in program.state_updates]
     states = [_slot(t.name, t.name, buffers[t.name], t.ordinal) for t in program.tensors
               if t.role == "state"]
-    return ScheduleClass(plan.schedule, plan.class_name, comm_members + storage_members +
-                         ["pf::HostStepArena arena_;"] + writer.members, comm_ctor + storage_ctor + writer.constructor, step,
+    members = comm_members + storage_members + ["pf::HostStepArena arena_;"] + writer.members
+    return ScheduleClass(plan.schedule, plan.class_name, members,
+                         comm_ctor + storage_ctor + writer.constructor, step,
                          inputs, results, states, volume_lines(program), dtor)
 
 
