@@ -1,9 +1,12 @@
 """Many random programs (tests/property/ccn_random_programs.py) built as one CMake project
 per backend, so that a test run pays one configure step, not one per program.
 
-Each program `randI` is its own generated project, unchanged, in folder `pI/` of a
-bundle whose CMakeLists adds every folder; runners land in the bundle's `build/`, where
-`run_ranks` finds them as it finds any project's.
+Each program `randI` is its own generated project in folder `pI/` of a bundle whose
+CMakeLists adds every folder; runners land in the bundle's `build/`, where `run_ranks`
+finds them as it finds any project's. The one change: the runners share one object of
+the runtime's `runner_main.cpp` (the same source in every project), compiled once with the
+flags of the first runner, where each project would compile its own copy (which a
+compiler cache cannot share: the copies' paths differ).
 """
 
 from __future__ import annotations
@@ -77,6 +80,28 @@ def renamed(source: str, index: int) -> tuple[str, CheckedModule]:
     return name, check_source(text, f"{name}.ccn")
 
 
+RUNNER_MAIN = "src/ccn/sources/runner_main.cpp"
+SHARED_MAIN = "pf_bundle_runner_main"
+
+
+def _sharing_runner_main(cmake: str, name: str, first: bool) -> str:
+    """A project's CMakeLists whose runner links the bundle's one runner_main object (the
+    first project defines it, with its runner's flags and its library's requirements)."""
+    own = f"add_executable({name}_run src/{name}_run.cpp {RUNNER_MAIN})"
+    assert own in cmake, f"{name}: the runner's sources moved; update random_bundle.py"
+    cmake = cmake.replace(own, f"add_executable({name}_run src/{name}_run.cpp "
+                               f"$<TARGET_OBJECTS:{SHARED_MAIN}>)")
+    if first:
+        cmake += "\n".join([
+            f"add_library({SHARED_MAIN} OBJECT {RUNNER_MAIN})",
+            f"target_link_libraries({SHARED_MAIN} PRIVATE {name})",
+            f"target_compile_definitions({SHARED_MAIN} PRIVATE "
+            f"$<TARGET_PROPERTY:{name}_run,COMPILE_DEFINITIONS>)",
+            f"target_compile_options({SHARED_MAIN} PRIVATE "
+            f"$<TARGET_PROPERTY:{name}_run,COMPILE_OPTIONS>)", ""])
+    return cmake
+
+
 def build_bundle(label: str, modules: list[tuple[str, CheckedModule]],
                  project_files: ProjectFiles, cmake_args: list[str]) -> Path:
     """One built project holding every program's project in a folder of its own."""
@@ -84,6 +109,8 @@ def build_bundle(label: str, modules: list[tuple[str, CheckedModule]],
     files: dict[str, str | bytes] = {}
     for index, (name, module) in enumerate(modules):
         for path, content in project_files(module, name).items():
+            if path == "CMakeLists.txt":
+                content = _sharing_runner_main(str(content), name, index == 0)
             files[f"p{index}/{path}"] = content
         top.append(f"add_subdirectory(p{index})")
     files["CMakeLists.txt"] = "\n".join(top) + "\n"

@@ -99,6 +99,7 @@ int main() {
 """
 
 
+@pytest.mark.slow
 def test_boostfsm_compile_python_then_add_subdirectory(tmp_path) -> None:
     require_cxx()
     out = tmp_path / "div7"

@@ -206,6 +206,7 @@ def test_overlap_chunks_chosen_at_run_time_keep_the_results(tmp_path) -> None:
                                          sizes, tmp_path / f"r{ranks}", iters=8)
 
 
+@pytest.mark.slow
 def test_overlapped_sends_at_the_most_chunks_tune_accepts(tmp_path) -> None:
     """65536 chunks of the pipeline's overlapped send: its MPI tags repeat every 15000
     chunks to stay below 32767 (pf::chunk_tag), and with 15007 rows the first chunks and

@@ -71,6 +71,7 @@ def test_find_package_after_install(adam_project: Path, tmp_path: Path) -> None:
     assert _run(app, 3) == pytest.approx(expected_w(3), rel=1e-6)
 
 
+@pytest.mark.slow
 def test_sanitizers_find_nothing(tmp_path: Path) -> None:
     module = check_source((SAMPLES / "lamb.ccn").read_text(), "samples/lamb.ccn")
     project = build_cpu_project(module, "lamb", ["default", "fused"], "test", tmp_path / "lamb",

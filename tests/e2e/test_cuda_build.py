@@ -152,6 +152,7 @@ def test_mlp_gemm_applies_bias_and_gelu_in_its_epilogue() -> None:
         assert "v_h" not in step, schedule
 
 
+@pytest.mark.slow
 @needs_nvcc
 def test_cli_build_cuda_with_python_module(tmp_path) -> None:
     out = tmp_path / "sgd_cuda"

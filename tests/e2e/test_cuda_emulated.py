@@ -171,6 +171,7 @@ def test_a_missing_barrier_in_a_block_reduction_is_caught(tmp_path, monkeypatch)
                [(1, "none")])
 
 
+@pytest.mark.slow
 def test_autotune_times_the_cuda_candidates(tmp_path, monkeypatch) -> None:
     """The autotuner with the CUDA backend's projects (on the emulated device): every
     candidate timed and recorded, the final project's runner defaults to the choice."""

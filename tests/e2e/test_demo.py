@@ -7,12 +7,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from parafuse.cli import demo
 from parafuse.cli.demo_fsm import fsm_samples
 from parafuse.cli.demo_steps import DemoSteps
 from tests.required_tools import require_cxx
 
 
+@pytest.mark.slow
 def test_demo_runs_every_sample_and_says_so() -> None:
     require_cxx()
     done = subprocess.run([sys.executable, "-m", "parafuse.cli.demo", "--small"],

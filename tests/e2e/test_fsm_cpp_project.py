@@ -273,6 +273,7 @@ def assert_kernels_fit(results: list[dict]) -> None:
         assert "SIMD kernels were compiled for" not in result["reason"], result["reason"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["clexer", "weblog"])
 def test_schemes_run_clean_under_sanitizers(name, tmp_path) -> None:
     driver = sanitized_driver()

@@ -47,6 +47,7 @@ def files(tmp_path_factory) -> tuple[Path, Path]:
     return folder / "words.fsm", folder / "words.txt"
 
 
+@pytest.mark.slow
 def test_engine_set_project_runs_like_the_reference(files) -> None:
     require_cxx()
     source, data = files

@@ -11,6 +11,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from parafuse.emitters.fsm.project import cached_project, has_mpi
 from parafuse.emitters.toolchain.mpirun import run_ranks
 from parafuse.fsm_compiler.pipeline import compile_file
@@ -88,6 +90,7 @@ def test_engine_set_ranks_equal_one_process(tmp_path) -> None:
                 assert "each rank starts exactly from that much lookback" in got["reason"]
 
 
+@pytest.mark.slow
 def test_unbounded_nfa_engine_is_refused_with_one_line(tmp_path) -> None:
     project = built(tmp_path, "tags", UNBOUNDED, python=False)
     path = tmp_path / "input.txt"

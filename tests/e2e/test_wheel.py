@@ -53,6 +53,7 @@ def installed(tmp_path_factory) -> Path:
     return work / "venv" / "bin"
 
 
+@pytest.mark.slow
 def test_wheel_installs_and_both_compilers_run_outside_the_repository(installed,
                                                                       tmp_path) -> None:
     env = {**os.environ, **MPI_ENV, "PATH": f"{installed}:{os.environ['PATH']}"}
