@@ -141,6 +141,9 @@ def main() -> None:
     global PLAN
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 rounds of fewer steps")
+    parser.add_argument("--busy", action="store_true",
+                        help="with one core held by another process (a Python busy loop) "
+                             "for the whole run; writes ccn_layers_busy.md")
     parser.add_argument("programs", nargs="*", metavar="PROGRAM",
                         help=f"the layers to measure, of {', '.join(SIZES)} (default: all)")
     args = parser.parse_args()
@@ -148,11 +151,18 @@ def main() -> None:
         parser.error(f"unknown layers: {', '.join(sorted(unknown))}")
     PLAN = Plan(args.quick)
     before = load_average()
-    lines = report_lines(bench_layers(tuple(args.programs or SIZES)))
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
+    try:
+        lines = report_lines(bench_layers(tuple(args.programs or SIZES)))
+    finally:
+        if busy:
+            busy.kill()
+    held = "; one core held by a busy loop throughout" if busy else ""
     lines += ["", f"Machine: {machine()}; load average {before} before the run, "
-              f"{load_average()} after it{' (--quick)' if PLAN.rounds == 3 else ''}."]
+              f"{load_average()} after it{' (--quick)' if PLAN.rounds == 3 else ''}{held}."]
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "ccn_layers.md").write_text("\n".join(lines) + "\n")
+    name = "ccn_layers_busy.md" if busy else "ccn_layers.md"
+    (RESULTS / name).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

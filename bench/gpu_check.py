@@ -31,8 +31,8 @@ from pathlib import Path
 from parafuse.bench import gpu_bench
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule, check_source
-from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
-from parafuse.ccn_compiler.tolerances import assert_same_outputs
+from parafuse.ccn_compiler.reference.runner import RunOptions, run_reference
+from parafuse.ccn_compiler.reference.tolerances import assert_same_outputs
 from parafuse.ccn_compiler.types import ITEM_SIZE
 from parafuse.emitters.ccn.cuda import emulated
 from parafuse.emitters.ccn.cuda.project import build_cuda_project

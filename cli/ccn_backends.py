@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from parafuse.ccn_compiler.frontend import CheckedModule
-from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
+from parafuse.ccn_compiler.reference.runner import RunOptions, run_reference
 from parafuse.emitters.ccn.backend import ProjectBuilder
 from parafuse.emitters.ccn.cpu import project as cpu
 from parafuse.emitters.ccn.cuda import project as cuda

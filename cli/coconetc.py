@@ -10,8 +10,8 @@ import click
 from parafuse import __version__
 from parafuse.ccn_compiler.frontend import CheckedModule, check_programs, schedule_programs
 from parafuse.ccn_compiler.printer import format_program
-from parafuse.ccn_compiler.reference_runner import RunOptions
-from parafuse.ccn_compiler.runner_io import check_folders, check_ranks
+from parafuse.ccn_compiler.reference.runner import RunOptions
+from parafuse.ccn_compiler.reference.runner_io import check_folders, check_ranks
 from parafuse.emitters.autotune import autotune as autotune_program
 from parafuse.emitters.ccn.cuda.project import DEFAULT_CUDA_ARCH
 from parafuse.grammar.ccn_parser import parse_ccn

@@ -14,7 +14,7 @@ import numpy as np
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule, check_source
-from parafuse.ccn_compiler.tolerances import EXACT_DTYPES, assert_close, dependency_dtype
+from parafuse.ccn_compiler.reference.tolerances import EXACT_DTYPES, assert_close, dependency_dtype
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.toolchain.cmake import Toolchain
 from parafuse.emitters.toolchain.mpirun import run_ranks

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from parafuse.ccn_compiler.tolerances import assert_close
+from parafuse.ccn_compiler.reference.tolerances import assert_close
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.toolchain.cmake import Toolchain
 from parafuse.emitters.toolchain.mpirun import launch_environment

@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from parafuse.ccn_compiler import ir
-from parafuse.ccn_compiler.interp_values import World
-from parafuse.ccn_compiler.interpreter import run_program
 from parafuse.ccn_compiler.ranks import Topology
-from parafuse.ccn_compiler.runner_io import load_tensors, parse_params
-from parafuse.ccn_compiler.tolerances import assert_close, dependency_dtype
+from parafuse.ccn_compiler.reference.interpreter import run_program
+from parafuse.ccn_compiler.reference.runner_io import load_tensors, parse_params
+from parafuse.ccn_compiler.reference.tolerances import assert_close, dependency_dtype
+from parafuse.ccn_compiler.reference.values import World
 
 
 def run_schedule(program: ir.Program, ranks: int, sizes: dict[str, int], iters: int = 3,

@@ -28,7 +28,8 @@ from tests.property.ccn_random_programs import programs, schedules
 FEATURES = re.compile(
     r"\b(split|reorder|shard|fuse|overlap|tune|allreduce|reducescatter|allgather|broadcast|send|"
     r"dropout|update|norm|sum|amax|max|min|prod|avg|sqrt|rsqrt|tanh|exp|log|sigmoid|pow|"
-    r"gelu|relu|abs|cast|where|matmul|layernorm|rmsnorm|f16|bf16|f64|i32|i64|sliced\(-1\)|"
+    r"gelu|relu|abs|cast|where|matmul|layernorm|rmsnorm|reshape|mean|f16|bf16|f64|i32|i64|"
+    r"sliced\(-1\)|"
     r"sliced\(0\)|local|output)\b|(<=|>=|==|!=)")
 
 ProjectFiles = Callable[[CheckedModule, str], dict[str, str | bytes]]

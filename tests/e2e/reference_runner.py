@@ -15,7 +15,7 @@ import ml_dtypes
 import numpy as np
 from sample_cases import NUMPY_DTYPES, Output, SampleCase
 
-from parafuse.ccn_compiler.tolerances import assert_close
+from parafuse.ccn_compiler.reference.tolerances import assert_close
 
 SEED = 11
 ITERS = 2

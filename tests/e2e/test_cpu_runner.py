@@ -12,7 +12,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from parafuse.ccn_compiler.tolerances import assert_close
+from parafuse.ccn_compiler.reference.tolerances import assert_close
 from parafuse.emitters.toolchain.mpirun import launch_environment, mpirun_command, run_ranks
 from tests.backend_compare import (
     load_results,

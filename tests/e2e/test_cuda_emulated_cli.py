@@ -9,7 +9,7 @@ import json
 import numpy as np
 from click.testing import CliRunner
 
-from parafuse.ccn_compiler.tolerances import assert_close
+from parafuse.ccn_compiler.reference.tolerances import assert_close
 from parafuse.cli.coconetc import main
 from tests.backend_compare import load_results, sample_module
 from tests.conftest import SAMPLES

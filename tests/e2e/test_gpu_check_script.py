@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from parafuse.bench import gpu_bench, gpu_check
-from parafuse.ccn_compiler.reference_runner import RunOptions, run_reference
-from parafuse.ccn_compiler.tolerances import assert_same_outputs
+from parafuse.ccn_compiler.reference.runner import RunOptions, run_reference
+from parafuse.ccn_compiler.reference.tolerances import assert_same_outputs
 from parafuse.emitters.toolchain.cmake import BuildError
 from tests.backend_compare import sample_module
 from tests.conftest import SAMPLES

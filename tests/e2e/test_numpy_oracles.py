@@ -14,8 +14,8 @@ import spec_random
 from numpy_oracles import block_range, sum_over_ranks
 from sample_cases import CASES, NUMPY_DTYPES, make_inputs
 
-from parafuse.ccn_compiler.philox import dropout_keep_mask, logical_indices, random_tensor
-from parafuse.ccn_compiler.tolerances import assert_close
+from parafuse.ccn_compiler.reference.philox import dropout_keep_mask, logical_indices, random_tensor
+from parafuse.ccn_compiler.reference.tolerances import assert_close
 
 SEED = 11
 

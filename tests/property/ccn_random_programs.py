@@ -5,9 +5,10 @@ size N, with params, every element-wise function and dtype of docs/ccn-language.
 section 3.2 (integers and f64 inputs, comparisons giving `bool`, `where`, `cast`),
 allreduce / reducescatter / allgather / broadcast, scalar reductions (`norm`, `sum`,
 `amax`), dropout and state updates; some add an [N, 3] x [3, 4] `matmul` in one of the
-layouts of the matmul table, its allreduce where it gives partial sums, and a row-wise
-`layernorm` / `rmsnorm`. They are written as source text, so the front end checks
-them exactly as it checks a user's file.
+layouts of the matmul table, its allreduce where it gives partial sums, a row-wise
+`layernorm` / `rmsnorm`, and reductions of the [N, 4] values along either dim (local
+partials along a sliced one, then allreduced) and of their reshapes. They are written as
+source text, so the front end checks them exactly as it checks a user's file.
 """
 
 from __future__ import annotations
@@ -108,6 +109,9 @@ def _matrix(b: ProgramBuilder, draw, name: str) -> bool:
         return True
     source = draw(st.sampled_from(list(b.matrices)))
     layout = b.matrices[source]
+    if draw(st.integers(0, 3)) == 0:
+        _reduced_along_a_dim(b, draw, name, source, layout)
+        return True
     rows_whole = layout != "columns"  # a norm's last dim must not be sliced
     if rows_whole and draw(st.booleans()):
         eps = draw(st.sampled_from(["0.00001", "abs(a) * 0.001 + 0.00001"]))
@@ -119,6 +123,29 @@ def _matrix(b: ProgramBuilder, draw, name: str) -> bool:
             code = f"dropout({code}, p)"
     b.add_special(b.matrices, name, layout, code)
     return True
+
+
+def _reduced_along_a_dim(b: ProgramBuilder, draw, name: str, source: str, layout: str) -> None:
+    """sum / amax along dim 0 or 1 of an [N, 4] value, or mean along a dim of its reshape to
+    [N, 2, 2] (which keeps a sliced dim 0 whole); along a sliced dim each rank's partial
+    result is local, and an allreduce completes it."""
+    sliced_dim = {"sliced": 0, "columns": 1}.get(layout)
+    kind, dim = draw(st.sampled_from([("sum", 0), ("sum", -1), ("amax", 0), ("amax", -1),
+                                      ("mean", 1), ("mean", 2)]))
+    if kind == "mean":
+        if layout == "columns":  # [N, 4] sliced(1) cannot become [N, 2, 2]
+            kind, dim = "sum", 0
+        else:
+            b.add(name, layout, f"mean(reshape({source}, N, 2, 2), {dim}) * 2")
+            b.special.add(name)
+            return
+    partial = sliced_dim is not None and dim % 2 == sliced_dim
+    b.add(name, "local" if partial else layout, f"{kind}({source}, {dim}) * 2")
+    b.special.add(name)
+    if partial:
+        total = f"{name}r"
+        b.add(total, "replicated", f"allreduce({'max' if kind == 'amax' else 'sum'}, {name})")
+        b.special.add(total)
 
 
 def _join(*layouts: str) -> str:

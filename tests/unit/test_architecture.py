@@ -215,7 +215,8 @@ FSM_SHARED = ("fsm_compiler.compiled", "fsm_compiler.options", "fsm_compiler.ref
 LAYERS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
     ("cli", PACKAGE_FOLDERS, ()),
     ("grammar", ("grammar",), ()),
-    ("ccn_compiler", ("ccn_compiler", "grammar"), ()),
+    ("ccn_compiler.reference", ("ccn_compiler", "grammar"), ()),
+    ("ccn_compiler", ("ccn_compiler", "grammar"), ("ccn_compiler.reference",)),
     *[(shared, FSM_SHARED + ("grammar",), ()) for shared in FSM_SHARED],
     ("fsm_compiler.automata", ("fsm_compiler.automata", "grammar") + FSM_SHARED, ()),
     ("fsm_compiler.tokens", ("fsm_compiler.tokens", "fsm_compiler.automata", "grammar")

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from parafuse.ccn_compiler import runner_io
 from parafuse.ccn_compiler.frontend import check_programs
+from parafuse.ccn_compiler.reference import runner_io
 from parafuse.cli.coconetc import main
 from parafuse.grammar.ccn_parser import parse_ccn
 from parafuse.grammar.diagnostics import CompileError

@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from parafuse.ccn_compiler.philox import (
+from parafuse.ccn_compiler.reference.philox import (
     dropout,
     dropout_keep_mask,
     element_uniforms,

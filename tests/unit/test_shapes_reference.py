@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from parafuse.ccn_compiler.frontend import check_source
-from parafuse.ccn_compiler.runner_io import load_tensors
+from parafuse.ccn_compiler.reference.runner_io import load_tensors
 from tests.e2e.ccn_programs import MULTIHEAD, MULTIHEAD_SIZES
 from tests.schedule_compare import run_schedule
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import ir
-from .interp_collectives import run_collective
-from .interp_expr import evaluate
-from .interp_values import PerRank, World, broadcast_to_local, read_as
-from .numerics import in_compute, rounded, stored
-from .types import Layout, ValueType
+from .. import ir
+from ..numerics import in_compute, rounded, stored
+from ..types import Layout, ValueType
+from .collectives import run_collective
+from .expressions import evaluate
+from .values import PerRank, World, broadcast_to_local, read_as
 
 
 def _matmul(stage: ir.MatmulStage, world: World, env: dict[str, PerRank]) -> PerRank:

@@ -10,10 +10,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import ir
-from .interp_values import PerRank, World
-from .numerics import rounded
-from .ranks import block_range
+from .. import ir
+from ..numerics import rounded
+from ..ranks import block_range
+from .values import PerRank, World
 
 
 def _reduce(op: str, values: list[np.ndarray]) -> np.ndarray:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import ir
-from .numerics import NUMPY_DTYPES
+from .. import ir
+from ..numerics import NUMPY_DTYPES
 
 TOLERANCES: dict[str, tuple[float, float]] = {
     "f64": (1e-12, 1e-14),

@@ -18,10 +18,11 @@ import numpy as np
 
 from parafuse.grammar.diagnostics import CompileError
 
-from . import ir, philox
-from .interp_values import PerRank, World
-from .numerics import NUMPY_DTYPES, dtype_range, fits_dtype
-from .types import is_int
+from .. import ir
+from ..numerics import NUMPY_DTYPES, dtype_range, fits_dtype
+from ..types import is_int
+from . import philox
+from .values import PerRank, World
 
 
 class RunnerInputError(CompileError):

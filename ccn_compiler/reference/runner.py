@@ -5,11 +5,10 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from . import ir
-from .comm_volume import bytes_per_rank
-from .interp_values import World
+from .. import ir
+from ..comm_volume import bytes_per_rank
+from ..ranks import Topology
 from .interpreter import run_program
-from .ranks import Topology
 from .runner_io import (
     RunnerInputError,
     check_fits,
@@ -23,6 +22,7 @@ from .runner_io import (
     too_big,
     write_outputs,
 )
+from .values import World
 
 # Times in the --json object to the nanosecond, as the compiled runners print them (%.6f ms)
 MS_DIGITS = 6

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .numerics import NUMPY_DTYPES
+from ..numerics import NUMPY_DTYPES
 
 PHILOX_M0 = 0xD2511F53
 PHILOX_M1 = 0xCD9E8D57

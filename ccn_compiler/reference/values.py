@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import dims
-from .ranks import Topology, block_range
-from .types import Layout, ValueType
+from .. import dims
+from ..ranks import Topology, block_range
+from ..types import Layout, ValueType
 
 PerRank = list[np.ndarray]
 

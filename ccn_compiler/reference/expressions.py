@@ -13,10 +13,11 @@ import math
 
 import numpy as np
 
-from . import ir, philox
-from .interp_values import PerRank, World, read_as
-from .numerics import NUMPY_DTYPES, in_compute, rounded, stored
-from .types import compute_dtype, is_int, promote
+from .. import ir
+from ..numerics import NUMPY_DTYPES, in_compute, rounded, stored
+from ..types import compute_dtype, is_int, promote
+from . import philox
+from .values import PerRank, World, read_as
 
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
