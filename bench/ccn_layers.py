@@ -1,7 +1,8 @@
 """LLM layers through the CPU backend against the same layers in PyTorch
 (bench/torch_layers_peer.py), side by side: the Megatron MLP blocks (samples/mlp.ccn,
-samples/mlp_sp.ccn; B=256, D=1024, F=4096) and the tensor-parallel transformer layer
-(samples/transformer.ccn; T=256 tokens, D=1024, 16 heads of 64, F=4096).
+samples/mlp_sp.ccn; B=256, D=1024, F=4096) and the transformer layer, tensor- and
+sequence-parallel (samples/transformer.ccn, transformer_sp.ccn; T=256 tokens, D=1024, 16
+heads of 64, F=4096).
 
 bf16, 2 ranks with one OpenMP thread each (the cores of this machine). Each schedule is
 timed by its runner (median step, max over ranks; warm-up 8 steps, so that an overlap
@@ -34,8 +35,9 @@ from parafuse.emitters.toolchain.mpirun import launch_environment, run_ranks
 REPO = Path(__file__).resolve().parent.parent
 RANKS = 2
 SIZES = {"mlp": {"B": 256, "D": 1024, "F": 4096}, "mlp_sp": {"B": 256, "D": 1024, "F": 4096},
-         "transformer": {"T": 256, "D": 1024, "H": 16, "E": 64, "F": 4096}}
-PARAMS = {"transformer": {"scale": 0.125}}  # 1 / sqrt(E)
+         "transformer": {"T": 256, "D": 1024, "H": 16, "E": 64, "F": 4096},
+         "transformer_sp": {"T": 256, "D": 1024, "H": 16, "E": 64, "F": 4096}}
+PARAMS = {"transformer": {"scale": 0.125}, "transformer_sp": {"scale": 0.125}}  # 1 / sqrt(E)
 RESULTS = REPO / "bench" / "results"
 
 

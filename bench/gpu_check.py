@@ -47,6 +47,7 @@ SIZES: dict[str, dict[str, int]] = {
     "megatron": {"B": 3, "K": 5, "H": 7}, "pipeline": {"B": 3, "H": 5},
     "mlp": {"B": 7, "D": 13, "F": 11}, "mlp_sp": {"B": 7, "D": 13, "F": 11},
     "transformer": {"T": 7, "D": 13, "H": 5, "E": 3, "F": 11},
+    "transformer_sp": {"T": 7, "D": 13, "H": 5, "E": 3, "F": 11},
 }
 # A step faster than a device copy of the bytes it must move is a clock stopped early.
 COPY_MARGIN = 1.05

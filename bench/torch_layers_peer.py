@@ -1,9 +1,9 @@
-"""The peer of bench/ccn_layers.py: the layers of samples/mlp.ccn, samples/mlp_sp.ccn and
-samples/transformer.ccn as a PyTorch user writes them on CPUs (bf16, torch.distributed
-over gloo, one thread per rank unless OMP_NUM_THREADS says otherwise).
+"""The peer of bench/ccn_layers.py: the layers of samples/mlp.ccn, mlp_sp.ccn,
+transformer.ccn and transformer_sp.ccn as a PyTorch user writes them on CPUs (bf16,
+torch.distributed over gloo, one thread per rank unless OMP_NUM_THREADS says otherwise).
 
 Usage (under mpirun -np R): torch_layers_peer.py mlp|mlp_sp B D F [ITERS]
-                            torch_layers_peer.py transformer T D H E F [ITERS]
+                            torch_layers_peer.py transformer|transformer_sp T D H E F [ITERS]
 For each way of reducing the partial sums (in bf16, or in f32: converted, reduced,
 converted back) it times the step; prints one JSON line on rank 0: the median ms
 (max over ranks) of each way, so the caller can keep the fastest.
@@ -64,10 +64,20 @@ def mlp_step(variant: str, sizes: list[int], rank: int, world: int, rand):
     return step
 
 
-def transformer_step(sizes: list[int], rank: int, world: int, rand):
+def gather_rows(rows: torch.Tensor, t: int, world: int) -> torch.Tensor:
+    """Every rank's block of the T rows, in order."""
+    blocks = [torch.empty(block(t, i, world)[1] - block(t, i, world)[0], rows.shape[1],
+                          dtype=rows.dtype) for i in range(world)]
+    dist.all_gather(blocks, rows)
+    return torch.cat(blocks)
+
+
+def transformer_step(sizes: list[int], rank: int, world: int, rand, sequence: bool):
     """The GPT layer of samples/transformer.ccn as Megatron-LM writes it: this rank's heads'
     Q, K and V from one GEMM of a fused weight, PyTorch's fused attention with the additive
-    mask, one GEMM back to D features, an allreduce; the MLP block as above."""
+    mask, one GEMM back to D features, an allreduce; the MLP block as above. `sequence`:
+    transformer_sp.ccn, the rows split outside the blocks (gathered before each, the
+    partial sums reduced and this rank's rows kept after it: gloo has no reduce-scatter)."""
     t, d, h, e, f = sizes
     h0, h1 = block(h, rank, world)
     heads = h1 - h0
@@ -80,21 +90,29 @@ def transformer_step(sizes: list[int], rank: int, world: int, rand):
     w1, b1 = rand(d, f)[:, lo:hi].contiguous(), rand(f)[lo:hi].contiguous()
     w2, b2 = rand(f, d)[lo:hi].contiguous(), rand(d)
 
+    r0, r1 = block(t, rank, world) if sequence else (0, t)
+    x_mine = x[r0:r1].contiguous()
+
+    def whole(rows: torch.Tensor) -> torch.Tensor:
+        return gather_rows(rows, t, world) if sequence else rows
+
     def step(wide: bool) -> torch.Tensor:
-        hn = F.layer_norm(x, (d,), g1, None, 1e-5)
+        hn = whole(F.layer_norm(x_mine, (d,), g1, None, 1e-5))
         q, k, v = (p.view(t, heads, e).transpose(0, 1)
                    for p in torch.matmul(hn, wqkv).split(heads * e, 1))
         o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=e ** -0.5)
-        r = x + reduce_sum(torch.matmul(o.transpose(0, 1).reshape(t, heads * e), wo), wide)
-        a = F.gelu(torch.matmul(F.layer_norm(r, (d,), g2, None, 1e-5), w1) + b1,
+        attn = torch.matmul(o.transpose(0, 1).reshape(t, heads * e), wo)
+        r = x_mine + reduce_sum(attn, wide)[r0:r1]
+        a = F.gelu(torch.matmul(whole(F.layer_norm(r, (d,), g2, None, 1e-5)), w1) + b1,
                    approximate="tanh")
-        return r + reduce_sum(torch.matmul(a, w2), wide) + b2
+        return r + reduce_sum(torch.matmul(a, w2), wide)[r0:r1] + b2
     return step
 
 
 def main() -> None:
     variant, *sizes = sys.argv[1], *map(int, sys.argv[2:])
-    expected = 5 if variant == "transformer" else 3
+    layer = variant.startswith("transformer")
+    expected = 5 if layer else 3
     iters = sizes[expected] if len(sizes) > expected else 15
     rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
     world = int(os.environ["OMPI_COMM_WORLD_SIZE"])
@@ -105,8 +123,8 @@ def main() -> None:
     def rand(*shape: int) -> torch.Tensor:
         return (torch.rand(*shape, generator=gen) * 2 - 1).to(torch.bfloat16)
 
-    step = transformer_step(sizes[:5], rank, world, rand) if variant == "transformer" else \
-        mlp_step(variant, sizes[:3], rank, world, rand)
+    step = transformer_step(sizes[:5], rank, world, rand, variant == "transformer_sp") \
+        if layer else mlp_step(variant, sizes[:3], rank, world, rand)
     result = {}
     with torch.inference_mode():
         for wide in (False, True):

@@ -31,6 +31,8 @@ CCN_SIZES: dict[str, tuple[dict[str, int], dict[str, int]]] = {
     "mlp_sp": ({"B": 129, "D": 257, "F": 1025}, {"B": 9, "D": 17, "F": 33}),
     "transformer": ({"T": 129, "D": 256, "H": 8, "E": 32, "F": 1024},
                     {"T": 9, "D": 17, "H": 3, "E": 4, "F": 33}),
+    "transformer_sp": ({"T": 129, "D": 256, "H": 8, "E": 32, "F": 1024},
+                       {"T": 9, "D": 17, "H": 3, "E": 4, "F": 33}),
 }
 ADAM_CPU_SIZE = (4194304, 1003)  # N of Adam through the CPU backend (demo, --small)
 

@@ -67,6 +67,11 @@ def check_legality(program: ir.Program, stages: list[ir.SimpleStage],
             raise CompileError(f"the reducescatter '{ref.name}' must start the group, but it "
                                f"reads '{sorted(inside)[0]}' from it", ref.location)
         if isinstance(stage, ir.CollectiveStage) and stage.op == "allgather":
+            if not isinstance(stage.operand, ir.Ref):  # its chunks are read from a buffer
+                raise CompileError(f"the allgather '{ref.name}' gathers an expression, which "
+                                   "a fused group cannot chunk", ref.location,
+                                   hint=f"bind it first (t = ...; {ref.name} = allgather(t)) "
+                                        "and list t in the group")
             later = [s.name for s in stages if stage.name in names_read(s)]
             if later:
                 raise CompileError(f"the allgather '{ref.name}' must end the group, but "
