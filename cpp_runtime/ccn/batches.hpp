@@ -3,12 +3,13 @@
 // Batch dims align right; an operand with fewer batch dims is read for every batch, and
 // an operand that holds every batch where the result holds some is read at the result's.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cstdint>
 #include <vector>
 
 #include "ccn/program.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 struct BatchOffsets {
   int64_t a, b, out;  // element offsets of one batch's matrices
@@ -47,4 +48,4 @@ std::vector<BatchOffsets> batch_offsets(const Block& out, const Block& a, const 
   return offsets;
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

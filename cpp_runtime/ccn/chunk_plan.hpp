@@ -2,6 +2,7 @@
 // which rows of which rank's block form chunk c, and the per-rank counts and
 // displacements of each chunk.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -9,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace pf {
+namespace parafuse::ccn {
 
 // Chunk c of a block of `rows` rows: rows [start, stop) by the block split rule.
 inline std::pair<int64_t, int64_t> chunk_rows(int64_t rows, int chunks, int c) {
@@ -119,4 +120,4 @@ inline int auto_chunks(int64_t bytes) {
   return static_cast<int>(std::clamp<int64_t>(chunks, 1, 16));
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -2,12 +2,13 @@
 // lowering plan decides (emitters/ccn/epilogues.py): a bias along the product's columns,
 // GELU in its tanh form, ReLU, or the bias then either.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cstdint>
 
 #include "ccn/host_device.hpp"
 #include "ccn/math.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 enum class Epilogue { none, bias, gelu, relu, bias_gelu, bias_relu };
 
@@ -28,4 +29,4 @@ template <typename T> struct NotDeduced {  // a parameter of type T that does no
   using type = T;
 };
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -7,10 +7,11 @@
 // Python module). A value the user set (OMPI_MCA_osc=... or mpirun --mca) wins, and jobs
 // spread over several nodes keep Open MPI's own choice.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cstdlib>
 #include <cstring>
 
-namespace pf {
+namespace parafuse::ccn {
 
 // Known from mpirun's environment (as many ranks on this node as in the job), or a
 // singleton (no launcher at all); another launcher (srun, a PMIx server) leaves it unknown.
@@ -29,4 +30,4 @@ inline void select_one_node_mpi_components() {
   setenv("OMPI_MCA_btl", "self,sm", 0);
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -3,6 +3,7 @@
 // user-defined reduction operators for f16/bf16 (reduced in float), and the
 // collectives of docs/ccn-language.md section 7 on blocks of uneven size.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <mpi.h>
 
 #include <algorithm>
@@ -21,7 +22,7 @@
     if (pf_status_ != MPI_SUCCESS) pf::mpi_failed(#call, __FILE__, __LINE__, pf_status_); \
   } while (0)
 
-namespace pf {
+namespace parafuse::ccn {
 
 [[noreturn]] inline void mpi_failed(const char* call, const char* file, int line, int status) {
   char text[MPI_MAX_ERROR_STRING];
@@ -185,4 +186,4 @@ void send_shift(const T* in, T* out, int64_t count, int blocks, int shift, MPI_C
                       MPI_STATUS_IGNORE));
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

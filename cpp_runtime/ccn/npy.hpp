@@ -2,6 +2,7 @@
 // Writes go to a temporary name in the same folder, are checked through the close and
 // synced, and are renamed: a crash or a full disk never leaves a partial file.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -16,7 +17,7 @@
 
 #include "common/atomic_file.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 struct NpyArray {
   std::string descr;            // e.g. "<f4", "<f2", "|V2"
@@ -106,4 +107,4 @@ inline void write_text_atomically(const std::string& path, const std::string& te
   write_file_atomically(path, {{text.data(), text.size()}});
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

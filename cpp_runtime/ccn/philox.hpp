@@ -1,11 +1,12 @@
 // Philox4x32-10 (Random123), usable from host and device code; the dropout masks
 // and --random inputs of docs/ccn-language.md sections 5 and 10 are pure functions of it.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cstdint>
 
 #include "ccn/host_device.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 struct Philox4 { uint32_t x[4]; };
 
@@ -48,4 +49,4 @@ PF_HOST_DEVICE inline C dropout_element(C x, float p, uint64_t index, uint32_t r
   return x * static_cast<C>(scale);
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -1,6 +1,7 @@
 // What every generated .ccn schedule implements, and what the runner, the library
 // header and the Python module use: local blocks, named tensor slots, one step.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -9,7 +10,7 @@
 
 #include "ccn/half.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 enum class DType { f16, bf16, f32, f64, i32, i64, b8 };
 
@@ -84,4 +85,4 @@ class ScheduleImpl {
   virtual double bytes_per_rank() const = 0;
 };
 
-}  // namespace pf
+}  // namespace parafuse::ccn

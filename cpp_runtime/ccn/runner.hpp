@@ -5,6 +5,7 @@
 // Bad input is found by every rank before any step; rank 0 prints one line and
 // every rank exits non-zero without writing anything.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <mpi.h>
 
 #include <functional>
@@ -16,7 +17,7 @@
 #include "ccn/program.hpp"
 #include "ccn/runner_options.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 using Factory = std::function<std::unique_ptr<ScheduleImpl>(
     MPI_Comm, const std::vector<int64_t>&, const std::string&,
@@ -26,4 +27,4 @@ using Factory = std::function<std::unique_ptr<ScheduleImpl>(
 // every runner): `make` builds the program of the parsed options on each rank.
 int run_main(int argc, char** argv, const ProgramInfo& info, const Factory& make);
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -1,6 +1,7 @@
 // The runner's inputs: each rank's block of the --inputs .npy files (checked against the
 // program's dtypes and shapes), or --random values from Philox.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -15,7 +16,7 @@
 #include "ccn/program.hpp"
 #include "ccn/runner_options.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 // Copy this rank's block out of a whole row-major tensor.
 inline void copy_block(const char* whole, char* out, const Local& local, size_t item) {
@@ -103,4 +104,4 @@ inline void random_slot(const Slot& s, uint64_t seed, int rank) {
   }
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -2,6 +2,7 @@
 // step: what the program has (ProgramInfo), what was asked (RunnerOptions), and the
 // InputError that every rank reports for bad input (ccn/runner_report.hpp).
 #pragma once
+#include "ccn/namespace.hpp"
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -10,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace pf {
+namespace parafuse::ccn {
 
 struct ProgramInfo {
   std::string name;
@@ -189,4 +190,4 @@ inline void check_launch(const ProgramInfo& info, const RunnerOptions& o, int ra
   }
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -1,6 +1,7 @@
 // What the runner tells: the first bad input of any rank (printed by rank 0), and the
 // results (.npy per rank and manifest.json) written to --outputs.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <mpi.h>
 
 #include <algorithm>
@@ -13,7 +14,7 @@
 #include "ccn/program.hpp"
 #include "ccn/runner_options.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 // Every rank reports its first problem; rank 0 prints the first one (in rank order).
 inline bool agree_on_errors(const std::string& mine, const std::string& program, MPI_Comm comm) {
@@ -106,4 +107,4 @@ inline std::string json_sizes(const ProgramInfo& info, const std::vector<int64_t
   return "{" + text + "}";
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -1,6 +1,7 @@
 // Test hooks of the runner, compiled into every runner (docs/ccn.md): the tests use
 // them to check that a failing rank aborts every rank.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <mpi.h>
 
 #include <cstdlib>
@@ -8,7 +9,7 @@
 
 #include "ccn/mpi_util.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 // PARAFUSE_FAIL_RANK=r makes rank r fail inside its first step.
 inline void test_hook_fail_rank(MPI_Comm comm) {
@@ -18,4 +19,4 @@ inline void test_hook_fail_rank(MPI_Comm comm) {
   }
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -2,10 +2,11 @@
 // parallel over rows, whose inner loop runs along a row of B (vectorisable).
 // The CPU backend's f64 matmul (oneDNN has no f64 GEMM); see ccn/cpu/matmul.hpp.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <algorithm>
 #include <cstdint>
 
-namespace pf {
+namespace parafuse::ccn {
 
 template <typename W>
 void blocked_matmul(const W* a, const W* b, W* c, int64_t m, int64_t k, int64_t n) {
@@ -29,4 +30,4 @@ void blocked_matmul(const W* a, const W* b, W* c, int64_t m, int64_t k, int64_t 
   }
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -8,6 +8,7 @@
 // Otherwise they are MPI's nonblocking collectives, pipelined: chunk c+1 is being
 // reduced while chunk c is transformed, and gathers complete in the background.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <mpi.h>
 
 #include <algorithm>
@@ -22,7 +23,7 @@
 #include "ccn/cpu/rank_order_reduce.hpp"
 #include "ccn/mpi_util.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 // Chunks for a fused group when `tune` did not fix them. Shared memory: about 128 KiB of
 // the reduced type each, so that a reduced chunk is still in cache when the computation
@@ -203,4 +204,4 @@ template <typename T> class ChunkedAllgather {
   bool release_pending_ = false;
 };
 
-}  // namespace pf
+}  // namespace parafuse::ccn

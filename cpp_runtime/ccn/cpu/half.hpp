@@ -8,10 +8,11 @@
 // f16 -> float for all 65536 patterns, float -> f16 equal to a correctly rounded
 // conversion for every non-NaN float (NaN becomes a quiet NaN with the sign kept).
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cstdint>
 #include <cstring>
 
-namespace pf {
+namespace parafuse::ccn {
 
 namespace half_bits {
 inline uint32_t of(float value) {
@@ -103,4 +104,4 @@ inline T store_as(V value) {
   return static_cast<T>(static_cast<compute_t<T>>(value));
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -1,12 +1,13 @@
 // Element-wise functions with numpy's meaning (NaN-propagating max/min, tanh-form gelu).
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 
-namespace pf {
+namespace parafuse::ccn {
 
 template <typename T> inline T maximum(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -80,4 +81,4 @@ template <typename T> inline T absolute(T x) {
   else return std::fabs(x);
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -9,6 +9,7 @@
 // eltwise post-op, applied to the f32 sums before the rounding. Primitives are created once
 // per shape, types and epilogue, and kept.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -27,7 +28,7 @@
 #include "ccn/cpu/half.hpp"
 #include "ccn/epilogue.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 namespace gemm {
 
@@ -158,4 +159,4 @@ void matmul(const TA* a, const TA* b, TC* c, int64_t m, int64_t k, int64_t n,
   }
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -15,6 +15,7 @@
 // Across nodes, or with PARAFUSE_FUSED_TRANSPORT=mpi, the calls are MPI's collectives
 // (ccn/mpi_util.hpp).
 #pragma once
+#include "ccn/namespace.hpp"
 #include <mpi.h>
 
 #include <algorithm>
@@ -26,7 +27,7 @@
 #include "ccn/cpu/rank_order_reduce.hpp"
 #include "ccn/mpi_util.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 template <typename T> class NodeCollective {
  public:
@@ -137,4 +138,4 @@ template <typename T> class NodeCollective {
   size_t next_ = 0;
 };
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -12,6 +12,7 @@
 // ranks (it fails on the rank that creates the file, before the broadcast they wait in)
 // or let them fault on pages tmpfs cannot give.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <mpi.h>
 #include <sys/statvfs.h>
 
@@ -29,7 +30,7 @@
 #include "ccn/cpu/node_sync.hpp"
 #include "ccn/mpi_util.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 // Does the environment ask for MPI's collectives in fused stages?
 inline bool fused_transport_is_mpi() {
@@ -224,4 +225,4 @@ template <typename T> class PlacedBuffer {
   int64_t size_ = 0;
 };
 
-}  // namespace pf
+}  // namespace parafuse::ccn

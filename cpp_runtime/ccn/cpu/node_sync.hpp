@@ -8,6 +8,7 @@
 // cores with other work. A sleeping waiter costs nothing, and the kernel runs it as
 // soon as it is woken. On a quiet machine the spin covers the usual wait.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -25,7 +26,7 @@
 #include <immintrin.h>
 #endif
 
-namespace pf {
+namespace parafuse::ccn {
 
 static_assert(std::atomic<uint32_t>::is_always_lock_free,
               "node-shared arrival counters must be lock-free (address-free) atomics");
@@ -127,4 +128,4 @@ class NodeBarrier {
   uint32_t epoch_ = 0;
 };
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -7,10 +7,11 @@
 // (One running sum's chain of dependent additions would keep a row's sums from
 // vectorising: a 256 x 1024 layernorm takes twice as long that way.)
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cmath>
 #include <cstdint>
 
-namespace pf {
+namespace parafuse::ccn {
 
 template <typename W> void layernorm_rows(W* data, int64_t count, int64_t cols, W eps) {
   int64_t rows = cols ? count / cols : 0;
@@ -132,4 +133,4 @@ void amax_dim(const W* in, W* out, int64_t outer, int64_t n, int64_t inner) {
   reduce_dim(in, out, outer, n, inner, W(-INFINITY), [](W a, W b) { return b > a ? b : a; });
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -2,6 +2,7 @@
 // MPI's nonblocking collectives, whose requests (and the counts and displacements they
 // use) are kept alive until they complete.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <mpi.h>
 
 #include <algorithm>
@@ -12,7 +13,7 @@
 #include "ccn/chunk_plan.hpp"
 #include "ccn/mpi_util.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 // Let Open MPI progress outstanding nonblocking collectives (it only does so in calls).
 inline void progress(std::vector<MPI_Request>& requests) {
@@ -76,4 +77,4 @@ class OverlapChunks {
   std::chrono::steady_clock::time_point start_;
 };
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -2,6 +2,7 @@
 // every rank's elements, accumulated in the compute type and rounded once (the
 // reference's order and rounding, docs/ccn-language.md section 7).
 #pragma once
+#include "ccn/namespace.hpp"
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -10,7 +11,7 @@
 #include "ccn/cpu/math.hpp"
 #include "ccn/mpi_util.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 template <typename C> inline C combine(ReduceOp op, C a, C b) {
   switch (op) {
@@ -49,4 +50,4 @@ void reduce_in_rank_order(const std::vector<const T*>& sources, int64_t n, T* ou
   }
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

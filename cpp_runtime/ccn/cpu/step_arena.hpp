@@ -4,13 +4,14 @@
 // allocates and faults in nothing (std::vector temporaries cost a fresh allocation and
 // its page faults every step: about 1 ms per 8 MB). The memory is not cleared.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
 #include <vector>
 
-namespace pf {
+namespace parafuse::ccn {
 
 class HostStepArena {
  public:
@@ -40,4 +41,4 @@ class HostStepArena {
   size_t next_ = 0;
 };
 
-}  // namespace pf
+}  // namespace parafuse::ccn

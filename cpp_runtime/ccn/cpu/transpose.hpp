@@ -3,9 +3,10 @@
 // [outer, n1, middle, n0, inner]. A sliced dim moves with its dim, so the transposed block
 // is this rank's block of the result.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cstdint>
 
-namespace pf {
+namespace parafuse::ccn {
 
 template <typename T>
 void transpose_dims(const T* in, T* out, int64_t outer, int64_t n0, int64_t middle, int64_t n1,
@@ -24,4 +25,4 @@ void transpose_dims(const T* in, T* out, int64_t outer, int64_t n0, int64_t midd
   }
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

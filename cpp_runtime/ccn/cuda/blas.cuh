@@ -1,6 +1,7 @@
 // matmul of generated .ccn programs through cuBLAS (row-major a[M,K] x b[K,N] in float
 // or double), every call checked.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -17,7 +18,7 @@
     }                                                                                 \
   } while (0)
 
-namespace pf {
+namespace parafuse::ccn {
 
 // out[M,N] = a[M,K] b[K,N], row-major: cuBLAS computes out^T = b^T a^T column-major.
 inline void matmul(cublasHandle_t handle, cudaStream_t stream, const float* a, const float* b,
@@ -40,4 +41,4 @@ inline void matmul(cublasHandle_t handle, cudaStream_t stream, const double* a, 
                         a, std::max(1, static_cast<int>(k)), &zero, out, std::max(1, static_cast<int>(n))));
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -1,6 +1,7 @@
 // Every CUDA call checked: the failing call and its source line are reported, with the
 // line of generated code that ran (PF_HERE() at each stage), then every rank aborts.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cuda_runtime.h>
 #include <mpi.h>
 
@@ -18,7 +19,7 @@
 
 #define PF_HERE() (pf::generated_line() = pf::SourceLine{__FILE__, __LINE__})
 
-namespace pf {
+namespace parafuse::ccn {
 
 // The line of generated code that runs now (PF_HERE() at each stage), so that a failing
 // call inside a runtime helper names the generated line that called it.
@@ -42,4 +43,4 @@ inline SourceLine& generated_line() {
   std::abort();
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -1,6 +1,7 @@
 // pf::Local (a rank's block of a tensor) with fixed arrays, so that kernels can take it
 // by value, and its extents on host and device.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -8,7 +9,7 @@
 
 #include "ccn/program.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 constexpr int kMaxRank = 8;
 struct DevLocal {
@@ -53,4 +54,4 @@ __host__ __device__ inline int64_t outer_count(const DevLocal& local, int until)
   return count;
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

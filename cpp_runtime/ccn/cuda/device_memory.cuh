@@ -1,6 +1,7 @@
 // Device memory: a schedule's buffers (DeviceBuffer), a step's temporaries (StepArena), and
 // copies between host and device.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -11,7 +12,7 @@
 
 #include "ccn/cuda/check.cuh"
 
-namespace pf {
+namespace parafuse::ccn {
 
 // Device memory of `count` elements (at least one, so that a pointer always exists), or,
 // between borrow() and restore(), the caller's device memory in its place (Program::bind).
@@ -130,4 +131,4 @@ template <typename T> T read_scalar(const T* device, cudaStream_t stream) {
   return value;
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -1,5 +1,6 @@
 // The interface of a CUDA schedule: pf::ScheduleImpl (ccn/program.hpp) on the device.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cuda_runtime.h>
 
 #include <string>
@@ -8,7 +9,7 @@
 #include "ccn/cuda/check.cuh"
 #include "ccn/program.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 // Makes `device` current for a scope and gives the caller back its own device after: every
 // public entry of a schedule holds one, since a caller (or another thread) may have made
@@ -42,4 +43,4 @@ class DeviceSchedule : public ScheduleImpl {
   virtual cudaStream_t compute_stream() = 0;
 };
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -3,6 +3,7 @@
 // its own dtype, and the element-wise stages the lowering plan gives the GEMM (bias, GELU in
 // its tanh form, ReLU, or bias then either) applied in its epilogue.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
@@ -18,7 +19,7 @@
 #include "ccn/cuda/launch.cuh"
 #include "ccn/epilogue.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 template <typename T> constexpr cudaDataType_t lt_type();
 template <> constexpr cudaDataType_t lt_type<float>() { return CUDA_R_32F; }
@@ -164,4 +165,4 @@ class LtGemm {
   std::map<Key, Plan> plans_;
 };
 
-}  // namespace pf
+}  // namespace parafuse::ccn

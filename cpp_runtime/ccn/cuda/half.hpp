@@ -2,6 +2,7 @@
 // and __nv_bfloat16 (round to nearest even, usable on host and device). The host code
 // of a CUDA project uses ccn/cpu/half.hpp; both are the same 16-bit bit patterns.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -9,7 +10,7 @@
 
 #include "ccn/host_device.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 using f16 = __half;
 using bf16 = __nv_bfloat16;
@@ -30,4 +31,4 @@ PF_HOST_DEVICE inline T store_as(V value) {
   return static_cast<T>(static_cast<compute_t<T>>(value));
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

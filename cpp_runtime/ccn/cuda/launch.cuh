@@ -1,6 +1,7 @@
 // Launching generated element-wise kernels: the block size, the grid of a range, the
 // grid-stride loop over a range, and fills.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -15,7 +16,7 @@
 #define PF_LAUNCH(kernel, grid, stream, ...) kernel<<<grid, pf::kThreads, 0, stream>>>(__VA_ARGS__)
 #endif
 
-namespace pf {
+namespace parafuse::ccn {
 
 constexpr int kThreads = 256;
 
@@ -55,4 +56,4 @@ template <typename T> void fill_scalar(T* target, T value, cudaStream_t stream) 
   fill(target, 1, value, stream);
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

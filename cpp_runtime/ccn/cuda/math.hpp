@@ -1,13 +1,14 @@
 // Element-wise functions with numpy's meaning (NaN-propagating max/min, tanh-form gelu),
 // callable from host and device code (the CUDA counterpart of ccn/cpu/math.hpp).
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
 
 #include "ccn/host_device.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 using std::exp;
 using std::fabs;
@@ -47,4 +48,4 @@ template <typename T> PF_HOST_DEVICE inline T absolute(T x) {
   else return fabs(x);
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

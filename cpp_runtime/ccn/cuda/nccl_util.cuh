@@ -3,6 +3,7 @@
 // communicators split per group), and the collectives of docs/ccn-language.md section 7 on a stream, with
 // uneven blocks padded internally to NCCL's equal counts.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cuda_runtime.h>
 #include <mpi.h>
 #include <nccl.h>
@@ -27,7 +28,7 @@
     }                                                                              \
   } while (0)
 
-namespace pf {
+namespace parafuse::ccn {
 
 template <typename T> ncclDataType_t nccl_type();
 template <> inline ncclDataType_t nccl_type<float>() { return ncclFloat32; }
@@ -221,4 +222,4 @@ void send_shift(const T* in, T* out, int64_t count, int blocks, int shift, ncclC
   PF_NCCL(ncclGroupEnd());
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -2,6 +2,7 @@
 // (docs/ccn-language.md section 5): layernorm (biased variance), rmsnorm and softmax, one
 // block per row.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -11,7 +12,7 @@
 #include "ccn/cuda/check.cuh"
 #include "ccn/cuda/launch.cuh"
 
-namespace pf {
+namespace parafuse::ccn {
 
 // An epsilon passed by value, or one computed in the step and read in device memory.
 template <typename W> __device__ __forceinline__ W eps_value(W eps) { return eps; }
@@ -202,4 +203,4 @@ template <typename W> void mean_rows(const W* in, W* out, int64_t rows, int64_t 
   reduce_rows<RowReduction::kMean>(in, out, rows, cols, stream);
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

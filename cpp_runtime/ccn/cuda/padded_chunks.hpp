@@ -6,13 +6,14 @@
 // next to each other in the whole tensor (one rank; or one chunk of equal blocks), the
 // collectives work on the tensor's memory itself (in_whole[c]) and need no copies.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "ccn/chunk_plan.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 struct PaddedChunks {
   ChunkPlan plan;
@@ -66,4 +67,4 @@ struct PaddedChunks {
   }
 };
 
-}  // namespace pf
+}  // namespace parafuse::ccn

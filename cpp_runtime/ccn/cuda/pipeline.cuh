@@ -7,6 +7,7 @@
 // from and gathered into the tensor itself, and a piece of this rank's that is not padded
 // is received into and sent from its block: no memset and no copies.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -18,7 +19,7 @@
 #include "ccn/cuda/padded_chunks.hpp"
 #include "ccn/mpi_util.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 
 // The pieces and events of a pipelined fused collective on the device.
 struct DeviceChunks : PaddedChunks {
@@ -77,9 +78,9 @@ struct DeviceChunks : PaddedChunks {
   }
 };
 
-}  // namespace pf
+}  // namespace parafuse::ccn
 
-namespace pf {
+namespace parafuse::ccn {
 
 // One event per chunk: chunk c of a producer done on its stream (overlap).
 struct ChunkEvents {
@@ -94,4 +95,4 @@ struct ChunkEvents {
   ChunkEvents& operator=(const ChunkEvents&) = delete;
 };
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -1,6 +1,7 @@
 // Reductions of generated kernels: a block reduction per block, then one atomic
 // compare-and-swap per block into the accumulator.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -11,7 +12,7 @@
 #include "ccn/cuda/check.cuh"
 #include "ccn/cuda/launch.cuh"
 
-namespace pf {
+namespace parafuse::ccn {
 
 // Combine `value` into *target with an atomic compare-and-swap (any 4- or 8-byte type).
 template <typename A, typename Op> __device__ void atomic_combine(A* target, A value, Op op) {
@@ -67,4 +68,4 @@ void reduce(int64_t n, A identity, Op op, cudaStream_t stream, A* acc, F f) {
   PF_CUDA(cudaGetLastError());
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -1,10 +1,11 @@
 // The two streams of a CUDA schedule (compute and communication) and their events.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cuda_runtime.h>
 
 #include "ccn/cuda/check.cuh"
 
-namespace pf {
+namespace parafuse::ccn {
 
 // The compute and communication streams of a schedule, ordered by events. The
 // communication streams have the device's greatest priority, so that NCCL's kernels are
@@ -54,4 +55,4 @@ struct Streams {
   }
 };
 
-}  // namespace pf
+}  // namespace parafuse::ccn

@@ -1,11 +1,12 @@
 // transpose(x, d0, d1) on the device (the CPU's ccn/cpu/transpose.hpp says the layout):
 // one thread per element of the result [outer, n1, middle, n0, inner].
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cstdint>
 
 #include "ccn/cuda/launch.cuh"
 
-namespace pf {
+namespace parafuse::ccn {
 
 template <typename T>
 void transpose_dims(const T* in, T* out, int64_t outer, int64_t n0, int64_t middle, int64_t n1,
@@ -22,4 +23,4 @@ void transpose_dims(const T* in, T* out, int64_t outer, int64_t n0, int64_t midd
   });
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

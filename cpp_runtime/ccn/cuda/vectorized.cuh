@@ -1,6 +1,7 @@
 // Vectorised element-wise kernels: W elements per thread, loaded and stored as 16-byte
 // words where every pointer is aligned, element by element elsewhere.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -8,7 +9,7 @@
 #include "ccn/cuda/check.cuh"
 #include "ccn/cuda/launch.cuh"
 
-namespace pf {
+namespace parafuse::ccn {
 
 // W elements of T in registers, loaded and stored as 16-byte words.
 template <typename T, int W> struct alignas(16) Vec {
@@ -60,4 +61,4 @@ void launch_vectorized(int64_t lo, int64_t hi, bool aligned, cudaStream_t stream
   launch(lo + groups * W, hi, stream, scalar);
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn

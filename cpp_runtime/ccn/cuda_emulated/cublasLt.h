@@ -6,6 +6,7 @@
 // generated code sets; the checks are cuBLASLt's (leading dimensions, a bias pointer for a
 // bias epilogue, operands in device memory).
 #pragma once
+#include "ccn/namespace.hpp"
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -135,7 +136,7 @@ inline cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
   return CUBLAS_STATUS_SUCCESS;
 }
 
-namespace pf_emu {
+namespace parafuse::ccn::emulated {
 inline size_t lt_item_size(cudaDataType_t type) { return type == CUDA_R_32F ? 4 : 2; }
 inline float lt_load(const void* base, cudaDataType_t type, size_t index) {
   switch (type) {
@@ -154,7 +155,7 @@ inline void lt_store(void* base, cudaDataType_t type, size_t index, float value)
 inline size_t lt_bytes(const cublasLtMatrixLayoutOpaque_t& l) {
   return lt_item_size(l.type) * (size_t(l.ld) * (l.cols - 1) + l.rows);
 }
-}  // namespace pf_emu
+}  // namespace parafuse::ccn::emulated
 
 inline cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
                                      const void* alpha, const void* a,

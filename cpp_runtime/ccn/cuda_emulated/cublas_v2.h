@@ -2,6 +2,7 @@
 // GEMM queued on the handle's stream, with cuBLAS's argument checks (leading dimensions),
 // alpha and beta read from the host when called.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <algorithm>
 #include <cstdint>
 
@@ -40,7 +41,7 @@ inline cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream
   return CUBLAS_STATUS_SUCCESS;
 }
 
-namespace pf_emu {
+namespace parafuse::ccn::emulated {
 // C[m,n] = alpha op(A)[m,k] op(B)[k,n] + beta C, column-major, accumulated in T.
 template <typename T>
 cublasStatus_t gemm(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m,
@@ -77,7 +78,7 @@ cublasStatus_t gemm(cublasHandle_t handle, cublasOperation_t ta, cublasOperation
   });
   return CUBLAS_STATUS_SUCCESS;
 }
-}  // namespace pf_emu
+}  // namespace parafuse::ccn::emulated
 
 inline cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t ta,
                                   cublasOperation_t tb, int m, int n, int k, const float* alpha,

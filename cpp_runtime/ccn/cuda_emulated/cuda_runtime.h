@@ -7,6 +7,7 @@
 // documentation allows, so that a copy on the legacy stream that a kernel on a
 // non-blocking stream reads reads stale memory.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -112,7 +113,7 @@ inline cudaError_t cudaFreeAsync(void* p, cudaStream_t stream) {
   return cudaSuccess;
 }
 
-namespace pf_emu {
+namespace parafuse::ccn::emulated {
 // Check a copy's pointers against its kind (cudaMemcpyDefault: decided by the pointers).
 inline cudaMemcpyKind copy_kind(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
   bool dst_device = is_device(dst, bytes), src_device = is_device(src, bytes);
@@ -146,7 +147,7 @@ inline void copy_on(cudaStream_t stream, void* dst, const void* src, size_t byte
     drain(s, s->queued);
   }
 }
-}  // namespace pf_emu
+}  // namespace parafuse::ccn::emulated
 
 inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes,
                                    cudaMemcpyKind kind, cudaStream_t stream) {

@@ -6,6 +6,7 @@
 // contract), whichever stream runs first. The emulated ncclCommInitRank splits
 // MPI_COMM_WORLD, so every rank of the world must create the communicator.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <mpi.h>
 
 #include <cstdint>
@@ -105,7 +106,7 @@ inline ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
   return ncclSuccess;
 }
 
-namespace pf_emu {
+namespace parafuse::ccn::emulated {
 
 inline size_t nccl_size_of(ncclDataType_t type) {
   switch (type) {
@@ -176,7 +177,7 @@ inline ncclResult_t queue_collective(ncclComm_t comm, cudaStream_t stream,
   return ncclSuccess;
 }
 
-}  // namespace pf_emu
+}  // namespace parafuse::ccn::emulated
 
 inline ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count,
                                   ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
@@ -229,7 +230,7 @@ inline ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count,
 }
 
 // ---- point to point: ncclSend/ncclRecv between ncclGroupStart and ncclGroupEnd ----------
-namespace pf_emu {
+namespace parafuse::ccn::emulated {
 struct PointToPoint {
   bool send;
   void* buffer;
@@ -290,7 +291,7 @@ inline ncclResult_t point_to_point(bool send, const void* buffer, size_t count,
   if (group_depth() == 0) flush_group();
   return ncclSuccess;
 }
-}  // namespace pf_emu
+}  // namespace parafuse::ccn::emulated
 
 inline ncclResult_t ncclGroupStart() {
   ++pf_emu::group_depth();

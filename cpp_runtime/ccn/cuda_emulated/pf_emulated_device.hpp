@@ -20,6 +20,7 @@
 // the device's operations and counts what each operation reads and writes.
 // Kernels run block after block (pf_emulated_kernels.hpp).
 #pragma once
+#include "ccn/namespace.hpp"
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -50,7 +51,7 @@ struct alignas(16) uint4 {
 inline uint3 threadIdx, blockIdx;
 inline dim3 blockDim, gridDim;
 
-namespace pf_emu {
+namespace parafuse::ccn::emulated {
 
 // ---- streams and events ------------------------------------------------------------
 struct Stream;
@@ -221,4 +222,4 @@ inline void enqueue(Stream* stream, std::function<void()> run, std::vector<Dep> 
   if (!stream->lazy && !late) drain(stream, stream->queued);
 }
 
-}  // namespace pf_emu
+}  // namespace parafuse::ccn::emulated

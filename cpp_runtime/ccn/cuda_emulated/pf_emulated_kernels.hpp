@@ -3,6 +3,7 @@
 // therefore means what it means on a GPU (all threads of the block must reach it), in
 // forward order in even blocks and reverse order in odd ones.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <ucontext.h>
 
 #include <cstdint>
@@ -12,7 +13,7 @@
 
 #include "ccn/cuda_emulated/pf_emulated_device.hpp"
 
-namespace pf_emu {
+namespace parafuse::ccn::emulated {
 
 // ---- kernels -----------------------------------------------------------------------
 constexpr size_t kFiberStack = 256 * 1024;
@@ -114,4 +115,4 @@ inline void launch(dim3 grid, dim3 block, Stream* stream, std::function<void()> 
           [grid, block, body = std::move(body)] { run_grid(grid, block, body); });
 }
 
-}  // namespace pf_emu
+}  // namespace parafuse::ccn::emulated

@@ -10,6 +10,7 @@
 // Freed memory is unmapped, so later reads of it fault too.
 // PF_EMU_COUNTS=FILE writes the counts of the process to FILE.rank<R> as JSON at exit.
 #pragma once
+#include "ccn/namespace.hpp"
 #include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -24,7 +25,7 @@
 #include <string>
 #include <vector>
 
-namespace pf_emu {
+namespace parafuse::ccn::emulated {
 
 [[noreturn]] inline void fail(const std::string& what) {
   std::fprintf(stderr, "cuda emulation: %s\n", what.c_str());
@@ -203,4 +204,4 @@ inline void require_device(const void* p, size_t bytes, const char* what) {
   }
 }
 
-}  // namespace pf_emu
+}  // namespace parafuse::ccn::emulated

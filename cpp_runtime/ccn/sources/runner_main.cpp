@@ -1,6 +1,7 @@
 // The runner contract of docs/ccn-language.md section 10 (ccn/runner.hpp declares it):
 // options, inputs, warm-up, timed steps, outputs and the report of every generated
 // P_run. One source, the same in every project, so that a compiler cache builds it once.
+#include "ccn/namespace.hpp"
 #include "ccn/runner.hpp"
 
 #include <mpi.h>
@@ -30,7 +31,7 @@
 #include "ccn/runner_report.hpp"
 #include "ccn/test_hooks.hpp"
 
-namespace pf {
+namespace parafuse::ccn {
 namespace {
 
 // Run `step` once per timed iteration; the time of a step is the largest over the ranks.
@@ -169,4 +170,4 @@ int run_main(int argc, char** argv, const ProgramInfo& info, const Factory& make
   return 0;
 }
 
-}  // namespace pf
+}  // namespace parafuse::ccn
