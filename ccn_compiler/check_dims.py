@@ -13,8 +13,9 @@ from .types import Dim
 _COMBINE = {"+": dims.add, "*": dims.multiply}
 
 
-def shape_dim(expr: ast.Expr, scope: Scope) -> Dim:
-    """The canonical extent `expr` writes; one located error for anything else."""
+def shape_dim(expr: ast.Expr, scope: Scope, zero: bool = False) -> Dim:
+    """The canonical extent `expr` writes (`zero`: the literal 0 too, as a start);
+    one located error for anything else."""
     if isinstance(expr, ast.NameRef):
         binding = scope.bindings.get(expr.name)
         if binding is not None and binding.role != "size":
@@ -28,12 +29,13 @@ def shape_dim(expr: ast.Expr, scope: Scope) -> Dim:
                                f"declare it: program {scope.program}(..., {expr.name})")
         return expr.name
     if isinstance(expr, ast.Number):
-        if not expr.is_integer or int(expr.text) < 1:
+        if not expr.is_integer or int(expr.text) < (0 if zero else 1):
             raise CompileError(f"dimension '{expr.text}' must be a positive integer or a size "
                                "variable", expr.location)
         return int(expr.text)
     if isinstance(expr, ast.Binary) and expr.op in _COMBINE:
-        return _COMBINE[expr.op](shape_dim(expr.left, scope), shape_dim(expr.right, scope))
+        return _COMBINE[expr.op](shape_dim(expr.left, scope, zero),
+                                 shape_dim(expr.right, scope, zero))
     raise CompileError("an extent is a positive integer, a size variable, or a sum or "
                        "product of them", expr.location,
                        hint="write it with + and * (3 * H * Dh, T + 1)")

@@ -70,6 +70,21 @@ def multiply(a: Dim, b: Dim) -> Dim:
     return _dim(terms)
 
 
+def subtract(a: Dim, b: Dim) -> Dim:
+    """a - b, whose coefficients may be negative (see `never_negative`)."""
+    return add(a, multiply(-1, b))
+
+
+def never_negative(dim: Dim) -> bool:
+    """Whether `dim` is at least 0 whatever the sizes (each at least 1). Where no term but
+    the constant has a negative coefficient, its least value is at sizes 1 (`2 * E - 1`
+    holds); otherwise the answer is no (a sufficient test: `T * T - T` fails it)."""
+    terms = _terms(dim)
+    if any(c < 0 for m, c in terms.items() if m):
+        return False
+    return sum(terms.values()) >= 0
+
+
 def product(dims: Iterable[Dim]) -> Dim:
     """The product of `dims` (1 for none): the element count of a shape."""
     return functools.reduce(multiply, dims, 1)

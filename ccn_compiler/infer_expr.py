@@ -31,6 +31,7 @@ from .special_calls import (
     check_reshape,
     check_row_norm,
     check_row_reduction,
+    check_slice,
     check_softmax,
     check_transpose,
 )
@@ -231,6 +232,10 @@ def check_call(node: ast.Call, scope: Scope) -> ir.Expr:
         x, *extents = positional(node, max(2, len(node.arguments)), "reshape(x, d0, d1, ...)")
         return check_reshape(node, check_expr(x, scope),
                              tuple(shape_dim(e, scope) for e in extents))
+    if name == "slice":
+        x, dim, start, stop = positional(node, 4, "slice(x, dim, start, stop)")
+        return check_slice(node, check_expr(x, scope), dim, shape_dim(start, scope, zero=True),
+                           shape_dim(stop, scope))
     if name == "softmax":
         x, dim = positional(node, 2, "softmax(x, dim)")
         return check_softmax(node, check_expr(x, scope), dim)
@@ -238,8 +243,8 @@ def check_call(node: ast.Call, scope: Scope) -> ir.Expr:
         raise CompileError(f"{name}() must be the outermost call of its statement", node.location,
                            hint=f"bind it to a name first: t = {name}(...)")
     known = list(ELEMENTWISE_UNARY + ELEMENTWISE_BINARY + REDUCTIONS + ROW_FUNCTIONS
-                 + COLLECTIVES + ("where", "cast", "dropout", "transpose", "reshape", "matmul",
-                                  "update"))
+                 + COLLECTIVES + ("where", "cast", "dropout", "transpose", "reshape", "slice",
+                                  "matmul", "update"))
     raise CompileError(f"unknown function '{name}'", node.function.location,
                        hint=did_you_mean(name, known))
 

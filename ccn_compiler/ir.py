@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from parafuse.grammar.diagnostics import Location, SourceFile
 
-from .types import REPLICATED, ValueType
+from .types import REPLICATED, Dim, ValueType
 
 # ---- expressions ----------------------------------------------------------------
 
@@ -117,12 +117,23 @@ class Reshape:
     location: Location
 
 
+@dataclass(frozen=True)
+class Slice:
+    """Its operand's indices [start, start + type.shape[dim]) along `dim` (never sliced)."""
+
+    operand: Expr
+    dim: int  # normalised
+    start: Dim
+    type: ValueType
+    location: Location
+
+
 ROW_REDUCTIONS = ("sum", "amax", "mean")  # RowFunction kinds that reduce each row to one
 
 Expr = (Const | Ref | Unary | Binary | Func | Cast | Reduce | Dropout | RowFunction | Transpose
-        | Reshape)
+        | Reshape | Slice)
 # Nodes computed into a buffer of their own before the loop that reads them.
-PRECOMPUTED = (Reduce, RowFunction, Transpose, Reshape)
+PRECOMPUTED = (Reduce, RowFunction, Transpose, Reshape, Slice)
 
 
 # ---- stages ---------------------------------------------------------------------------
@@ -286,7 +297,7 @@ def children(node: Expr) -> tuple[Expr, ...]:
     """The direct sub-expressions of an expression node."""
     if isinstance(node, (Const, Ref)):
         return ()
-    if isinstance(node, (Unary, Cast, Transpose, Reshape)):
+    if isinstance(node, (Unary, Cast, Transpose, Reshape, Slice)):
         return (node.operand,)
     if isinstance(node, Binary):
         return (node.left, node.right)

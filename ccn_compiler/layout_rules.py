@@ -102,6 +102,14 @@ def row_function_layout(kind: str, layout: Layout, dim: int) -> Layout:
                          "allgather the value first (or slice another dim)")
 
 
+def sliced_range_layout(layout: Layout, dim: int) -> Layout:
+    """A range of indices along `dim` keeps the layout, where `dim` is whole on each rank."""
+    if layout.kind == "sliced" and layout.dim == dim:
+        raise LayoutConflict(f"slice() along dim {dim}, which is {layout}",
+                             "allgather the value first (or take the range along another dim)")
+    return layout
+
+
 def reshaped_layout(layout: Layout, old: tuple[Dim, ...], new: tuple[Dim, ...]) -> Layout:
     """A reshape keeps a sliced dim where it stays one dim of the same extent with the same
     number of elements before it (so each rank's block is the same run of elements)."""

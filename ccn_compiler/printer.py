@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import ir
+from . import dims, ir
 from .types import ValueType
 
 # Binding strength of operators: higher binds tighter.
@@ -55,6 +55,9 @@ def _format_call(node: ir.Expr) -> str:
         return f"dropout({format_expr(node.operand)[0]}, {format_expr(node.p)[0]})"
     if isinstance(node, ir.Transpose):
         return f"transpose({format_expr(node.operand)[0]}, {node.dims[0]}, {node.dims[1]})"
+    if isinstance(node, ir.Slice):
+        stop = dims.add(node.start, node.type.shape[node.dim])
+        return f"slice({format_expr(node.operand)[0]}, {node.dim}, {node.start}, {stop})"
     if isinstance(node, ir.Reshape):
         extents = ", ".join(str(d) for d in node.type.shape)
         return f"reshape({format_expr(node.operand)[0]}, {extents})"

@@ -19,6 +19,7 @@ from .layout_rules import (
     matmul_layout,
     reshaped_layout,
     row_function_layout,
+    sliced_range_layout,
     transposed_layout,
 )
 from .special_calls import reduction_layout
@@ -58,6 +59,10 @@ def relayout_expr(node: ir.Expr, type_of: TypeOf) -> ir.Expr:
     if isinstance(node, ir.Transpose):
         operand = relayout_expr(node.operand, type_of)
         layout = transposed_layout(operand.type.layout, node.dims)
+        return replace(node, operand=operand, type=_with_layout(node.type, layout))
+    if isinstance(node, ir.Slice):
+        operand = relayout_expr(node.operand, type_of)
+        layout = sliced_range_layout(operand.type.layout, node.dim)
         return replace(node, operand=operand, type=_with_layout(node.type, layout))
     if isinstance(node, ir.Reshape):
         operand = relayout_expr(node.operand, type_of)

@@ -6,7 +6,13 @@ from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError
 
 from . import dims, ir
-from .layout_rules import LayoutConflict, reshaped_layout, row_function_layout, transposed_layout
+from .layout_rules import (
+    LayoutConflict,
+    reshaped_layout,
+    row_function_layout,
+    sliced_range_layout,
+    transposed_layout,
+)
 from .literals import is_literal, literal_value
 from .types import LOCAL, Dim, Layout, ValueType, is_float, is_int, shape_text
 
@@ -139,6 +145,28 @@ def check_row_norm(node: ast.Call, x: ir.Expr, eps: ir.Expr) -> ir.Expr:
         eps = ir.Const(eps.value, ValueType("f32", (), eps.type.layout), eps.location)
     return ir.RowFunction(kind, x, eps, ValueType(x.type.dtype, x.type.shape, layout),
                           node.location, last)
+
+
+def check_slice(node: ast.Call, x: ir.Expr, dim: ast.Expr, start: Dim, stop: Dim) -> ir.Expr:
+    """slice(x, d, start, stop): indices [start, stop) along dim d, as x[..., start:stop]."""
+    if x.type.dtype == "bool" or not x.type.shape:
+        raise CompileError(f"slice() needs a numeric tensor with at least one dim, got {x.type}",
+                           x.location, hint="cast(x, f32) first"
+                           if x.type.dtype == "bool" else None)
+    d = _dim_index("slice", x, dim)
+    length, extent = dims.subtract(stop, start), x.type.shape[d]
+    if not dims.never_negative(dims.subtract(length, 1)):
+        raise CompileError(f"slice() needs start < stop whatever the sizes: [{start}, {stop}) "
+                           "may be empty", node.location)
+    if not dims.never_negative(dims.subtract(extent, stop)):
+        raise CompileError(f"slice() ends at {stop}, which may be past dim {d} of "
+                           f"{shape_text(x.type.shape)}", node.location)
+    try:
+        layout = sliced_range_layout(x.type.layout, d)
+    except LayoutConflict as conflict:
+        raise CompileError(conflict.message, x.location, hint=conflict.hint) from None
+    shape = x.type.shape[:d] + (length,) + x.type.shape[d + 1:]
+    return ir.Slice(x, d, start, ValueType(x.type.dtype, shape, layout), node.location)
 
 
 def check_reshape(node: ast.Call, x: ir.Expr, shape: tuple[Dim, ...]) -> ir.Expr:

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .. import ir
+from .. import dims, ir
 from ..numerics import NUMPY_DTYPES, in_compute, rounded, stored
 from ..types import compute_dtype, is_int, promote
 from . import philox
@@ -177,6 +177,11 @@ def evaluate(node: ir.Expr, world: World, env: dict[str, PerRank]) -> PerRank:
             return _dropout(node, world, env)
         if isinstance(node, ir.Transpose):  # a rank's block is the transposed block
             return [np.swapaxes(x, *node.dims) for x in evaluate(node.operand, world, env)]
+        if isinstance(node, ir.Slice):  # the dim is whole in every rank's block
+            start = dims.value(node.start, world.sizes)
+            stop = start + dims.value(node.type.shape[node.dim], world.sizes)
+            return [np.take(x, range(start, stop), axis=node.dim)
+                    for x in evaluate(node.operand, world, env)]
         if isinstance(node, ir.Reshape):  # a rank's block holds the same elements
             return [x.reshape(world.block_shape(node.type, rank))
                     for rank, x in enumerate(evaluate(node.operand, world, env))]

@@ -67,6 +67,9 @@ def _check_chunkable(stage: ir.SimpleStage, ref: ast.NameRef) -> None:
             if isinstance(node, ir.RowFunction) and node.dim == 0:
                 raise CompileError(f"'{ref.name}' takes {node.kind}() over dim 0, which needs "
                                    "every chunk at once", ref.location)
+            if isinstance(node, ir.Slice) and node.dim == 0:
+                raise CompileError(f"'{ref.name}' takes a range of dim 0, which needs every "
+                                   "chunk at once", ref.location)
             if isinstance(node, ir.Reshape) and \
                     node.type.shape[:1] != node.operand.type.shape[:1]:
                 raise CompileError(f"'{ref.name}' reshapes dim 0, which needs every chunk at "

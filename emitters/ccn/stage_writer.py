@@ -100,6 +100,8 @@ class StageWriter:
                     name, code = self._transpose(node, done)
                 elif isinstance(node, ir.Reshape):
                     name, code = self._reshape(node, done)
+                elif isinstance(node, ir.Slice):
+                    name, code = self._slice(node, done)
                 else:
                     name, code = self._row_norm(node, done)
                 lines += code
@@ -202,6 +204,30 @@ class StageWriter:
             code, _ = cpp_expr(node.operand, ctx)
             return [f"{var}[i] = static_cast<{ctype}>({code});"]
         return buf, lines + self.loop(space, body, self.resolve(space, done))
+
+    def _slice(self, node: ir.Slice, done: dict[int, object]) -> tuple[Buffer, list[str]]:
+        """The operand in a buffer of its compute type, then `pf::slice_dim` copies the range
+        into one of the result's block (the dim is whole on every rank)."""
+        ctype = compute_type(node.type.dtype)
+        src, src_local = self.fresh("unsliced"), self.fresh("Ls")
+        var, local = self.fresh("ranged"), self.fresh("Lg")
+        buf = Buffer(var, ValueType(compute_dtype(node.type.dtype), node.type.shape,
+                                    node.type.layout), local)
+        space = self.space(node.operand.type, src_local)
+        lines = self.temporary(src, src_local, ctype, node.operand.type)
+        lines += self.temporary(var, local, ctype, node.type)
+
+        def body(ctx) -> list[str]:
+            code, _ = cpp_expr(node.operand, ctx)
+            return [f"{src}[i] = static_cast<{ctype}>({code});"]
+        lines += self.loop(space, body, self.resolve(space, done))
+        d, rank = node.dim, len(node.type.shape)
+        outer = " * ".join(f"{src_local}.shape[{k}]" for k in range(d)) or "1"
+        inner = " * ".join(f"{src_local}.shape[{k}]" for k in range(d + 1, rank)) or "1"
+        lines.append(f"pf::slice_dim({self.pointer(src)}, {self.pointer(var)}, {outer}, "
+                     f"{src_local}.shape[{d}], {inner}, {extent_code(node.start, self.sizes)}, "
+                     f"{local}.shape[{d}]{self.stream_arg});")
+        return buf, lines
 
     def norm_eps(self, node: ir.RowFunction, work: str,
                  done: dict[int, object]) -> tuple[str, list[str]]:

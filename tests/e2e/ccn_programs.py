@@ -215,7 +215,7 @@ program attention(T, D) {
 # (widened), f64, and an operand with fewer batch dims than the other. Then the shapes
 # around them: extents written as products, reshapes that keep a sliced dim, reductions
 # along every dim (a sliced one gives local partials: the sum over heads, completed by an
-# allreduce).
+# allreduce), and ranges of a dim (queries, keys and values from one fused projection).
 MULTIHEAD = """
 program multihead(T, D, H, E) {
     input x: bf16[T, D] replicated
@@ -234,6 +234,8 @@ program multihead(T, D, H, E) {
     input big: f64[2, H, T, E] replicated
     input xh: f32[T, H * E] sliced(0)
     input z: f32[2 * T, E, H] sliced(1)
+    input wqkv: bf16[H, D, 3 * E] sliced(0)
+    input cube: f32[T, 2 * E, D] sliced(2)
     q = matmul(x, wq)
     k = matmul(x, wk)
     v = matmul(x, wv)
@@ -260,7 +262,13 @@ program multihead(T, D, H, E) {
     heads = allreduce(sum, reshape(sum(y, 0), T, D))
     flat = reshape(transpose(rep, 0, 1), T, H * E) * 2.0
     output q, s, p, o, act, y, sf, r, c, lr, lmr, m4
-    output hx, zsum, zmax, zmean, heads, flat
+    qkv = matmul(x, wqkv)
+    qs = slice(qkv, -1, 0, E)
+    ks = slice(qkv, 2, E, 2 * E)
+    sq = matmul(qs, transpose(ks, 1, 2))
+    ov = matmul(cast(softmax(cast(sq, f32), -1), bf16), slice(qkv, 2, 2 * E, 3 * E))
+    half = slice(cube, 1, E, 2 * E) * 2.0 + slice(cube, 1, 0, 1)
+    output hx, zsum, zmax, zmean, heads, flat, qkv, sq, ov, half
 }
 """
 MULTIHEAD_SIZES = {"T": 7, "D": 5, "H": 5, "E": 4}  # H uneven over 2 and 3 ranks; E over 3

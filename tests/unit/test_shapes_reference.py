@@ -1,6 +1,6 @@
 """The reference interpreter's shapes around attention heads (tests/e2e/ccn_programs.py,
-MULTIHEAD): extents written as products, reshapes, and reductions along any dim, a sliced
-one included, against numpy on the whole inputs at one rank (the backends and other rank
+MULTIHEAD): extents written as products, reshapes, reductions along any dim, a sliced one
+included, and ranges of a dim, against numpy on the whole inputs at one rank (the backends and other rank
 counts are checked against the interpreter elsewhere)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def test_reshapes_and_reductions_along_dims_are_numpys() -> None:
     world, results = run_schedule(PROGRAM, 1, MULTIHEAD_SIZES, iters=1)
     inputs = {name: v[0] for name, v in load_tensors(PROGRAM, world, None, random=True).items()}
     got = {name: results[name][0].astype(np.float64) for name in
-           ("hx", "zsum", "zmax", "zmean", "heads", "flat", "y")}
+           ("hx", "zsum", "zmax", "zmean", "heads", "flat", "y", "half")}
     assert inputs["xh"].shape == (T, H * E) and inputs["z"].shape == (2 * T, E, H)
     xs = inputs["xh"].reshape(T, H, E).astype(np.float64)
     expected_hx = xs.max(1, keepdims=True) + xs.sum(-1, keepdims=True) * 0.5
@@ -32,8 +32,21 @@ def test_reshapes_and_reductions_along_dims_are_numpys() -> None:
         "zmean": zs.mean(1, keepdims=True) - zs.mean(3, keepdims=True),
         "heads": got["y"].sum(0),  # the heads' projections summed: [T, D]
         "flat": np.swapaxes(inputs["rep"], 0, 1).reshape(T, H * E).astype(np.float64) * 2,
+        "half": inputs["cube"][:, E:2 * E].astype(np.float64) * 2 + inputs["cube"][:, :1],
     }
     for name, value in expected.items():
         assert got[name].shape == value.shape, (name, got[name].shape, value.shape)
         assert np.count_nonzero(value) > value.size // 2, name
         np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+def test_slices_of_a_fused_projection_are_its_parts() -> None:
+    """qs and ks, the first two thirds of qkv = matmul(x, wqkv), give sq = qs ks^T."""
+    import ml_dtypes
+
+    world, results = run_schedule(PROGRAM, 1, MULTIHEAD_SIZES, iters=1)
+    qkv = results["qkv"][0].view(ml_dtypes.bfloat16).astype(np.float64)
+    assert qkv.shape == (H, T, 3 * E) and np.count_nonzero(qkv) > qkv.size // 2
+    expected = np.matmul(qkv[..., :E], np.swapaxes(qkv[..., E:2 * E], 1, 2))
+    sq = results["sq"][0].view(ml_dtypes.bfloat16).astype(np.float64)
+    np.testing.assert_allclose(sq, expected, rtol=2e-2, atol=2e-2)

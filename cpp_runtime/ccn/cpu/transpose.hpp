@@ -1,7 +1,8 @@
-// transpose(x, d0, d1) of docs/ccn-language.md section 5 on a rank's block: the block seen
-// as [outer, n0, middle, n1, inner] (n0, n1 the swapped dims) becomes
-// [outer, n1, middle, n0, inner]. A sliced dim moves with its dim, so the transposed block
-// is this rank's block of the result.
+// Moving a rank's block (docs/ccn-language.md section 5). transpose(x, d0, d1): the block
+// seen as [outer, n0, middle, n1, inner] (n0, n1 the swapped dims) becomes
+// [outer, n1, middle, n0, inner]; a sliced dim moves with its dim, so the transposed block
+// is this rank's block of the result. slice(x, d, start, stop): [outer, n, inner] becomes
+// [outer, length, inner], indices start .. start + length of the middle dim (never sliced).
 #pragma once
 #include "ccn/namespace.hpp"
 #include <cstdint>
@@ -22,6 +23,17 @@ void transpose_dims(const T* in, T* out, int64_t outer, int64_t n0, int64_t midd
         }
       }
     }
+  }
+}
+
+template <typename T>
+void slice_dim(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, int64_t start,
+               int64_t length) {
+#pragma omp parallel for schedule(static)
+  for (int64_t a = 0; a < outer; ++a) {
+    const T* from = in + (a * n + start) * inner;
+    T* to = out + a * length * inner;
+    for (int64_t k = 0; k < length * inner; ++k) to[k] = from[k];
   }
 }
 
