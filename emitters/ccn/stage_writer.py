@@ -37,6 +37,11 @@ def reduce_identity(kind: str, acc_type: str) -> str:
     return f"-std::numeric_limits<{acc_type}>::infinity()"
 
 
+def extent_product(local: str, dims: range) -> str:
+    """C++ multiplying the extents `dims` of the block shape `local` (1 for none)."""
+    return " * ".join(f"{local}.shape[{d}]" for d in dims) or "1"
+
+
 def local_expr(vt: ValueType, sizes: dict[str, str]) -> str:
     """C++ building the pf::Local of `vt` on this rank."""
     dims = ", ".join(extent_code(d, sizes) for d in vt.shape)
@@ -145,9 +150,8 @@ class StageWriter:
                 lines.append(f"pf::{node.kind}_rows({self.pointer(rows)}, {self.pointer(var)}, "
                              f"{local}.count, {n}{self.stream_arg});")
             else:  # the operand as [outer, n, inner]
-                outer = " * ".join(f"{rows_local}.shape[{d}]" for d in range(node.dim)) or "1"
-                inner = " * ".join(f"{rows_local}.shape[{d}]"
-                                   for d in range(node.dim + 1, last + 1))
+                outer = extent_product(rows_local, range(node.dim))
+                inner = extent_product(rows_local, range(node.dim + 1, last + 1))
                 lines.append(f"pf::{node.kind}_dim({self.pointer(rows)}, {self.pointer(var)}, "
                              f"{outer}, {n}, {inner}{self.stream_arg});")
             return buf, lines
@@ -160,13 +164,14 @@ class StageWriter:
                      f"{local}.shape[{last}]{eps}{self.stream_arg});")
         return buf, lines
 
-    def _transpose(self, node: ir.Transpose, done: dict[int, object]
-                   ) -> tuple[Buffer, list[str]]:
-        """The operand in a buffer of its compute type (not rounded: an intermediate), then
-        `pf::transpose_dims` into one of the result's block."""
+    def _operand_and_result(self, node: ir.Transpose | ir.Slice, done: dict[int, object]
+                            ) -> tuple[Buffer, str, str, list[str]]:
+        """For a node that moves its operand's elements: the operand in a buffer of its
+        compute type (not rounded: an intermediate) and a buffer for the result's block:
+        (the result, the operand's buffer, its shape, the lines making them)."""
         ctype = compute_type(node.type.dtype)
-        src, src_local = self.fresh("untransposed"), self.fresh("Lt")
-        var, local = self.fresh("transposed"), self.fresh("Lu")
+        src, src_local = self.fresh("unmoved"), self.fresh("Lt")
+        var, local = self.fresh("moved"), self.fresh("Lu")
         buf = Buffer(var, ValueType(compute_dtype(node.type.dtype), node.type.shape,
                                     node.type.layout), local)
         space = self.space(node.operand.type, src_local)
@@ -176,16 +181,19 @@ class StageWriter:
         def body(ctx) -> list[str]:
             code, _ = cpp_expr(node.operand, ctx)
             return [f"{src}[i] = static_cast<{ctype}>({code});"]
-        lines += self.loop(space, body, self.resolve(space, done))
+        return buf, src, src_local, lines + self.loop(space, body, self.resolve(space, done))
+
+    def _transpose(self, node: ir.Transpose, done: dict[int, object]
+                   ) -> tuple[Buffer, list[str]]:
+        """The operand in a buffer, then `pf::transpose_dims` into the result's block."""
+        buf, src, src_local, lines = self._operand_and_result(node, done)
         first, second = node.dims
         rank = len(node.type.shape)
-
-        def extent(dims: range) -> str:
-            return " * ".join(f"{src_local}.shape[{d}]" for d in dims) or "1"
-        extents = [extent(range(first)), extent(range(first, first + 1)),
-                   extent(range(first + 1, second)), extent(range(second, second + 1)),
-                   extent(range(second + 1, rank))]
-        lines.append(f"pf::transpose_dims({self.pointer(src)}, {self.pointer(var)}, "
+        extents = [extent_product(src_local, range(first)), f"{src_local}.shape[{first}]",
+                   extent_product(src_local, range(first + 1, second)),
+                   f"{src_local}.shape[{second}]",
+                   extent_product(src_local, range(second + 1, rank))]
+        lines.append(f"pf::transpose_dims({self.pointer(src)}, {self.pointer(buf.var)}, "
                      f"{', '.join(extents)}{self.stream_arg});")
         return buf, lines
 
@@ -206,27 +214,15 @@ class StageWriter:
         return buf, lines + self.loop(space, body, self.resolve(space, done))
 
     def _slice(self, node: ir.Slice, done: dict[int, object]) -> tuple[Buffer, list[str]]:
-        """The operand in a buffer of its compute type, then `pf::slice_dim` copies the range
-        into one of the result's block (the dim is whole on every rank)."""
-        ctype = compute_type(node.type.dtype)
-        src, src_local = self.fresh("unsliced"), self.fresh("Ls")
-        var, local = self.fresh("ranged"), self.fresh("Lg")
-        buf = Buffer(var, ValueType(compute_dtype(node.type.dtype), node.type.shape,
-                                    node.type.layout), local)
-        space = self.space(node.operand.type, src_local)
-        lines = self.temporary(src, src_local, ctype, node.operand.type)
-        lines += self.temporary(var, local, ctype, node.type)
-
-        def body(ctx) -> list[str]:
-            code, _ = cpp_expr(node.operand, ctx)
-            return [f"{src}[i] = static_cast<{ctype}>({code});"]
-        lines += self.loop(space, body, self.resolve(space, done))
+        """The operand in a buffer, then `pf::slice_dim` copies the range into the result's
+        block (the dim is whole on every rank)."""
+        buf, src, src_local, lines = self._operand_and_result(node, done)
         d, rank = node.dim, len(node.type.shape)
-        outer = " * ".join(f"{src_local}.shape[{k}]" for k in range(d)) or "1"
-        inner = " * ".join(f"{src_local}.shape[{k}]" for k in range(d + 1, rank)) or "1"
-        lines.append(f"pf::slice_dim({self.pointer(src)}, {self.pointer(var)}, {outer}, "
-                     f"{src_local}.shape[{d}], {inner}, {extent_code(node.start, self.sizes)}, "
-                     f"{local}.shape[{d}]{self.stream_arg});")
+        lines.append(f"pf::slice_dim({self.pointer(src)}, {self.pointer(buf.var)}, "
+                     f"{extent_product(src_local, range(d))}, {src_local}.shape[{d}], "
+                     f"{extent_product(src_local, range(d + 1, rank))}, "
+                     f"{extent_code(node.start, self.sizes)}, {buf.local}.shape[{d}]"
+                     f"{self.stream_arg});")
         return buf, lines
 
     def norm_eps(self, node: ir.RowFunction, work: str,

@@ -1,7 +1,7 @@
 """The reference interpreter's shapes around attention heads (tests/e2e/ccn_programs.py,
 MULTIHEAD): extents written as products, reshapes, reductions along any dim, a sliced one
-included, and ranges of a dim, against numpy on the whole inputs at one rank (the backends and other rank
-counts are checked against the interpreter elsewhere)."""
+included, and ranges of a dim, against numpy on the whole inputs at one rank (the
+backends and other rank counts are checked against the interpreter elsewhere)."""
 
 from __future__ import annotations
 
