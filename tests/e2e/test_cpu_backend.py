@@ -152,6 +152,23 @@ def test_softmax_of_attention_rows_matches_the_reference(tmp_path) -> None:
     assert np.isfinite(p).all() and np.allclose(p.sum(-1), 1, atol=1e-5), p.sum(-1)
 
 
+def test_transformer_layer_stays_finite_with_large_logits(tmp_path) -> None:
+    """samples/transformer.ccn with its attention's scale at 30 (logits in the hundreds:
+    exp() of them overflows unless softmax subtracts each row's largest), at R = 2: every
+    output element finite."""
+    import ml_dtypes
+    import numpy as np
+
+    sizes = {"T": 9, "D": 16, "H": 3, "E": 8, "F": 16}
+    args = ["--random", "--param", "scale=30", "--outputs", str(tmp_path)]
+    args += [a for name, n in sizes.items() for a in ("--size", f"{name}={n}")]
+    done = run_ranks(sample_project("transformer"), "transformer", 2, args)
+    assert done.returncode == 0, done.stderr
+    for rank in (0, 1):
+        out = np.load(tmp_path / f"out.rank{rank}.npy").view(ml_dtypes.bfloat16)
+        assert out.shape == (9, 16) and np.isfinite(out.astype(np.float32)).all(), out
+
+
 def test_batched_matmuls_match_the_reference(tmp_path) -> None:
     """Multi-head attention's batched matmuls, every layout pair, R = 1..3; the bias-and-gelu
     epilogue is applied by each batch's GEMM."""
