@@ -49,6 +49,17 @@ inline float exp_nonpositive(float y) {
   return p * scale;
 }
 
+// exp(x - max) of a softmax row (<= 0, or NaN where the row holds NaN or is all -inf): in
+// float the vectorised exp_nonpositive, 0 below -87 (a masked -inf gives exactly 0, as in
+// PyTorch; e^-87 is below float's normal range), NaN kept; libm's exp in double.
+template <typename W> inline W softmax_exp(W y) {
+  if constexpr (std::is_same_v<W, float>) {
+    return y < -87.0f ? 0.0f : exp_nonpositive(y);
+  } else {
+    return std::exp(y);
+  }
+}
+
 // gelu(x) = 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3),
 // written with e = exp(-2|u|) <= 1 as x / (1 + e) (u >= 0) or x e / (1 + e) (u < 0): no
 // cancellation in 1 + tanh(u), a few ulp everywhere, and no call that stops

@@ -10,6 +10,9 @@
 #include "ccn/namespace.hpp"
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
+
+#include "ccn/cpu/math.hpp"
 
 namespace parafuse::ccn {
 
@@ -57,7 +60,7 @@ template <typename W> void softmax_rows(W* data, int64_t count, int64_t cols) {
     W sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (int64_t j = 0; j < cols; ++j) {
-      row[j] = std::exp(row[j] - largest);
+      row[j] = softmax_exp(row[j] - largest);
       sum += row[j];
     }
     const W scale = W(1) / sum;
