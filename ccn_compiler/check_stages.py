@@ -162,8 +162,8 @@ def _matmul_shape(a: ValueType, b: ValueType, node: ast.Call) -> tuple:
 
 def _batched_shape(a: ValueType, b: ValueType, node: ast.Call) -> tuple:
     """a[..., M, K] x b[..., K, N] -> [..., M, N]: the dims before the last two are batch
-    dims; the operand with fewer of them is multiplied with every batch (its batch dims
-    must equal the other's last ones)."""
+    dims, aligned right; the operand with fewer of them is multiplied with every batch, and
+    a batch dim written 1 is repeated along the other's (as torch.matmul broadcasts)."""
     if len(a.shape) < 2:
         raise CompileError(f"a batched matmul(a[..., M, K], b[..., K, N]) needs a left operand "
                            f"with at least 2 dims, got {a} x {b}", node.location,
@@ -171,12 +171,16 @@ def _batched_shape(a: ValueType, b: ValueType, node: ast.Call) -> tuple:
     _same_inner_dim(a.shape, b.shape, b.shape[-2], node)
     batch_a, batch_b = a.shape[:-2], b.shape[:-2]
     longer, shorter = (batch_a, batch_b) if len(batch_a) >= len(batch_b) else (batch_b, batch_a)
-    if shorter and longer[len(longer) - len(shorter):] != shorter:
-        raise CompileError(f"matmul batch dims differ: {shape_text(a.shape)} x "
-                           f"{shape_text(b.shape)} (batch dims {shape_text(batch_a)} and "
-                           f"{shape_text(batch_b)})", node.location,
-                           hint="batch dims must be equal; an operand may leave out leading ones")
-    return longer + (a.shape[-2], b.shape[-1])
+    batch = list(longer)
+    for i, dim in enumerate(shorter, start=len(longer) - len(shorter)):
+        if dim != batch[i] and 1 not in (dim, batch[i]):
+            raise CompileError(f"matmul batch dims differ: {shape_text(a.shape)} x "
+                               f"{shape_text(b.shape)} (batch dims {shape_text(batch_a)} and "
+                               f"{shape_text(batch_b)})", node.location,
+                               hint="batch dims must be equal or 1; an operand may leave out "
+                                    "leading ones")
+        batch[i] = batch[i] if dim == 1 else dim
+    return tuple(batch) + (a.shape[-2], b.shape[-1])
 
 
 def _same_inner_dim(a: tuple, b: tuple, inner_b, node: ast.Call) -> None:

@@ -175,8 +175,20 @@ def _batched_role(layout: Layout, rank: int, batch: int, is_left: bool) -> int |
     return batch if is_left else batch + 1
 
 
+def _broadcast_batch(operand: ValueType, other: ValueType) -> bool:
+    """Is the operand sliced along a batch dim of extent 1 that the other's batch repeats?"""
+    lay, rank = operand.layout, len(operand.shape)
+    if lay.kind != "sliced" or lay.dim >= rank - 2 or operand.shape[lay.dim] != 1:
+        return False
+    at = lay.dim - rank + len(other.shape)  # the same batch dim in the other operand
+    return 0 <= at < len(other.shape) - 2 and other.shape[at] != 1
+
+
 def _batched_matmul_layout(a: ValueType, b: ValueType) -> Layout:
     """The batched matmul table: a[..., M, K] x b[..., K, N] (batch dims aligned right)."""
+    if _broadcast_batch(a, b) or _broadcast_batch(b, a):
+        raise LayoutConflict("a batch dim of extent 1 that is sliced cannot be repeated along "
+                             "the other operand's", "allgather it first (or slice another dim)")
     la, lb = a.layout, b.layout
     group = _group_of(la, lb)
     batch = max(len(a.shape), len(b.shape)) - 2

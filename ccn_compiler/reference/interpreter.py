@@ -36,9 +36,9 @@ def _batches_of_rank(values: PerRank, operand: ValueType, result: ValueType, wor
     rank's batches only (numpy multiplies the other dims as they are)."""
     lay, offset = result.layout, len(result.shape) - len(operand.shape)
     dim = lay.dim - offset if lay.kind == "sliced" else -1
-    if dim < 0 or dim >= len(operand.shape) - 2 or operand.layout == Layout("sliced", dim,
-                                                                            lay.group):
-        return values
+    if dim < 0 or dim >= len(operand.shape) - 2 or operand.shape[dim] == 1 or \
+            operand.layout == Layout("sliced", dim, lay.group):
+        return values  # no such batch dim, repeated (extent 1), or the rank's batches only
     return [np.take(v, range(*world.region(result, r)[lay.dim].indices(v.shape[dim])), axis=dim)
             for r, v in enumerate(values)]
 

@@ -1,7 +1,8 @@
 // The batches of a batched matmul a[..., M, K] x b[..., K, N] -> out[..., M, N]: for each
 // batch of the result's block, where its matrices start in the blocks of a, b and out.
-// Batch dims align right; an operand with fewer batch dims is read for every batch, and
-// an operand that holds every batch where the result holds some is read at the result's.
+// Batch dims align right; an operand with fewer batch dims is read for every batch, a batch
+// dim of extent 1 at every index of the result's (torch's broadcast), and an operand that
+// holds every batch where the result holds some is read at the result's.
 #pragma once
 #include "ccn/namespace.hpp"
 #include <cstdint>
@@ -23,7 +24,10 @@ template <typename Block>
 int64_t batch_offset(const Block& operand, const std::vector<int64_t>& at) {
   const size_t dims = dims_of(operand), batch = dims - 2, skip = at.size() - batch;
   int64_t index = 0;
-  for (size_t d = 0; d < batch; ++d) index = index * operand.shape[d] + (at[skip + d] - operand.start[d]);
+  for (size_t d = 0; d < batch; ++d) {
+    const int64_t coordinate = operand.logical[d] == 1 ? 0 : at[skip + d] - operand.start[d];
+    index = index * operand.shape[d] + coordinate;
+  }
   return index * operand.shape[dims - 2] * operand.shape[dims - 1];
 }
 

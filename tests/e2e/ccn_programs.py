@@ -212,7 +212,8 @@ program attention(T, D) {
 # Batched matmuls, as multi-head attention uses them: heads sliced across ranks (projections
 # from a replicated x, scores and values per head), every layout pair of the batched table
 # (batch, rows, columns, the inner dim), bf16 (with a bias-and-gelu epilogue), mixed dtypes
-# (widened), f64, and an operand with fewer batch dims than the other. Then the shapes
+# (widened), f64, an operand with fewer batch dims than the other, and one whose batch dim of
+# extent 1 is repeated along the other's. Then the shapes
 # around them: extents written as products, reshapes that keep a sliced dim, reductions
 # along every dim (a sliced one gives local partials: the sum over heads, completed by an
 # allreduce), and ranges of a dim (queries, keys and values from one fused projection).
@@ -236,6 +237,7 @@ program multihead(T, D, H, E) {
     input z: f32[2 * T, E, H] sliced(1)
     input wqkv: bf16[H, D, 3 * E] sliced(0)
     input cube: f32[T, 2 * E, D] sliced(2)
+    input one: f32[1, T, E] replicated
     q = matmul(x, wq)
     k = matmul(x, wk)
     v = matmul(x, wv)
@@ -268,7 +270,9 @@ program multihead(T, D, H, E) {
     sq = matmul(qs, transpose(ks, 1, 2))
     ov = matmul(cast(softmax(cast(sq, f32), -1), bf16), slice(qkv, 2, 2 * E, 3 * E))
     half = slice(cube, 1, E, 2 * E) * 2.0 + slice(cube, 1, 0, 1)
-    output hx, zsum, zmax, zmean, heads, flat, qkv, sq, ov, half
+    b1 = matmul(one, full)
+    b2 = matmul(rows, cast(reshape(one, 1, E, T), f32))
+    output hx, zsum, zmax, zmean, heads, flat, qkv, sq, ov, half, b1, b2
 }
 """
 MULTIHEAD_SIZES = {"T": 7, "D": 5, "H": 5, "E": 4}  # H uneven over 2 and 3 ranks; E over 3

@@ -41,3 +41,8 @@ def test_one_rank_is_numpys_matmul() -> None:
     assert np.array_equal(results["q"][0].view(bf16), expected_q)
     big, full = inputs["big"], inputs["full"].astype(np.float64)
     np.testing.assert_array_equal(results["m4"][0], np.matmul(big, full))  # [2, H, ...] x [H, ...]
+    one, rows = inputs["one"].astype(np.float64), inputs["rows"].astype(np.float64)
+    for name, expected in (("b1", np.matmul(one, full)),  # [1, T, E] x [H, E, T]: repeated
+                           ("b2", np.matmul(rows, one.reshape(1, -1, one.shape[1])))):
+        assert results[name][0].shape == expected.shape, name
+        np.testing.assert_allclose(results[name][0], expected, rtol=1e-5, atol=1e-5, err_msg=name)
