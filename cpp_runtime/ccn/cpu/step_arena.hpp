@@ -1,8 +1,8 @@
 // The buffers a CPU step needs only while it runs (an operand gathered for a GEMM, a
 // transposed block, a row norm's work rows): the n-th request of a step gets the n-th
 // slot, which keeps its memory from step to step, so that a step after the first
-// allocates and faults in nothing (std::vector temporaries cost a fresh allocation and
-// its page faults every step: about 1 ms per 8 MB). The memory is not cleared.
+// allocates and faults in nothing (fresh memory costs its page faults, about 1 ms per
+// 8 MB). The memory is not cleared.
 #pragma once
 #include "ccn/namespace.hpp"
 #include <cstddef>
