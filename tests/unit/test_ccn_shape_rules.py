@@ -1,0 +1,73 @@
+"""The layout rules of the shape operations (ccn_compiler/layout_rules.py): which sliced dim a
+reshape keeps, what a reduction along a sliced dim gives, ranges of a dim, and a batch dim
+of extent 1 that a batched matmul repeats."""
+
+from __future__ import annotations
+
+import pytest
+
+from parafuse.ccn_compiler import dims
+from parafuse.ccn_compiler.layout_rules import (
+    LayoutConflict,
+    matmul_layout,
+    reshaped_layout,
+    row_function_layout,
+    sliced_range_layout,
+)
+from parafuse.ccn_compiler.types import LOCAL, REPLICATED, ValueType, sliced
+
+HE = dims.multiply("H", "E")
+
+
+@pytest.mark.parametrize(("old", "dim", "new", "kept"), [
+    (("T", HE), 0, ("T", "H", "E"), 0),                # the dims after the sliced one split
+    ((2, "T", "E"), 1, (2, "T", "E", 1), 1),             # a 1 appended
+    (("B", "S", "D"), 2, (dims.multiply("B", "S"), "D"), 1),  # the dims before it merge
+    ((1, "T", "D"), 1, ("T", "D"), 0),                 # a leading 1 dropped
+    ((dims.multiply(2, "T"), "E"), 1, ("T", 2, "E"), 2),
+])
+def test_reshape_keeps_a_sliced_dim_that_stays_whole(old, dim, new, kept) -> None:
+    assert reshaped_layout(sliced(dim), old, new) == sliced(kept)
+    assert reshaped_layout(REPLICATED, old, new) == REPLICATED
+    assert reshaped_layout(LOCAL, old, new) == LOCAL
+
+
+@pytest.mark.parametrize(("old", "dim", "new"), [
+    (("T", "H", "E"), 1, ("T", HE)),        # the sliced dim merged with the next
+    (("T", HE), 1, ("T", "H", "E")),        # the sliced dim split
+    (("T", "H", "E"), 0, (dims.multiply("T", "H"), "E")),
+])
+def test_reshape_that_splits_or_merges_the_sliced_dim_is_refused(old, dim, new) -> None:
+    with pytest.raises(LayoutConflict, match=f"would split or merge dim {dim}"):
+        reshaped_layout(sliced(dim), old, new)
+
+
+def test_reductions_along_a_sliced_dim_are_partial() -> None:
+    assert row_function_layout("sum", sliced(0), 0) == LOCAL
+    assert row_function_layout("amax", sliced(2), 2) == LOCAL
+    assert row_function_layout("sum", sliced(0), 1) == sliced(0)  # along another dim
+    with pytest.raises(LayoutConflict, match="mean"):
+        row_function_layout("mean", sliced(1), 1)
+    with pytest.raises(LayoutConflict, match="layernorm"):
+        row_function_layout("layernorm", sliced(1), 1)
+
+
+def test_a_range_needs_its_dim_whole() -> None:
+    assert sliced_range_layout(sliced(0), 1) == sliced(0)
+    assert sliced_range_layout(LOCAL, 0) == LOCAL
+    with pytest.raises(LayoutConflict, match="along dim 1"):
+        sliced_range_layout(sliced(1), 1)
+
+
+def test_a_repeated_batch_dim_of_extent_1_must_not_be_sliced() -> None:
+    full = ValueType("f32", ("H", "E", "T"), REPLICATED)
+    assert matmul_layout(ValueType("f32", (1, "T", "E"), sliced(1)), full) == sliced(1)
+    with pytest.raises(LayoutConflict, match="extent 1"):
+        matmul_layout(ValueType("f32", (1, "T", "E"), sliced(0)), full)
+
+
+def test_extents_never_negative_by_their_least_value() -> None:
+    two_e = dims.multiply(2, "E")
+    assert dims.never_negative(dims.subtract(two_e, 1))           # 2E - 1 >= 1
+    assert not dims.never_negative(dims.subtract("E", 2))         # E - 2 < 0 at E = 1
+    assert not dims.never_negative(dims.subtract(dims.multiply("T", "T"), "T"))  # refused
