@@ -60,11 +60,16 @@ def check_dropout(node: ast.Call, x: ir.Expr, p: ir.Expr, site: int) -> ir.Expr:
     return ir.Dropout(x, p, site, x.type, node.location)
 
 
-def _row_layout(kind: str, x: ir.Expr, dim: int) -> Layout:
-    """A function of each row along `dim`: a float operand of one dim or more; its layout."""
+def _check_rows_operand(kind: str, x: ir.Expr) -> None:
+    """A function of rows takes a floating-point operand of one dim or more."""
     if not is_float(x.type.dtype) or not x.type.shape:
         raise CompileError(f"{kind}() needs a floating-point tensor with at least one dim, got "
                            f"{x.type}", x.location)
+
+
+def _row_layout(kind: str, x: ir.Expr, dim: int) -> Layout:
+    """The layout of a function of each row along `dim` (checked operand first)."""
+    _check_rows_operand(kind, x)
     try:
         return row_function_layout(kind, x.type.layout, dim)
     except LayoutConflict as conflict:
@@ -97,7 +102,7 @@ def check_row_reduction(node: ast.Call, x: ir.Expr, dim: ast.Expr) -> ir.Expr:
     """sum / amax / mean (x, d): each row along dim d reduced to one element, the dim kept
     with extent 1 so that the result broadcasts against x (`x - amax(x, -1)`)."""
     kind = node.function.name
-    _row_layout(kind, x, -1)  # the operand's kind first
+    _check_rows_operand(kind, x)  # before its dim, which a scalar has none of
     d = _dim_index(kind, x, dim)
     shape = x.type.shape[:d] + (1,) + x.type.shape[d + 1:]
     vt = ValueType(x.type.dtype, shape, _row_layout(kind, x, d))
@@ -157,10 +162,12 @@ def check_slice(node: ast.Call, x: ir.Expr, dim: ast.Expr, start: Dim, stop: Dim
     length, extent = dims.subtract(stop, start), x.type.shape[d]
     if not dims.never_negative(dims.subtract(length, 1)):
         raise CompileError(f"slice() needs start < stop whatever the sizes: [{start}, {stop}) "
-                           "may be empty", node.location)
+                           "may be empty", node.location,
+                           hint="write stop as start plus the length (slice(x, d, E, 2 * E))")
     if not dims.never_negative(dims.subtract(extent, stop)):
         raise CompileError(f"slice() ends at {stop}, which may be past dim {d} of "
-                           f"{shape_text(x.type.shape)}", node.location)
+                           f"{shape_text(x.type.shape)}", node.location,
+                           hint=f"stop at most at the dim's extent, {extent}")
     try:
         layout = sliced_range_layout(x.type.layout, d)
     except LayoutConflict as conflict:
@@ -177,7 +184,8 @@ def check_reshape(node: ast.Call, x: ir.Expr, shape: tuple[Dim, ...]) -> ir.Expr
     if dims.product(old) != dims.product(shape):
         raise CompileError(f"reshape() must keep the number of elements: {shape_text(old)} has "
                            f"{dims.product(old)} elements, {shape_text(shape)} has "
-                           f"{dims.product(shape)}", node.location)
+                           f"{dims.product(shape)}", node.location,
+                           hint=f"the new extents must multiply to {dims.product(old)}")
     try:
         layout = reshaped_layout(x.type.layout, old, shape)
     except LayoutConflict as conflict:
