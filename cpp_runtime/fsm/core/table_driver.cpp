@@ -5,12 +5,15 @@
 //   fsm_table_driver BLOB INPUT [--matches] [--profile] SCHEME[/SIMD]:THREADS:CHUNKS ...
 //
 // One JSON line per configuration: scheme, reason, final_state (the machine's state
-// number), counts (per tag), with --matches matches as [offset, tag index], and with
-// --profile the phases (name, parallel, seconds, seconds of each work unit).
+// number), counts (per tag), with --matches matches as [offset, tag index] (after the
+// first configuration that lists them, "as first" where they equal its: a test's runs print
+// their lists once, not once per configuration), and with --profile the phases (name,
+// parallel, seconds, seconds of each work unit).
 //
 // Built from units that compile in parallel, as a machine's library is: the SIMD kernels
 // (driver_simd.cpp, driver_simd_vbmi.cpp, from the projects' templates), the schemes for
 // 2- and 4-byte entries (table_driver_wide_entries.cpp), and this unit, with 1-byte ones.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -54,7 +57,15 @@ AlignedBlob load_blob(const std::string& path) {
   return blob;
 }
 
-std::string result_line(const fsm::RunResult& result, bool matches) {
+bool same_matches(const std::vector<fsm::Match>& a, const std::vector<fsm::Match>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const fsm::Match& x, const fsm::Match& y) {
+    return x.offset == y.offset && x.tag == y.tag;
+  });
+}
+
+// `first`: the first configuration's matches (null for the first itself, or without --matches).
+std::string result_line(const fsm::RunResult& result, bool matches,
+                        const std::vector<fsm::Match>* first) {
   std::string out = "{\"scheme\": ";
   fsm::append_json_string(out, result.scheme);
   out += ", \"reason\": ";
@@ -67,7 +78,10 @@ std::string result_line(const fsm::RunResult& result, bool matches) {
     if (result.counting_modes >> mode & 1u) out += std::string(listed++ ? ", " : "") + modes[mode];
   out += "]";
   out += ", \"final_state\": " + std::to_string(result.final_state);
-  fsm::append_counts_and_matches(out, result.counts, matches ? &result.matches : nullptr);
+  const bool as_first = matches && first && same_matches(result.matches, *first);
+  fsm::append_counts_and_matches(out, result.counts,
+                                 matches && !as_first ? &result.matches : nullptr);
+  if (as_first) out += ", \"matches\": \"as first\"";
   if (!result.phases.empty()) out += fsm::phases_json(result.phases);
   return out + "}\n";
 }
@@ -88,6 +102,8 @@ int main(int argc, char** argv) {
     tables.simd_kernels = fsm::simd_kernels_for(tables, fsm::driver_simd_kernels());
     const fsm::InputBytes input(argv[2]);
     bool matches = false, profile = false;
+    std::vector<fsm::Match> first;
+    bool have_first = false;
     for (int i = 3; i < argc; ++i) {
       if (std::string(argv[i]) == "--matches" || std::string(argv[i]) == "--profile") {
         (std::string(argv[i]) == "--matches" ? matches : profile) = true;
@@ -95,7 +111,8 @@ int main(int argc, char** argv) {
       }
       const fsm::RunOptions options = parse_config(argv[i], matches, profile);
       const fsm::RunResult result = fsm::run_machine(tables, input.data(), input.size(), options);
-      fsm::write_all(result_line(result, matches));
+      fsm::write_all(result_line(result, matches, have_first ? &first : nullptr));
+      if (matches && !have_first) first = result.matches, have_first = true;
     }
     return 0;
   } catch (const std::exception& error) {
