@@ -7,10 +7,12 @@ Hopcroft's algorithm (the coarsest stable partition); each round is one sort.
 
 Moore needs as many rounds as the longest chain of states told apart one at a time (a
 literal of n bytes: n rounds, so quadratic time). The first partition therefore also
-splits states by their distance to the nearest state of another tag set than the most
-common one (one breadth-first search over the reversed transitions): equivalent states
-see the same tags along every input, so they share that distance, and the coarsest
-stable partition is the same; a chain is told apart at once.
+splits states by their distance to the nearest state of each tag set other than the most
+common one (a breadth-first search over the reversed transitions per tag set, for up to
+MOST_DISTANCE_TAG_SETS of them, and one to any of them): equivalent states see the same
+tags along every input, so they share those distances, and the coarsest stable
+partition is the same; a chain is told apart at once, also where a short pattern beside
+it reports within a few bytes of every state.
 """
 
 from __future__ import annotations
@@ -45,24 +47,55 @@ _HASH_WEIGHTS = np.random.default_rng(0x5EED).integers(
     1, np.iinfo(np.int64).max, 1024, dtype=np.int64).astype(np.uint64) | np.uint64(1)
 
 
+# The tag sets (other than the most common) that the first partition measures distances
+# to, each its own breadth-first search; past them, the distance to any of the rest.
+MOST_DISTANCE_TAG_SETS = 16
+
+
+class ReversedMoves:
+    """The predecessors of every state (compressed rows), for breadth-first searches
+    towards a set of states, one numpy step per level."""
+
+    def __init__(self, transitions: np.ndarray) -> None:
+        n = transitions.shape[0]
+        targets = transitions.ravel()
+        order = np.argsort(targets, kind="stable")
+        self.predecessors = np.repeat(np.arange(n), transitions.shape[1])[order]
+        self.starts = np.searchsorted(targets[order], np.arange(n + 1))
+        self.n = n
+
+    def distances(self, targets: np.ndarray) -> np.ndarray:
+        """Per state, the fewest bytes to a state of the mask `targets` (0 for those; -1
+        where none is reachable)."""
+        distance = np.where(targets, 0, -1).astype(np.int64)
+        frontier, level = np.flatnonzero(targets), 0
+        while frontier.size:
+            level += 1
+            first, counts = self.starts[frontier], np.diff(self.starts)[frontier]
+            offsets = np.repeat(first - np.cumsum(counts) + counts, counts)
+            reached = self.predecessors[offsets + np.arange(int(counts.sum()))]
+            frontier = np.unique(reached[distance[reached] < 0])
+            distance[frontier] = level
+        return distance
+
+
 def distance_to_other_tags(transitions: np.ndarray, tag_blocks: np.ndarray) -> np.ndarray:
     """Per state, the fewest bytes to a state outside the most common tag block (0 for the
-    states outside it; -1 where none is reachable), by a breadth-first search over the
-    reversed transitions."""
-    n = len(tag_blocks)
+    states outside it; -1 where none is reachable)."""
     common = np.bincount(tag_blocks).argmax()
-    distance = np.where(tag_blocks != common, 0, -1).astype(np.int64)
-    sources = np.repeat(np.arange(n), transitions.shape[1])
-    order = np.argsort(transitions.ravel(), kind="stable")
-    predecessors = sources[order]
-    starts = np.searchsorted(transitions.ravel()[order], np.arange(n + 1))
-    frontier, level = np.flatnonzero(distance == 0), 0
-    while frontier.size:
-        level += 1
-        reached = np.concatenate([predecessors[starts[s]:starts[s + 1]] for s in frontier])
-        frontier = np.unique(reached[distance[reached] < 0])
-        distance[frontier] = level
-    return distance
+    return ReversedMoves(transitions).distances(tag_blocks != common)
+
+
+def distance_columns(transitions: np.ndarray, tag_blocks: np.ndarray) -> list[np.ndarray]:
+    """The distances the first partition splits by: to any tag block other than the most
+    common one, and to each of the first MOST_DISTANCE_TAG_SETS of those blocks."""
+    moves = ReversedMoves(transitions)
+    common = np.bincount(tag_blocks).argmax()
+    others = [int(b) for b in np.unique(tag_blocks) if b != common]
+    columns = [moves.distances(tag_blocks != common)]
+    if len(others) > 1:
+        columns += [moves.distances(tag_blocks == b) for b in others[:MOST_DISTANCE_TAG_SETS]]
+    return columns
 
 
 def equivalence_blocks(transitions: np.ndarray, state_tags: Sequence) -> np.ndarray:
@@ -74,7 +107,7 @@ def equivalence_blocks(transitions: np.ndarray, state_tags: Sequence) -> np.ndar
     if not tag_blocks.size:
         return tag_blocks
     blocks = _signature_blocks(np.column_stack(
-        [tag_blocks, distance_to_other_tags(transitions, tag_blocks)]))
+        [tag_blocks, *distance_columns(transitions, tag_blocks)]))
     count = int(blocks.max()) + 1
     while True:
         signature = np.column_stack([blocks, blocks[transitions]])

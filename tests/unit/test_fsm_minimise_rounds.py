@@ -1,7 +1,8 @@
 """Minimisation's first partition (fsm_compiler/automata/minimise.py): states are split by
-their distance to another tag set as well as by their tags, so a chain of states told
-apart one at a time (a long literal) needs one round of refinement, not one per state, and
-the partition is still the coarsest stable one."""
+their distance to each other tag set as well as by their tags, so a chain of states told
+apart one at a time (a long literal, also beside a short pattern that reports within a
+byte of every state) needs one round of refinement, not one per state, and the partition
+is still the coarsest stable one."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ import numpy as np
 import pytest
 
 from parafuse.fsm_compiler.automata import minimise as minimise_module
-from parafuse.fsm_compiler.automata.minimise import distance_to_other_tags, equivalence_blocks
+from parafuse.fsm_compiler.automata.minimise import (
+    ReversedMoves,
+    distance_to_other_tags,
+    equivalence_blocks,
+)
 
 
 def chain(n: int) -> tuple[np.ndarray, list[frozenset[int]]]:
@@ -29,6 +34,45 @@ def test_a_chain_is_told_apart_in_one_round(monkeypatch) -> None:
     blocks = equivalence_blocks(transitions, tags)
     assert len(set(blocks.tolist())) == 3001  # every state of a literal is its own
     assert len(rounds) <= 2, len(rounds)  # the first partition, then one stable round
+
+
+def counting_rounds(monkeypatch) -> list[int]:
+    rounds: list[int] = []
+    signature_blocks = minimise_module._signature_blocks
+    monkeypatch.setattr(minimise_module, "_signature_blocks",
+                        lambda rows: rounds.append(1) or signature_blocks(rows))
+    return rounds
+
+
+def test_a_chain_beside_a_short_pattern_is_told_apart_in_one_round(monkeypatch) -> None:
+    """Class 1 leads from every state to one that reports another tag (a one-byte pattern
+    beside the literal): every state is a byte from another tag set, so only the
+    distance to the literal's own report tells the chain apart."""
+    rounds = counting_rounds(monkeypatch)
+    transitions, tags = chain(3000)
+    transitions = np.vstack([transitions, [[1, 0]]]).astype(np.int32)
+    transitions[:, 1] = 3001
+    tags = [*tags, frozenset({1})]
+    blocks = equivalence_blocks(transitions, tags)
+    assert len(set(blocks.tolist())) == 3002
+    assert len(rounds) <= 2, len(rounds)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_distances_equal_a_plain_breadth_first_search(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(1, 60)), int(rng.integers(1, 4))
+    transitions = rng.integers(0, n, (n, k)).astype(np.int32)
+    targets = rng.random(n) < 0.1
+    expected = [-1] * n
+    for state in range(n):
+        level, seen, frontier = 0, {state}, {state}
+        while frontier and not any(targets[s] for s in frontier):
+            level += 1
+            frontier = {int(t) for s in frontier for t in transitions[s]} - seen
+            seen |= frontier
+        expected[state] = level if frontier else -1
+    assert ReversedMoves(transitions).distances(targets).tolist() == expected
 
 
 def test_distances_count_bytes_to_the_reporting_state() -> None:
