@@ -1,5 +1,6 @@
-"""Many random programs (tests/property/ccn_random_programs.py) built as one CMake project
-per backend, so that a test run pays one configure step, not one per program.
+"""Many programs (random ones, tests/property/ccn_random_programs.py, or every sample's)
+built as one CMake project per backend, so that a test run pays one configure step, not
+one per program.
 
 Each program `randI` is its own generated project in folder `pI/` of a bundle whose
 CMakeLists adds every folder; runners land in the bundle's `build/`, where `run_ranks`

@@ -1,13 +1,15 @@
 """CUDA backend without a GPU: every sample with all its schedules is generated for CUDA
-and compiled and linked with nvcc (one architecture, one cached project per program)
-against the NCCL and cuBLAS of the `cuda` extra's wheels; the fused step of one schedule
-is kept as a golden file. Running the projects needs a GPU: bench/gpu_check.sh."""
+and compiled and linked with nvcc (one architecture; every program's project in one
+bundle, so that CMake detects nvcc once) against the NCCL and cuBLAS of the `cuda` extra's
+wheels; the fused step of one schedule is kept as a golden file. Running the projects
+needs a GPU: bench/gpu_check.sh."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -22,9 +24,9 @@ from parafuse.emitters.ccn.cuda.project import (
     project_files,
 )
 from parafuse.emitters.ccn.plan import make_plan
-from parafuse.emitters.toolchain.cmake import cached_build
 from parafuse.emitters.toolchain.nvidia import cublas_library, find_nvcc, gpu_present, nccl_library
 from tests.conftest import SAMPLES
+from tests.e2e.random_bundle import build_bundle
 from tests.required_tools import require_nvcc
 
 TEST_ARCH = "90"  # CI compiles one architecture; users get 90;80 by default
@@ -49,35 +51,57 @@ def test_wheels_provide_nccl_and_cublas() -> None:
     assert cublas_library().library.endswith("libcublas.so.13"), "install the `cuda` extra"
 
 
-@needs_nvcc
-@pytest.mark.parametrize("name", ["NORMS", "ATTENTION", "MULTIHEAD"])
-def test_row_functions_compile(name: str) -> None:
-    """norms.cuh: row norms whose epsilon the step computes (read in device memory),
-    softmax's kernel, and batched matmuls."""
+ROW_FUNCTIONS = ["NORMS", "ATTENTION", "MULTIHEAD"]  # programs of tests/e2e/ccn_programs.py
+
+
+def _row_function_module(name: str):
     from tests.e2e import ccn_programs
 
-    module = check_source(getattr(ccn_programs, name), "rows.ccn")
-    [program] = module.programs
-    files = project_files(module, program, ["default"], program, TEST_ARCH)
-    project = cached_build(f"{program}-cuda", files, cmake_arguments(find_nvcc()))
-    assert (project / "build" / f"{program}_run").exists()
+    return check_source(getattr(ccn_programs, name), "rows.ccn")
+
+
+def _files(module, program: str) -> dict[str, str | bytes]:
+    """A program's CUDA project: every schedule of a sample, `default` of the others."""
+    if module.filename.startswith("samples/"):
+        return project_files(module, program, module.schedule_names(program),
+                             f"coconetc build {module.filename} --backend cuda", TEST_ARCH)
+    return project_files(module, program, ["default"], program, TEST_ARCH)
+
+
+@pytest.fixture(scope="module")
+def bundle() -> Path:
+    """Every sample program and row-function program, built as one bundle."""
+    require_nvcc()
+    modules = [(program, check_source(sample.read_text(), f"samples/{sample.name}"))
+               for sample, program in (param.values for param in _programs())]
+    for name in ROW_FUNCTIONS:
+        module = _row_function_module(name)
+        [program] = module.programs
+        modules.append((program, module))
+    return build_bundle("samples-cuda", modules, _files, cmake_arguments(find_nvcc()))
+
+
+@needs_nvcc
+@pytest.mark.parametrize("name", ROW_FUNCTIONS)
+def test_row_functions_compile(name: str, bundle: Path) -> None:
+    """norms.cuh: row norms whose epsilon the step computes (read in device memory),
+    softmax's kernel, and batched matmuls."""
+    [program] = _row_function_module(name).programs
+    assert (bundle / "build" / f"{program}_run").exists()
 
 
 @needs_nvcc
 @pytest.mark.parametrize(("sample", "program"), list(_programs()))
-def test_every_schedule_compiles_and_links(sample, program) -> None:
+def test_every_schedule_compiles_and_links(sample, program, bundle: Path) -> None:
     module = check_source(sample.read_text(), f"samples/{sample.name}")
-    schedules = module.schedule_names(program)
-    files = project_files(module, program, schedules,
-                          f"coconetc build samples/{sample.name} --backend cuda", TEST_ARCH)
-    project = cached_build(f"{program}-cuda", files, cmake_arguments(find_nvcc()))
-    runner = project / "build" / f"{program}_run"
+    runner = bundle / "build" / f"{program}_run"
     assert runner.exists()
     linked = subprocess.run(["ldd", str(runner)], capture_output=True, text=True).stdout
     assert "libnccl.so.2" in linked and "libcublas.so.13" in linked
     assert "not found" not in linked, linked
-    for schedule in schedules:
-        assert f'schedule == "{schedule}"' in files[f"src/{program}.cu"]
+    source = _files(module, program)[f"src/{program}.cu"]
+    for schedule in module.schedule_names(program):
+        assert f'schedule == "{schedule}"' in source
 
 
 def test_fused_step_golden(golden) -> None:
