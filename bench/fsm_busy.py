@@ -2,11 +2,11 @@
 process holds a core? Every sample and two real rule sets (rebar over its haystacks,
 Nosey Parker over Python standard-library source with no secrets planted), `auto` at 1
 thread and at 2 threads, fresh processes, medians of --repeat runs, with a Python busy
-loop running for the whole measurement. At 2 threads the runner's default chunks (one
-work unit of 4 chunks a thread) run beside 4 units a thread (--chunks 32, which the
-threads take as they finish), so whether finer units help is measured in the same run.
+loop running for the whole measurement. The runners run as `boostfsm run` runs them
+(OMP_WAIT_POLICY=passive, emitters/toolchain/openmp.py: waiting threads sleep), and at 2 threads
+also with OpenMP's default (waiting threads spin first), side by side in the same run.
 
-    .venv/bin/python bench/fsm_busy.py [--mib 32] [--repeat 5] [--record] [--idle]
+    .venv/bin/python bench/fsm_busy.py [--mib 32] [--repeat 7] [--record] [--idle]
 
 --idle: the same rows without the busy loop. With --record the table goes to
 bench/results/fsm_busy.md (fsm_idle.md with --idle).
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -31,11 +32,12 @@ from fsm_schemes import machine_description  # noqa: E402
 
 from parafuse.emitters.fsm.project import ProjectRequest, cached_project  # noqa: E402
 from parafuse.emitters.toolchain.cmake import cache_root  # noqa: E402
+from parafuse.emitters.toolchain.openmp import runner_environment  # noqa: E402
 from parafuse.fsm_compiler.pipeline import analyse_for_project, compile_file  # noqa: E402
 from parafuse.grammar.diagnostics import SourceFile  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
-FOUR_UNITS_A_THREAD = 32  # 4 units of kLanes (4) chunks for each of 2 threads
+SPINNING = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}  # OpenMP's default
 
 
 def cases(size: int, work: Path) -> list[tuple[str, str, str, Path]]:
@@ -62,13 +64,12 @@ def runner_of(name: str, text: str) -> Path:
     return project / "build" / f"{machine.name}_run"
 
 
-def seconds(runner: Path, data: Path, threads: int, chunks: int, repeat: int) -> float:
+def seconds(runner: Path, data: Path, threads: int, repeat: int, env: dict[str, str]) -> float:
     """Median seconds of `repeat` runs, each a fresh process."""
     times = []
     for _ in range(repeat):
-        done = subprocess.run([str(runner), str(data), "--json", "--threads", str(threads),
-                               "--chunks", str(chunks)],
-                              capture_output=True, text=True, timeout=900, check=True)
+        done = subprocess.run([str(runner), str(data), "--json", "--threads", str(threads)],
+                              capture_output=True, text=True, timeout=900, check=True, env=env)
         times.append(json.loads(done.stdout)["seconds"])
     return statistics.median(times)
 
@@ -88,11 +89,11 @@ def main() -> None:
     rows = []
     try:
         for label, runner, path in runners:
-            one = seconds(runner, path, 1, 0, args.repeat)
-            default = seconds(runner, path, 2, 0, args.repeat)
-            units = seconds(runner, path, 2, FOUR_UNITS_A_THREAD, args.repeat)
-            rows.append((label, one, default, units))
-            print(f"{label}: {one:.4f} {default:.4f} {units:.4f}", flush=True)
+            one = seconds(runner, path, 1, args.repeat, runner_environment())
+            asleep = seconds(runner, path, 2, args.repeat, runner_environment())
+            spinning = seconds(runner, path, 2, args.repeat, SPINNING)
+            rows.append((label, one, asleep, spinning))
+            print(f"{label}: {one:.4f} {asleep:.4f} {spinning:.4f}", flush=True)
     finally:
         if busy:
             busy.kill()
@@ -102,11 +103,11 @@ def main() -> None:
              f"{args.mib} MiB inputs, medians of {args.repeat} fresh processes; seconds, and "
              "each 2-thread time as a speedup over 1 thread.",
              "",
-             "| case | 1 thread | 2 threads | 2 threads, 4 units a thread |",
+             "| case | 1 thread | 2 threads | 2 threads, waiting threads spinning |",
              "|---|---|---|---|"]
-    for label, one, default, units in rows:
-        lines.append(f"| {label} | {one:.4f} s | {default:.4f} s ({one / default:.2f}x) | "
-                     f"{units:.4f} s ({one / units:.2f}x) |")
+    for label, one, asleep, spinning in rows:
+        lines.append(f"| {label} | {one:.4f} s | {asleep:.4f} s ({one / asleep:.2f}x) | "
+                     f"{spinning:.4f} s ({one / spinning:.2f}x) |")
     lines += ["", f"Machine: {machine_description()}."]
     text = "\n".join(lines) + "\n"
     print(text)

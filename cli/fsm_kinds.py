@@ -34,6 +34,7 @@ from parafuse.cli.fsm_token_report import (
 from parafuse.cli.fsm_warm_runs import WarmRun
 from parafuse.emitters.fsm.project import ProjectRequest, cmake_arguments, project_files
 from parafuse.emitters.toolchain.cmake import build_tree, write_tree
+from parafuse.emitters.toolchain.openmp import runner_environment
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.engines.engine_set_reference import run_any_reference
 from parafuse.fsm_compiler.engines.engines import EngineSet
@@ -180,7 +181,8 @@ def kind_of(machine: Compiled) -> Dfa | EngineSetKind | TokenSet:
 def run_runner(runner: Path, input_path: str, args: list[str]) -> int:
     """A machine's runner over the input (a pipe it names stays open for it)."""
     return exit_status(subprocess.run([str(runner), input_path, *args],
-                                      pass_fds=descriptors_named(input_path)))
+                                      pass_fds=descriptors_named(input_path),
+                                      env=runner_environment()))
 
 
 def run_machine(machine: Compiled, request: RunRequest) -> int:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from parafuse.cli.errors import UsageError
 from parafuse.emitters.fsm.project import ProjectRequest, cached_project
+from parafuse.emitters.toolchain.openmp import runner_environment
 from parafuse.fsm_compiler.compiled import CompiledMachine
 from parafuse.fsm_compiler.pipeline import analyse_for_project
 
@@ -25,7 +26,7 @@ def runner_for(machine: CompiledMachine, source_name: str) -> Path:
 def runtime_choice(machine: CompiledMachine, source_name: str, input_path: str) -> tuple[str, str]:
     """(scheme, reason) of the runner's `auto` over the file `input_path`."""
     done = subprocess.run([str(runner_for(machine, source_name)), input_path, "--scheme", "auto",
-                           "--json"], capture_output=True, text=True)
+                           "--json"], capture_output=True, text=True, env=runner_environment())
     if done.returncode != 0:
         raise UsageError(done.stderr.strip() or f"the runner of '{machine.name}' failed")
     payload = json.loads(done.stdout)

@@ -24,6 +24,7 @@ from parafuse.emitters.fsm.token_project import (
     token_project_files,
 )
 from parafuse.emitters.toolchain.cmake import build_tree, write_tree
+from parafuse.emitters.toolchain.openmp import runner_environment
 from parafuse.fsm_compiler.tokens.reference_tokenizer import tokenize, tokens_json
 from parafuse.fsm_compiler.tokens.token_sets import CompiledTokenSet
 
@@ -72,7 +73,8 @@ def run_cpp_tokens(token_set: CompiledTokenSet, file: str, input_path: str,
     inherits the descriptors `inherited`, a `/dev/fd/N` input's)."""
     project = cached_token_project(token_set, file, TokenHints())
     runner = project / "build" / f"{token_set.name}_run"
-    return exit_status(subprocess.run([str(runner), input_path, *args], pass_fds=inherited))
+    return exit_status(subprocess.run([str(runner), input_path, *args], pass_fds=inherited,
+                                      env=runner_environment()))
 
 
 def token_runtime_choice(token_set: CompiledTokenSet, file: str,
@@ -83,7 +85,8 @@ def token_runtime_choice(token_set: CompiledTokenSet, file: str,
     what `boostfsm run` runs."""
     project = cached_token_project(token_set, file, TokenHints())
     done = subprocess.run([str(project / "build" / f"{token_set.name}_run"), input_path,
-                           "--scheme", "auto", "--json"], capture_output=True, text=True)
+                           "--scheme", "auto", "--json"], capture_output=True, text=True,
+                          env=runner_environment())
     if done.returncode != 0:
         raise UsageError(done.stderr.strip() or f"the runner of '{token_set.name}' failed")
     payload = json.loads(done.stdout)
