@@ -79,13 +79,6 @@ class ReversedMoves:
         return distance
 
 
-def distance_to_other_tags(transitions: np.ndarray, tag_blocks: np.ndarray) -> np.ndarray:
-    """Per state, the fewest bytes to a state outside the most common tag block (0 for the
-    states outside it; -1 where none is reachable)."""
-    common = np.bincount(tag_blocks).argmax()
-    return ReversedMoves(transitions).distances(tag_blocks != common)
-
-
 def distance_columns(transitions: np.ndarray, tag_blocks: np.ndarray) -> list[np.ndarray]:
     """The distances the first partition splits by: to any tag block other than the most
     common one, and to each of the first MOST_DISTANCE_TAG_SETS of those blocks."""

@@ -75,9 +75,10 @@ def driver_results(machine: CompiledMachine, data: bytes, configs: list[str], wo
     assert done.returncode == 0, done.stderr
     results = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(results) == len(configs)
-    for result in results:  # the driver prints a list equal to the first one's as "as first"
+    listed = [r["matches"] for r in results if isinstance(r.get("matches"), list)]
+    for result in results:  # a list equal to the first listed one is printed "as first"
         if result.get("matches") == "as first":
-            result["matches"] = results[0]["matches"]
+            result["matches"] = listed[0]
     return results
 
 

@@ -10,11 +10,7 @@ import numpy as np
 import pytest
 
 from parafuse.fsm_compiler.automata import minimise as minimise_module
-from parafuse.fsm_compiler.automata.minimise import (
-    ReversedMoves,
-    distance_to_other_tags,
-    equivalence_blocks,
-)
+from parafuse.fsm_compiler.automata.minimise import ReversedMoves, equivalence_blocks
 
 
 def chain(n: int) -> tuple[np.ndarray, list[frozenset[int]]]:
@@ -77,10 +73,11 @@ def test_distances_equal_a_plain_breadth_first_search(seed: int) -> None:
 
 def test_distances_count_bytes_to_the_reporting_state() -> None:
     transitions, tags = chain(5)
-    tag_blocks = np.array([0] * 5 + [1])
-    assert distance_to_other_tags(transitions, tag_blocks).tolist() == [5, 4, 3, 2, 1, 0]
+    reporting = np.array([False] * 5 + [True])
+    assert ReversedMoves(transitions).distances(reporting).tolist() == [5, 4, 3, 2, 1, 0]
     unreachable = np.array([[1, 1], [1, 1], [2, 2]], dtype=np.int32)
-    assert distance_to_other_tags(unreachable, np.array([0, 0, 1])).tolist() == [-1, -1, 0]
+    assert ReversedMoves(unreachable).distances(np.array([False, False, True])).tolist() == \
+        [-1, -1, 0]
 
 
 @pytest.mark.parametrize("seed", range(20))
