@@ -26,3 +26,16 @@ def test_the_runtime_repeats_no_scheme_list_or_threshold() -> None:
              for number, line in enumerate(path.read_text().splitlines(), 1)
              if repeated.search(line)]
     assert not found, "\n".join(found)
+
+
+def test_the_runtime_names_schemes_by_their_enum() -> None:
+    """Inside the runtime a scheme is a `Scheme` (shared_constants.hpp): its name is read
+    once from a run's options (scheme_named) and written once into a result
+    (scheme_name); no scheme name is spelled as a string or compared as one."""
+    spelled = re.compile(r'"(seq|enum|fused|spec|hspec)"|scheme\w*\s*[!=]=\s*"')
+    found = [f"{path.relative_to(CPP_RUNTIME)}:{number}: {line.strip()}"
+             for path in sorted((CPP_RUNTIME / "fsm").rglob("*"))
+             if path.suffix in (".hpp", ".cpp", ".inc") and path.name != "shared_constants.hpp"
+             for number, line in enumerate(path.read_text().splitlines(), 1)
+             if spelled.search(line)]
+    assert not found, "\n".join(found)

@@ -63,11 +63,11 @@ inline std::string percent(double fraction) {
 }
 
 template <class Entry>
-std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
+Scheme Engine<Entry>::choose(size_t chunks, std::string& reason) {
   if (n_ < kSmallInput || chunks < 2) {
     reason = std::string(chunks < 2 ? "one chunk was requested" : "the input is under 64 KiB") +
              ", so splitting it cannot pay off";
-    return "seq";
+    return Scheme::seq;
   }
   std::string opening;  // the rates, where they did not decide
   {  // the first rule; where it measured but did not decide, its rates open the reason
@@ -89,7 +89,7 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
                  "enumeration's speed does not depend on the input, so it is the fastest at any "
                  "thread count (one pass counts each chunk from every start state)";
         decided_by_rates_ = true;
-        return "enum";
+        return Scheme::enumeration;
       }
       opening = rates + ", so not taken on that ground; ";
     }
@@ -116,7 +116,7 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     decided_by_lookback_ = true;
     if (rates_.simd > 0) why << " (at about the timed walks' rate, above enumeration's)";
     reason = why.str();
-    return "spec";
+    return Scheme::spec;
   }
   // Measured (bench/results/fsm.md): where paths meet within 16 KiB, enum enumerates a
   // chunk only that far and walks the rest once (kLanes chunks per thread); where wrong
@@ -138,22 +138,22 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
           << (rates_.simd > 0 ? "ran slower than table walks" : "of over 64 states is slow")
           << " and does not stop where paths meet)";
     reason = why.str();
-    return "enum";
+    return Scheme::enumeration;
   }
   // At one thread hspec's rounds run one after another: the same work as spec's sequential
   // validation where chunks were guessed right, more where a chunk was re-run against a
   // predecessor's result that was itself corrected later; so spec there.
   const auto in_rounds = [&] {
-    if (threads_ > 1) return "hspec";
+    if (threads_ > 1) return Scheme::hspec;
     why << " (at one thread, spec: parallel rounds of re-runs cannot beat one sequential "
         << "validation)";
-    return "spec";
+    return Scheme::spec;
   };
   if (accuracy >= kHspecAccuracy && slow_misses == 0) {
     why << "speculation from " << t_.lookback << " bytes of lookback was right at " << measured
         << " and every wrong guess met the true path within " << kMeetBytes
         << " bytes, so misspeculated chunks are re-run briefly, in parallel rounds";
-    const char* scheme = in_rounds();
+    const Scheme scheme = in_rounds();
     reason = why.str();
     return scheme;
   }
@@ -161,24 +161,24 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     why << "the fused DFA has " << t_.fused_count << " states (bound " << t_.fused_bound
         << "), so each chunk costs one table lookup per byte";
     reason = why.str();
-    return "fused";
+    return Scheme::fused;
   }
   if (choice_phase(*this, "choose: fused", [&] { return fused_stays_on_sample(); })) {
     why << "the fused DFA exceeds its bound, but walks over " << kFusedWindows
         << " samples of this input stayed inside its " << t_.fused_count << " stored states";
     reason = why.str();
-    return "fused";
+    return Scheme::fused;
   }
   if (t_.converge2_p90 <= kQuickConvergenceBytes) {
     why << "speculation was right at " << measured << ", but at 90% of "
         << "training positions at most 2 paths remain after " << t_.converge2_p90 << " bytes";
     reason = why.str();
-    return "enum";
+    return Scheme::enumeration;
   }
   if (accuracy >= kHspecAccuracy) {
     why << "speculation was right at " << measured << ", so misspeculated"
         << " chunks are re-validated in parallel rounds";
-    const char* scheme = in_rounds();
+    const Scheme scheme = in_rounds();
     reason = why.str();
     return scheme;
   }
@@ -186,7 +186,7 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
     why << "speculation was right at " << measured << ", and half the "
         << "training positions keep at most 4 paths after " << t_.converge4_median << " bytes";
     reason = why.str();
-    return "enum";
+    return Scheme::enumeration;
   }
   why << "the fused DFA exceeds its bound, paths do not converge and speculation was right at "
       << "only " << measured;
@@ -201,10 +201,10 @@ std::string Engine<Entry>::choose(size_t chunks, std::string& reason) {
           << rates_.single / 1e9 << " GB/s";
     reason = why.str() + rates.str();
     decided_by_rates_ = true;
-    return "enum";
+    return Scheme::enumeration;
   }
   reason = why.str();
-  return "seq";
+  return Scheme::seq;
 }
 
 template <class Entry>
@@ -217,36 +217,38 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
   RunResult result;
   result.threads = threads;
   result.entry_bytes = int(sizeof(Entry));
-  std::string scheme = options.scheme, choice;
+  const bool automatic = scheme_named(options.scheme) == Scheme::automatic;
+  Pick pick{automatic ? Scheme::seq : scheme_named(options.scheme)};
+  std::string choice;
   const double began = omp_get_wtime();
   // The rules explain, probes decide (fsm/auto/probe.hpp); a choice measured earlier in
   // this process over the same sample skips both.
   const ProbeRun probing{threads, chunks, options.simd, options.matches};
-  const bool remembered = scheme == "auto" && choice_phase(engine, "choose: remembered", [&] {
-    return remembered_choice(t, data, n, probing, scheme, choice);
+  const bool remembered = automatic && choice_phase(engine, "choose: remembered", [&] {
+    return remembered_choice(t, data, n, probing, pick, choice);
   });
-  if (scheme == "auto" && !remembered) {
-    scheme = engine.choose(chunks, choice);
+  if (automatic && !remembered) {
+    pick.scheme = engine.choose(chunks, choice);
     if (engine.decided_by_rates_ || engine.decided_by_lookback_) {  // decisive without probes
       choice = (engine.decided_by_rates_ ? "measured rates: " : "by the lookback rule: ") + choice;
-      remember_choice(t, data, n, probing, scheme, choice);
+      remember_choice(t, data, n, probing, pick, choice);
     } else {
-      const RuledChoice ruled{scheme, engine.speculation_hopeless_, engine.rates_.simd,
+      const RuledChoice ruled{pick.scheme, engine.speculation_hopeless_, engine.rates_.simd,
                               engine.prediction_lookups_, engine.merging_enum_};
-      scheme = choice_phase(engine, "choose: probes", [&] {
+      pick = choice_phase(engine, "choose: probes", [&] {
         return measured_choice<Entry>(t, data, n, probing, ruled, choice);
       });
     }
   }
-  if (scheme == kMergingEnum) {  // fsm/auto/probe.hpp
-    engine.simd_ = "none", scheme = "enum";
+  if (pick.merging_enum) {
+    engine.simd_ = "none";
     engine.merging_enum_ = true;  // a remembered choice sets no rule's flag
   }
-  if (options.profile && options.scheme == "auto")  // the predictions are a phase of their own
+  if (options.profile && automatic)  // the predictions are a phase of their own
     engine.phases().push_back(
         PhaseTiming{"choose", false, omp_get_wtime() - began - engine.parallel_choose_seconds_, {}});
-  const std::string done = engine.run_scheme(scheme, chunks, options.matches);
-  result.scheme = scheme;
+  const std::string done = engine.run_scheme(pick.scheme, chunks, options.matches);
+  result.scheme = scheme_name(pick.scheme);
   result.reason = choice.empty() ? done : choice + "; " + done;
   const double reducing = omp_get_wtime();
   engine.finish(result);  // sums the partial histograms in parallel over states
@@ -259,9 +261,7 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
 // The run's threads and chunks from `options`; throws std::invalid_argument for an
 // unknown scheme or a bad thread or chunk count.
 inline void checked_run_shape(const RunOptions& options, int& threads, size_t& chunks) {
-  if (!is_scheme(options.scheme))
-    throw std::invalid_argument("unknown scheme '" + options.scheme + "' (schemes are " +
-                                kSchemeList + ")");
+  scheme_named(options.scheme);  // throws for an unknown one
   check_threads(options.threads);
   check_chunks(options.chunks);
   threads = options.threads > 0 ? options.threads : omp_get_max_threads();

@@ -13,10 +13,18 @@
 #include <tuple>
 #include <vector>
 
+#include "fsm/core/shared_constants.hpp"
 #include "fsm/core/tables.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
+
+// What `auto` runs: a scheme, and for enumeration whether it is the merging scalar
+// enumeration (fsm/auto/choice.hpp; run_typed then sets the engine's SIMD path to none).
+struct Pick {
+  Scheme scheme = Scheme::seq;
+  bool merging_enum = false;
+};
 
 constexpr size_t kProbeMinInput = size_t(16) << 20;
 constexpr size_t kProbeShare = 512, kProbeWindows = 4;
@@ -61,7 +69,7 @@ inline ChoiceKey choice_key(const Tables& t, size_t n, const ProbeRun& run, uint
 }
 struct RememberedChoices {
   std::mutex guard;
-  std::map<ChoiceKey, std::pair<std::string, std::string>> choices;  // scheme, reason
+  std::map<ChoiceKey, std::pair<Pick, std::string>> choices;  // pick, reason
 };
 inline RememberedChoices& remembered_choices() {
   static RememberedChoices memory;
@@ -91,7 +99,7 @@ inline bool remembers(size_t n, const ProbeRun& run) {
 // The scheme chosen by an earlier run over an input of the same size and sample key, if
 // any: then neither the rules nor the probes run again.
 inline bool remembered_choice(const Tables& t, const uint8_t* data, size_t n, const ProbeRun& run,
-                              std::string& scheme, std::string& reason) {
+                              Pick& pick, std::string& reason) {
   if (!remembers(n, run)) return false;
   RememberedChoices& memory = remembered_choices();
   {  // a process's first choice: nothing to hash the sample for
@@ -102,7 +110,7 @@ inline bool remembered_choice(const Tables& t, const uint8_t* data, size_t n, co
   const std::lock_guard<std::mutex> lock(memory.guard);
   const auto found = memory.choices.find(key);
   if (found == memory.choices.end()) return false;
-  scheme = found->second.first;
+  pick = found->second.first;
   reason = "as measured by an earlier run in this process over the same sample of an input "
            "of this size (" + found->second.second + ")";
   return true;
@@ -111,13 +119,13 @@ inline bool remembered_choice(const Tables& t, const uint8_t* data, size_t n, co
 // Keeps a choice for later runs in this process (remembered_choice): the probes' and the
 // choices that the timed kernels or the lookback rule made without probes.
 inline void remember_choice(const Tables& t, const uint8_t* data, size_t n, const ProbeRun& run,
-                            const std::string& scheme, const std::string& reason) {
+                            Pick pick, const std::string& reason) {
   if (!remembers(n, run)) return;
   const ChoiceKey key = choice_key(t, n, run, choice_hash(data, n));
   RememberedChoices& memory = remembered_choices();
   const std::lock_guard<std::mutex> lock(memory.guard);
   if (memory.choices.size() >= kRememberedChoices) memory.choices.clear();
-  memory.choices[key] = {scheme, reason};
+  memory.choices[key] = {pick, reason};
 }
 
 }  // namespace v1

@@ -137,19 +137,15 @@ inline double fitted_seconds(double small_seconds, size_t small, double large_se
 // prediction took on the sample (0: not sampled), and whether `enum` is the merging scalar
 // enumeration (the rules' paths-meet rule past SIMD's speed: fsm/auto/choice.hpp).
 struct RuledChoice {
-  std::string scheme;
+  Scheme scheme = Scheme::seq;
   bool speculation_hopeless = false;
   double simd_rate = 0;
   double prediction_lookups = 0;
   bool merging_enum = false;
 };
 
-// The scheme auto runs where it picked `enum` as the merging scalar enumeration (run_typed
-// sets the engine's SIMD path to none); remembered choices keep it so.
-constexpr const char* kMergingEnum = "enum/none";
-
 struct SchemeProbe {
-  std::string scheme;
+  Scheme scheme = Scheme::seq;
   double seconds = 0;  // the fastest run over the sample
   bool screened_out = false;  // not a finalist on half a window: not run over the sample
   bool from_rate = false;     // enum's time from its timed rate, not probed
@@ -171,13 +167,16 @@ inline std::vector<uint8_t> probe_sample(const uint8_t* data, size_t n) {
 // that paths meet; speculation not where most guesses were wrong and none of the wrong
 // ones met the true path within 1 KiB (each chunk would run about twice); hspec not at one
 // thread, where its rounds run one after another and cannot beat spec's one validation.
-inline bool cheap_to_probe(const Tables& t, const std::string& scheme, const RuledChoice& ruled,
+inline bool cheap_to_probe(const Tables& t, Scheme scheme, const RuledChoice& ruled,
                            int threads) {
-  if (scheme == "enum") return t.states <= simd_cheap_enum_states() || ruled.scheme == "enum";
-  if (scheme == "fused") return t.fused_complete || ruled.scheme == "fused";
-  if (scheme == "hspec" && threads < 2) return false;
-  if (scheme == "spec" || scheme == "hspec") return !ruled.speculation_hopeless;
-  return true;
+  switch (scheme) {
+    case Scheme::enumeration:
+      return t.states <= simd_cheap_enum_states() || ruled.scheme == Scheme::enumeration;
+    case Scheme::fused: return t.fused_complete || ruled.scheme == Scheme::fused;
+    case Scheme::hspec: return threads >= 2 && !ruled.speculation_hopeless;
+    case Scheme::spec: return !ruled.speculation_hopeless;
+    default: return true;
+  }
 }
 
 // Speculation's fixed cost in lookups per thread: each chunk but the first predicted from
@@ -207,15 +206,17 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_
   const int threads = run.threads;
   const size_t chunks = run.chunks;
   std::vector<SchemeProbe> probes;
-  for (const char* scheme : {"seq", "enum", "fused", "spec", "hspec"})
+  for (Scheme scheme :
+       {Scheme::seq, Scheme::enumeration, Scheme::fused, Scheme::spec, Scheme::hspec})
     if (cheap_to_probe(t, scheme, ruled, threads)) probes.push_back(SchemeProbe{scheme, 1e300});
   const bool enum_from_rate = ruled.simd_rate > 0 && !ruled.merging_enum;
   for (SchemeProbe& probe : probes)
-    if (probe.scheme == "enum" && enum_from_rate)
+    if (probe.scheme == Scheme::enumeration && enum_from_rate)
       probe.seconds = double(n) / (ruled.simd_rate * threads) + kForkJoin, probe.from_rate = true;
-  const auto timed = [&](const std::string& scheme, size_t bytes) {
+  const auto timed = [&](Scheme scheme, size_t bytes) {
     Engine<Entry> engine(t, sample.data(), bytes, 1);
-    engine.simd_ = scheme == "enum" && ruled.merging_enum ? std::string("none") : run.simd;
+    engine.simd_ = scheme == Scheme::enumeration && ruled.merging_enum ? std::string("none")
+                                                                       : run.simd;
     engine.profile_ = true;
     engine.run_scheme(scheme, chunks, run.matches);
     return projected_time(engine.phases(), threads, ruled.merging_enum);
@@ -239,8 +240,9 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_
     timed(probes[i].scheme, half);  // untimed: the scheme's code and allocations, cold
     const ProbeTime window = timed(probes[i].scheme, half);
     forkjoins[i] = window.forkjoins;
-    if (probes[i].scheme == "seq") seq_per_byte = window.work / double(half);
-    if (probes[i].scheme == "spec" || probes[i].scheme == "hspec") fixed_floor[i] = predictions * seq_per_byte;
+    if (probes[i].scheme == Scheme::seq) seq_per_byte = window.work / double(half);
+    if (probes[i].scheme == Scheme::spec || probes[i].scheme == Scheme::hspec)
+      fixed_floor[i] = predictions * seq_per_byte;
     probes[i].seconds = scaled_seconds(window, half, n, fixed_floor[i]) + forkjoins[i];
     fastest = std::min(fastest, probes[i].seconds);
   }
@@ -272,12 +274,12 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_
 // small to probe or the pick is within kKeepRuleMargin of the fastest. `reason` holds
 // the rules' reason on entry and the whole explanation on return.
 template <class Entry>
-std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, const ProbeRun& run,
-                            const RuledChoice& ruled, std::string& reason) {
+Pick measured_choice(const Tables& t, const uint8_t* data, size_t n, const ProbeRun& run,
+                     const RuledChoice& ruled, std::string& reason) {
   const int threads = run.threads;
   const size_t chunks = run.chunks;
-  const auto with_path = [&](const std::string& scheme) {
-    return scheme == "enum" && ruled.merging_enum ? std::string(kMergingEnum) : scheme;
+  const auto with_path = [&](Scheme scheme) {
+    return Pick{scheme, scheme == Scheme::enumeration && ruled.merging_enum};
   };
   // The probes' work is about 1.2% of one thread's over 16 MiB: per thread of the run the
   // input must be that large, or they would cost more than ~1.5% of the run's time.
@@ -308,7 +310,7 @@ std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, cons
       << "a fixed cost and a rate fitted to runs over a window and the whole sample, fastest of "
       << kProbeRounds << "):";
   for (const SchemeProbe& probe : probes)
-    why << " " << probe.scheme << " " << double(n) / probe.seconds / 1e9 << " GB/s"
+    why << " " << scheme_name(probe.scheme) << " " << double(n) / probe.seconds / 1e9 << " GB/s"
         << (probe.from_rate ? " (from its timed rate, not probed)"
             : probe.screened_out ? " (half a window only)" : "") << (&probe == &probes.back() ? ";" : ",");
   if (ruled.speculation_hopeless)
@@ -321,9 +323,9 @@ std::string measured_choice(const Tables& t, const uint8_t* data, size_t n, cons
         << prediction_lookups(t, ruled, chunks, 1) / double(std::max<size_t>(1, chunks - 1))
         << " lookups per chunk (" << (ruled.prediction_lookups > 0 ? "as measured on the lookback "
                                       "sample" : "unmeasured: the most predict() may take") << ");";
-  why << " picked " << pick->scheme
+  why << " picked " << scheme_name(pick->scheme)
       << (pick == rule && pick != best ? " (the rules' pick, within 3% of the fastest)" : "")
-      << "; the analysis rules would pick " << ruled.scheme << ": " << reason;
+      << "; the analysis rules would pick " << scheme_name(ruled.scheme) << ": " << reason;
   reason = why.str();
   remember_choice(t, data, n, run, with_path(pick->scheme), reason);
   return with_path(pick->scheme);

@@ -76,12 +76,6 @@ inline void restore_match_order(std::vector<Match>& matches) {
   }
 }
 
-inline bool is_scheme(const std::string& name) {
-  for (const char* scheme : kSchemes)
-    if (name == scheme) return true;
-  return false;
-}
-
 struct Chunk {
   size_t begin = 0, end = 0;
   uint32_t start = 0, finish = 0;  // offsets: the start used, the state after the chunk
@@ -110,8 +104,8 @@ class Engine {
     }
   }
 
-  std::string run_scheme(const std::string& scheme, size_t chunks, bool matches);
-  std::string choose(size_t chunks, std::string& reason);  // auto
+  std::string run_scheme(Scheme scheme, size_t chunks, bool matches);  // not automatic
+  Scheme choose(size_t chunks, std::string& reason);  // auto's rules
   void finish(RunResult& result) const;
 
  private:

@@ -1,5 +1,5 @@
-// parafuse boostfsm runtime: the bounds of a run's shape, one place for the library calls
-// of machines, pattern sets and token sets and for the runners' options.
+// parafuse boostfsm runtime: a run's scheme and the bounds of its shape, one place for the
+// library calls of machines, pattern sets and token sets and for the runners' options.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +10,24 @@
 
 namespace parafuse::fsm {
 inline namespace v1 {
+
+// Whether `name` names a scheme (a run's --scheme, RunOptions::scheme); if so, which.
+inline bool known_scheme(const std::string& name, Scheme* scheme = nullptr) {
+  for (int i = 0; i < int(sizeof kSchemes / sizeof kSchemes[0]); ++i)
+    if (name == kSchemes[i]) {
+      if (scheme) *scheme = Scheme(i);
+      return true;
+    }
+  return false;
+}
+
+// The scheme `name` names; throws std::invalid_argument naming the schemes for any other.
+inline Scheme scheme_named(const std::string& name) {
+  Scheme scheme = Scheme::automatic;
+  if (!known_scheme(name, &scheme))
+    throw std::invalid_argument("unknown scheme '" + name + "' (schemes are " + kSchemeList + ")");
+  return scheme;
+}
 
 // Throws std::invalid_argument for a thread count outside [0, kMostThreads].
 inline void check_threads(int threads) {

@@ -308,16 +308,17 @@ std::string Engine<Entry>::run_speculative(bool higher_order) {
 }
 
 template <class Entry>
-std::string Engine<Entry>::run_scheme(const std::string& scheme, size_t chunks, bool matches) {
+std::string Engine<Entry>::run_scheme(Scheme scheme, size_t chunks, bool matches) {
   matches_ = matches;
-  if (scheme == "seq") return run_seq();
+  if (scheme == Scheme::seq) return run_seq();
   split(chunks);
-  if (scheme == "enum") return run_enum();
-  if (scheme == "fused") return run_fused();
-  if (scheme == "spec") return run_speculative(false);
-  if (scheme == "hspec") return run_speculative(true);
-  throw std::invalid_argument("unknown scheme '" + scheme + "' (schemes are " + kSchemeList +
-                              ")");
+  switch (scheme) {
+    case Scheme::enumeration: return run_enum();
+    case Scheme::fused: return run_fused();
+    case Scheme::spec: return run_speculative(false);
+    case Scheme::hspec: return run_speculative(true);
+    default: throw std::logic_error("run_scheme runs a chosen scheme, not auto");
+  }
 }
 
 }  // namespace v1

@@ -8,8 +8,11 @@
 namespace parafuse::fsm {
 inline namespace v1 {
 
-// The schemes a run may ask for (--scheme), "auto" first.
+// The schemes a run may ask for (--scheme), "auto" first; the runtime names them by
+// Scheme, whose values index kSchemes (scheme_name).
+enum class Scheme { automatic, seq, enumeration, fused, spec, hspec };
 constexpr const char* kSchemes[] = {"auto", "seq", "enum", "fused", "spec", "hspec"};
+constexpr const char* scheme_name(Scheme scheme) { return kSchemes[int(scheme)]; }
 constexpr const char* kSchemeList = "auto, seq, enum, fused, spec, hspec";  // in messages
 constexpr const char* kSchemeChoices = "auto|seq|enum|fused|spec|hspec";  // in usage lines
 

@@ -119,7 +119,7 @@ inline EngineSetMpiResult run_engine_set_mpi(MPI_Comm comm, const std::string& p
     if (engines[i].nfa.bounded()) lookback = std::max<size_t>(lookback, engines[i].nfa.max_length + 1);
   }
   RunOptions checked = options;  // bad options throw alike on every rank
-  if (!is_scheme(options.scheme) || options.threads < 0 || options.threads > kMostThreads ||
+  if (!known_scheme(options.scheme) || options.threads < 0 || options.threads > kMostThreads ||
       options.chunks > kMaxChunks)
     kernels.run_machine(Tables(), nullptr, 0, checked);
   const RankInput in = open_rank_input(comm, path, lookback);

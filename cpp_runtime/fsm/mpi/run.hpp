@@ -70,7 +70,7 @@ class RangeRunner {
       return kernels_.summarize_range(quiet_, plan, in_.before(), in_.window, 1, false).after;
     std::vector<uint32_t> ends(quiet_.states);
     RunOptions walk;
-    walk.scheme = "seq", walk.threads = 1;
+    walk.scheme = scheme_name(Scheme::seq), walk.threads = 1;
     const uint32_t tried = quiet_.states > kMpiPredictRuns ? 1 : quiet_.states;
     ends.resize(tried);
     for (uint32_t s = 0; s < tried; ++s) {
@@ -128,10 +128,11 @@ inline MachinePart run_machine_part(const RankInput& in, const Tables& t, const 
                                     const RankKernels& kernels) {
   check_threads(options.threads);  // alike on every rank, before any collective
   check_chunks(options.chunks);
+  const Scheme asked = scheme_named(options.scheme);
   MachinePart out;
   out.threads = options.threads > 0 ? options.threads : omp_get_max_threads();
   detail::RangeRunner runner(in, t, options, kernels);
-  const SimdPlan plan = options.scheme == "enum" || options.scheme == "auto"
+  const SimdPlan plan = asked == Scheme::enumeration || asked == Scheme::automatic
                             ? kernels.plan_for_tables(t, options.simd) : SimdPlan();
   const bool can_scan = plan.path != SimdPath::none;
   std::vector<uint32_t> window_ends;
@@ -140,7 +141,7 @@ inline MachinePart run_machine_part(const RankInput& in, const Tables& t, const 
                                                   [&](uint32_t s) { return s == window_ends[0]; });
   int all_merged = 1;
   MPI_Allreduce(&merged, &all_merged, 1, MPI_INT, MPI_MIN, in.comm);
-  const bool scan = can_scan && (options.scheme == "enum" || !all_merged);
+  const bool scan = can_scan && (asked == Scheme::enumeration || !all_merged);
   std::ostringstream how;
   how << in.ranks << " ranks, each over its own byte range; ";
   RunResult mine;
@@ -163,7 +164,7 @@ inline MachinePart run_machine_part(const RankInput& in, const Tables& t, const 
     if (summary.counted) {
       mine.counts.assign(summary.counts.begin() + size_t(start) * t.tag_count,
                          summary.counts.begin() + size_t(start + 1) * t.tag_count);
-      mine.scheme = "enum";
+      mine.scheme = scheme_name(Scheme::enumeration);
       how << " and took its counts from that start's lanes";
     } else {
       mine = runner.run(start);
@@ -194,7 +195,7 @@ inline MachinePart run_machine_part(const RankInput& in, const Tables& t, const 
         out.part.matches.push_back(Match{in.n - (t.end_list[i] >> 31), t.end_list[i] & ~kDelayed});
     }
   out.final_state = t.external[final_internal];
-  out.scheme = options.scheme == "auto" ? mine.scheme : options.scheme;
+  out.scheme = asked == Scheme::automatic ? mine.scheme : options.scheme;
   out.reason = how.str();
   return out;
 }

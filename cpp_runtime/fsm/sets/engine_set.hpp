@@ -91,7 +91,7 @@ inline void append_phases(std::vector<PhaseTiming>& all, const std::vector<Phase
 template <class Widths = AllEntryWidths>
 SetResult run_engine_set(const std::vector<SetEngine>& engines, uint32_t tag_count,
                          const uint8_t* data, size_t n, const RunOptions& options) {
-  if (!is_scheme(options.scheme) || options.threads < 0 || options.threads > kMostThreads ||
+  if (!known_scheme(options.scheme) || options.threads < 0 || options.threads > kMostThreads ||
       options.chunks > kMaxChunks)
     Widths::run(Tables(), data, 0, options);  // throws its std::invalid_argument
   const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();

@@ -179,7 +179,7 @@ PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, siz
                               size_t chunks) {
   PrefilterResult result;
   std::vector<std::vector<Match>> hits;  // factor ends by offset, in lists one after another
-  if (options.scheme == "auto") {
+  if (scheme_named(options.scheme) == Scheme::automatic) {
     const double began = omp_get_wtime();
     std::vector<double> units;
     const size_t groups = std::max(size_t(threads), (chunks + kLiteralLanes - 1) / kLiteralLanes);

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "fsm/core/shared_constants.hpp"
 #include "fsm/tokens/chunks.hpp"
 
 namespace parafuse::fsm {
@@ -93,27 +94,28 @@ inline std::string probe_text(const TokenProbe& p) {
 }
 
 // The scheme for data[from, stop) on `threads` threads, and why (see the top).
-inline std::string token_auto_choice(const TokenTables& t, const uint8_t* data, size_t n,
+inline Scheme token_auto_choice(const TokenTables& t, const uint8_t* data, size_t n,
                                      size_t from, size_t stop, int threads,
                                      std::string& reason) {
   const size_t span = stop - from;
-  if (threads <= 1) return reason = "one thread: tokenizing sequentially", "seq";
+  if (threads <= 1) return reason = "one thread: tokenizing sequentially", Scheme::seq;
   if (span < kTokenMinChunk * size_t(threads))
     return reason = "input under " + std::to_string(kTokenMinChunk * size_t(threads)) +
-                    " bytes: tokenizing sequentially", "seq";
+                    " bytes: tokenizing sequentially", Scheme::seq;
   if (span >= kTokenProbeInput) {
     const TokenProbe p = probe_tokens(t, data, n, from, stop);
     const std::string measured = probe_text(p);
     if (2 * p.never >= p.probes)
-      return reason = "seq: " + measured + ", so chunks would mostly be re-run in order", "seq";
+      return reason = "seq: " + measured + ", so chunks would mostly be re-run in order",
+             Scheme::seq;
     if (2 * p.wrong >= p.probes && 16 * p.within >= 15 * p.probes && p.never == 0 &&
         p.fall_p90 <= kEnumCheapFall)
       return reason = "enum: " + measured + "; chunks run from their first " +
                       std::to_string(kEnumWidth) + " bytes and splice the true start, " +
-                      "with no second round", "enum";
+                      "with no second round", Scheme::enumeration;
     return reason = "hspec: " + measured +
                     "; chunks run from lookback guesses, wrong ones re-run in parallel rounds",
-           "hspec";
+           Scheme::hspec;
   }
   const std::string measured =
       t.fall_never_ppm == kTokenUnknown
@@ -123,10 +125,10 @@ inline std::string token_auto_choice(const TokenTables& t, const uint8_t* data, 
                 ", never in " + std::to_string(t.fall_never_ppm / 10000) + "% of " +
                 std::to_string(t.train_positions) + " starts";
   if (t.fall_never_ppm != kTokenUnknown && t.fall_never_ppm > 500000)
-    return reason = "seq: " + measured + ", so chunks would mostly be re-run", "seq";
+    return reason = "seq: " + measured + ", so chunks would mostly be re-run", Scheme::seq;
   return reason = "hspec: " + measured +
                   "; chunks run from lookback guesses, wrong ones re-run in parallel rounds",
-         "hspec";
+         Scheme::hspec;
 }
 
 }  // namespace v1

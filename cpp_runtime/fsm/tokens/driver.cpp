@@ -50,7 +50,7 @@ void run_case(const std::string& blob_path, const std::string& input_path,
       fsm::parse_token_tables(reinterpret_cast<const uint8_t*>(aligned.get()), raw.size());
   const std::vector<uint8_t> data = read_all(input_path);
   fsm::TokenRunOptions seq_options;
-  seq_options.scheme = "seq";
+  seq_options.scheme = fsm::scheme_name(fsm::Scheme::seq);
   std::vector<fsm::Token> expected;
   const fsm::TokenRunResult truth =
       fsm::run_token_set(tables, data.data(), data.size(), seq_options, &expected);
@@ -72,9 +72,11 @@ void run_case(const std::string& blob_path, const std::string& input_path,
         fsm::run_token_set(tables, data.data(), data.size(), options, &got);
     const fsm::TokenRunResult counted =
         fsm::run_token_set<fsm::Token>(tables, data.data(), data.size(), options, nullptr);
-    const bool scheme_ok = options.scheme == "auto" || options.scheme == result.scheme ||
-                           (options.scheme == "fused" && result.scheme == "enum");
-    if (options.scheme == "auto") {
+    const fsm::Scheme asked = fsm::scheme_named(options.scheme);
+    const bool scheme_ok = asked == fsm::Scheme::automatic || options.scheme == result.scheme ||
+                           (asked == fsm::Scheme::fused &&
+                            result.scheme == fsm::scheme_name(fsm::Scheme::enumeration));
+    if (asked == fsm::Scheme::automatic) {
       autos += autos.empty() ? "[" : ", [";
       for (const std::string* text : {&config, &result.scheme, &result.reason}) {
         fsm::append_json_string(autos, *text);

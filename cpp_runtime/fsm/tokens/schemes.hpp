@@ -206,14 +206,14 @@ void tokenize_sequentially(const TokenTables& t, const uint8_t* data, size_t n, 
 
 // The speculation and validation part of `reason` (after what auto said).
 template <class Chunk>
-std::string chunk_report(const std::vector<Chunk>& chunks, const std::string& scheme,
+std::string chunk_report(const std::vector<Chunk>& chunks, Scheme scheme,
                          int rounds, bool in_order) {
   uint64_t rerun = 0;
   size_t wrong = 0;
   for (const auto& chunk : chunks) rerun += chunk.rerun_bytes, wrong += chunk.rerun_bytes > 0;
   return std::to_string(chunks.size()) + " chunks, " + std::to_string(wrong) + " re-run (" +
          std::to_string(rerun) + " bytes)" +
-         (scheme == "hspec" ? ", " + std::to_string(rounds) + " rounds" : std::string()) +
+         (scheme == Scheme::hspec ? ", " + std::to_string(rounds) + " rounds" : std::string()) +
          (in_order ? ", then in order (wrong starts did not fall in step)" : "");
 }
 
@@ -258,13 +258,13 @@ std::vector<Chunk> speculated_chunks(const TokenTables& t, const uint8_t* data, 
 template <class Chunk, class OutToken = Token>
 std::vector<Chunk> validated_chunks(const TokenTables& t, const uint8_t* data, size_t n,
                                     size_t from, size_t stop, size_t count,
-                                    const std::string& scheme, int threads, std::string& reason,
+                                    Scheme scheme, int threads, std::string& reason,
                                     std::vector<OutToken>* out_tokens = nullptr) {
   std::vector<Chunk> chunks =
       speculated_chunks<Chunk>(t, data, n, from, stop, count, threads, out_tokens);
   int rounds = 0;
   bool in_order = false;
-  if (scheme == "hspec") rounds = validate_in_rounds(t, data, n, chunks, threads, in_order);
+  if (scheme == Scheme::hspec) rounds = validate_in_rounds(t, data, n, chunks, threads, in_order);
   else validate_in_order<Chunk>(t, data, n, chunks, nullptr);
   if (count > 1)
     reason += (reason.empty() ? "" : "; ") + chunk_report(chunks, scheme, rounds, in_order);
@@ -277,7 +277,7 @@ std::vector<Chunk> validated_chunks(const TokenTables& t, const uint8_t* data, s
 template <class OutToken>
 TokenRunResult tokenize_in_chunks(const TokenTables& t, const uint8_t* data, size_t n,
                                   size_t from, size_t stop, size_t count,
-                                  const std::string& scheme, std::string reason, int threads,
+                                  Scheme scheme, std::string reason, int threads,
                                   std::vector<OutToken>* tokens) {
   TokenRunResult result;
   if (tokens) {
@@ -295,7 +295,7 @@ TokenRunResult tokenize_in_chunks(const TokenTables& t, const uint8_t* data, siz
         result.counts[kind] += uint64_t(chunk.counts[kind]);
     result.exit = chunks.back().exit;
   }
-  result.scheme = scheme;
+  result.scheme = scheme_name(scheme);
   result.reason = reason;
   result.threads = threads;
   return result;
@@ -306,33 +306,29 @@ TokenRunResult tokenize_in_chunks(const TokenTables& t, const uint8_t* data, siz
 template <class OutToken = Token>
 TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n,
                              const TokenRunOptions& options, std::vector<OutToken>* tokens) {
-  static const char* const known[] = {"auto", "seq", "enum", "fused", "spec", "hspec"};
-  bool valid = false;
-  for (const char* name : known) valid = valid || options.scheme == name;
-  if (!valid)
-    throw std::invalid_argument("unknown scheme '" + options.scheme +
-                                "' (auto | seq | enum | fused | spec | hspec)");
+  Scheme scheme = scheme_named(options.scheme);
   check_threads(options.threads);
   check_chunks(options.chunks);
   TokenRunResult result;
   const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
-  std::string scheme = options.scheme, reason;
+  std::string reason;
   const size_t from = std::min(options.from, n), stop = std::max(from, std::min(options.stop, n));
-  if (scheme == "auto") scheme = token_auto_choice(t, data, n, from, stop, threads, reason);
-  if (scheme == "fused") {
+  if (scheme == Scheme::automatic)
+    scheme = token_auto_choice(t, data, n, from, stop, threads, reason);
+  if (scheme == Scheme::fused) {
     reason = "a token set has no fused DFA (maximal munch is not finite-state): ran enum";
-    scheme = "enum";
+    scheme = Scheme::enumeration;
   }
-  if (scheme == "seq") {
+  if (scheme == Scheme::seq) {
     if (reason.empty()) reason = "requested: one tokenizer over the whole input";
     tokenize_sequentially(t, data, n, from, stop, tokens, result);
-    result.scheme = scheme;
+    result.scheme = scheme_name(scheme);
     result.reason = reason;
     return result;
   }
   const size_t wanted = options.chunks ? options.chunks : size_t(4) * size_t(threads);
   const size_t count = std::max<size_t>(1, std::min(wanted, stop - from));
-  if (scheme != "enum")
+  if (scheme != Scheme::enumeration)
     return tokenize_in_chunks(t, data, n, from, stop, count, scheme, reason, threads, tokens);
   std::vector<TokenChunk> chunks = plan_token_chunks<TokenChunk>(from, stop, count);  // enum
   std::vector<TokenBranches> branches(count);
@@ -343,7 +339,7 @@ TokenRunResult run_token_set(const TokenTables& t, const uint8_t* data, size_t n
   }
   gather_tokens(chunks, t.kind_count, tokens, result, threads);
   result.exit = chunks.back().exit;
-  result.scheme = scheme;
+  result.scheme = scheme_name(scheme);
   result.reason = reason;
   result.threads = threads;
   return result;
