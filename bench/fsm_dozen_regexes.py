@@ -88,7 +88,6 @@ def main() -> None:
         report.append(f"converge <={item.threshold}: median {item.median}, p90 {item.p90}, "
                       f"never {item.never}/{item.positions}")
     report.append(f"lookback {options.lookback}: accuracy {analysis.lookback_accuracy}")
-    report.append(f"auto: {analysis.scheme}: {analysis.reason}")
     result = timed("reference run (sherlock.txt)", report, run_reference, machine, sherlock, True)
     report.append(f"matches {len(result.matches)}; Hyperscan: "
                   f"{hyperscan_agrees(patterns, sherlock, result.matches)}")

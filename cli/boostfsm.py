@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -107,7 +106,8 @@ def check(file: str, max_states, max_fused_states, lookback) -> None:
 
 
 @main.command(help="Print states, byte classes, fused states, convergence, lookback accuracy "
-                   "and the scheme 'auto' would pick.")
+                   "and the scheme 'auto' picks on the sample (the machine's runner is "
+                   "built, as by 'run', and asked).")
 @click.argument("file")
 @click.option("--machine", help="Analyse only this machine.")
 @click.option("--input", "sample_path", help="Sample input (default: 64 KiB of random bytes).")
@@ -120,9 +120,7 @@ def analyze(file, machine, sample_path, as_json, max_states, max_fused_states, l
         sample, sample_name = random_sample(), "random bytes (no --input)"
     else:
         sample, sample_name = read_input(sample_path), sample_path
-    with contextlib.ExitStack() as stack:
-        runner_input = (stack.enter_context(sample_file(sample_path, sample))
-                        if sample_path else None)
+    with sample_file(sample_path, sample) as runner_input:
         reports = [kind_of(m).analyse(m, sample, sample_name, file, runner_input)
                    for m in compiled.machines]
     if as_json:

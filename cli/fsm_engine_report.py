@@ -31,7 +31,10 @@ def _prefilter_note(engine: PrefilterEngine) -> str:
             f"{unbounded} back to a byte their matches cannot hold there")
 
 
-def engine_rows(analysis: EngineSetAnalysis) -> list[dict]:
+def engine_rows(analysis: EngineSetAnalysis, choices: list[tuple[str, str]]) -> list[dict]:
+    """`choices`: the set runner's `auto` (scheme, reason) per engine on the sample; the
+    DFA engines' rows report it (an NFA or prefiltered engine runs one fixed way, which
+    its row describes)."""
     tags = analysis.engine_set.tag_names
     rows = []
     for number, item in enumerate(analysis.engines):
@@ -52,19 +55,21 @@ def engine_rows(analysis: EngineSetAnalysis) -> list[dict]:
             patterns = [tags[index] for index in analysis.engine_set.engines[number].patterns]
             rows.append({"engine": number, "kind": "dfa", "patterns": patterns,
                          "states": machine.state_count, "table_bytes": machine.table_bytes(),
-                         **{key: value for key, value in analysis_json(item).items()
+                         **{key: value
+                            for key, value in analysis_json(item, choices[number]).items()
                             if key not in ("machine", "kind", "states", "table_bytes")}})
     return rows
 
 
-def engine_set_json(analysis: EngineSetAnalysis) -> dict:
-    rows = engine_rows(analysis)
+def engine_set_json(analysis: EngineSetAnalysis, choices: list[tuple[str, str]]) -> dict:
+    rows = engine_rows(analysis, choices)
     return {"machine": analysis.engine_set.name, "kind": "patterns",
             "engines": rows, "table_bytes": sum(row["table_bytes"] for row in rows)}
 
 
-def print_engine_set_analysis(analysis: EngineSetAnalysis) -> None:
-    rows = engine_rows(analysis)
+def print_engine_set_analysis(analysis: EngineSetAnalysis,
+                              choices: list[tuple[str, str]]) -> None:
+    rows = engine_rows(analysis, choices)
     total = sum(row["table_bytes"] for row in rows)
     click.echo(f"{analysis.engine_set.name} (pattern set, {len(rows)} engines, "
                f"{total} table bytes)")
@@ -77,4 +82,4 @@ def print_engine_set_analysis(analysis: EngineSetAnalysis) -> None:
         if isinstance(item, NfaEngine | PrefilterEngine):
             click.echo(f"  auto picks:    {row['auto_scheme']}: {row['auto_reason']}")
         else:
-            print_analysis(item)
+            print_analysis(item, choices[row["engine"]])

@@ -60,11 +60,11 @@ def descriptors_named(path: str) -> tuple[int, ...]:
 
 
 @contextlib.contextmanager
-def sample_file(path: str, data: bytes) -> Iterator[str]:
-    """A path the runner can read `data` (already read from `path`) from again: `path`
-    itself where it is a regular file, else a temporary copy (a FIFO or a pipe is read
-    once)."""
-    if path != "-" and os.path.isfile(path):
+def sample_file(path: str | None, data: bytes) -> Iterator[str]:
+    """A path the runner can read `data` (already read from `path`, or made: None) from
+    again: `path` itself where it is a regular file, else a temporary copy (a FIFO or a pipe
+    is read once)."""
+    if path is not None and path != "-" and os.path.isfile(path):
         yield path
         return
     with tempfile.NamedTemporaryFile(prefix="boostfsm-sample-") as copy:

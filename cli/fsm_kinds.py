@@ -19,7 +19,7 @@ from parafuse.cli.errors import UsageError, exit_status
 from parafuse.cli.fsm_engine_report import engine_set_json, print_engine_set_analysis
 from parafuse.cli.fsm_inputs import check_input_readable, descriptors_named, read_input
 from parafuse.cli.fsm_report import analysis_json, print_analysis, print_run
-from parafuse.cli.fsm_runtime_choice import runner_for, runtime_choice
+from parafuse.cli.fsm_runtime_choice import engine_choices, runner_for, runtime_choice
 from parafuse.cli.fsm_token_commands import (
     compile_token_project,
     run_cpp_tokens,
@@ -94,10 +94,11 @@ class Dfa:
     """One DFA: analysed by stage 4, run by its runner or the reference executor."""
 
     def analyse(self, machine: CompiledMachine, sample: bytes, sample_name: str, file: str,
-                runner_input: str | None) -> Report:
+                runner_input: str) -> Report:
+        """`runner_input`: the sample as a file, which the machine's runner reads to say
+        what its `auto` picks (probes included)."""
         analysis = analyse_any(machine, sample, sample_name)
-        # with --input, `auto picks` is the runner's own choice on it (probes included)
-        choice = runtime_choice(machine, file, runner_input) if runner_input else None
+        choice = runtime_choice(machine, file, runner_input)
         return Report(lambda: analysis_json(analysis, choice),
                       lambda: print_analysis(analysis, choice))
 
@@ -137,18 +138,19 @@ class EngineSetKind(Dfa):
     """A pattern set of several engines: every DFA engine analysed, the set's own `auto`."""
 
     def analyse(self, machine: EngineSet, sample: bytes, sample_name: str, file: str,
-                runner_input: str | None) -> Report:
+                runner_input: str) -> Report:
         analysis = analyse_any(machine, sample, sample_name)
-        return Report(lambda: engine_set_json(analysis),
-                      lambda: print_engine_set_analysis(analysis))
+        choices = engine_choices(machine, file, runner_input)
+        return Report(lambda: engine_set_json(analysis, choices),
+                      lambda: print_engine_set_analysis(analysis, choices))
 
 
 class TokenSet:
     """A token set (a lexer): tokens, not matches."""
 
     def analyse(self, machine: CompiledTokenSet, sample: bytes, sample_name: str, file: str,
-                runner_input: str | None) -> Report:
-        choice = token_runtime_choice(machine, file, runner_input) if runner_input else None
+                runner_input: str) -> Report:
+        choice = token_runtime_choice(machine, file, runner_input)
         analysis = analyse_token_set(machine, sample, sample_name, choice)
         return Report(lambda: token_analysis_json(analysis),
                       lambda: print_token_analysis(analysis))

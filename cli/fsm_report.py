@@ -13,9 +13,8 @@ def _convergence_json(item: Convergence) -> dict:
             "never": item.never, "positions": item.positions, "horizon": item.horizon}
 
 
-def analysis_json(analysis: MachineAnalysis, measured: tuple[str, str] | None = None) -> dict:
-    """`measured`: the runner's (scheme, reason) on the --input file, which `auto_scheme`
-    then reports; `rules_scheme` is what the analysis rules alone pick on the sample."""
+def analysis_json(analysis: MachineAnalysis, choice: tuple[str, str]) -> dict:
+    """`choice`: the runner's `auto` (scheme, reason) on the sample."""
     machine = analysis.machine
     return {
         "machine": machine.name,
@@ -33,11 +32,8 @@ def analysis_json(analysis: MachineAnalysis, measured: tuple[str, str] | None = 
         "lookback_positions": analysis.lookback_positions,
         "sample": analysis.sample,
         "sample_bytes": analysis.sample_bytes,
-        "auto_scheme": measured[0] if measured else analysis.scheme,
-        "auto_reason": measured[1] if measured else analysis.reason,
-        "auto_measured_by_runtime": measured is not None,
-        "rules_scheme": analysis.scheme,
-        "rules_reason": analysis.reason,
+        "auto_scheme": choice[0],
+        "auto_reason": choice[1],
     }
 
 
@@ -54,7 +50,7 @@ def _fused_line(analysis: MachineAnalysis) -> str:
     return f"{fused.count} (bound {fused.bound})"
 
 
-def print_analysis(analysis: MachineAnalysis, measured: tuple[str, str] | None = None) -> None:
+def print_analysis(analysis: MachineAnalysis, choice: tuple[str, str]) -> None:
     machine = analysis.machine
     kind = "pattern set" if machine.kind == "patterns" else "explicit machine"
     click.echo(f"{machine.name} ({kind})")
@@ -75,16 +71,7 @@ def print_analysis(analysis: MachineAnalysis, measured: tuple[str, str] | None =
         click.echo(f"  lookback {machine.options.lookback}:   "
                    f"{100 * analysis.lookback_accuracy:.1f}% right over "
                    f"{analysis.lookback_positions} positions")
-    if measured is None:
-        click.echo(f"  auto picks:    {analysis.scheme}: {analysis.reason}")
-        click.echo("  at run time:   SIMD enumeration is timed against table walks on the "
-                   "input where it fits, and lookback right at 99% or more decides spec; "
-                   "what those leave open on inputs of 16 MiB or more per thread, timed "
-                   "probes of the schemes decide; at one thread, spec where the rules say "
-                   "hspec (--input asks the runtime)")
-    else:
-        click.echo(f"  rules pick:    {analysis.scheme}: {analysis.reason}")
-        click.echo(f"  auto picks:    {measured[0]} (the runtime, on this input): {measured[1]}")
+    click.echo(f"  auto picks:    {choice[0]} (the runtime, on this sample): {choice[1]}")
 
 
 def print_run(payload: dict) -> None:

@@ -1,8 +1,7 @@
 """`boostfsm analyze` of a token set: the tokenizer DFA, where it may re-read, how fast a
-wrong start falls in step on the sample, and what `auto` picks (text and JSON): with
---input, the runner's own choice on that input (`runner`: the same probe, the same
-threads); without, the rule a project trained on the sample applies to inputs under 1 MiB
-(`trained`), which is also reported with --input."""
+wrong start falls in step on the sample, and what `auto` picks (text and JSON): the
+runner's own choice on the sample (the same probe, the same threads), and the rule a
+project trained on the sample applies to inputs under 1 MiB (`trained`)."""
 
 from __future__ import annotations
 
@@ -28,19 +27,11 @@ class TokenSetAnalysis:
     sample_bytes: int
     trained_scheme: str  # the training rule's pick (a project compiled with --train)
     trained_reason: str
-    runner: tuple[str, str] | None = None  # the runner's (scheme, reason) on --input
-
-    @property
-    def scheme(self) -> str:
-        return self.runner[0] if self.runner else self.trained_scheme
-
-    @property
-    def reason(self) -> str:
-        return self.runner[1] if self.runner else self.trained_reason
+    runner: tuple[str, str]  # the runner's (scheme, reason) on the sample
 
 
 def analyse_token_set(token_set: CompiledTokenSet, sample: bytes, sample_name: str,
-                      runner: tuple[str, str] | None = None) -> TokenSetAnalysis:
+                      runner: tuple[str, str]) -> TokenSetAnalysis:
     fall = fall_in_step(token_set, sample)
     scheme, reason = token_auto_choice(fall)
     return TokenSetAnalysis(token_set, int(loop_states(token_set).sum()), fall, sample_name,
@@ -59,8 +50,7 @@ def token_analysis_json(analysis: TokenSetAnalysis) -> dict:
         "fall_in_step": {"median": fall.median, "p90": fall.p90, "never": fall.never,
                          "positions": fall.positions},
         "sample": analysis.sample, "sample_bytes": analysis.sample_bytes,
-        "auto_scheme": analysis.scheme, "auto_reason": analysis.reason,
-        "auto_from": "runner" if analysis.runner else "trained",
+        "auto_scheme": analysis.runner[0], "auto_reason": analysis.runner[1],
         "trained_scheme": analysis.trained_scheme, "trained_reason": analysis.trained_reason,
     }
 
@@ -82,9 +72,8 @@ def print_token_analysis(analysis: TokenSetAnalysis) -> None:
                    f"never {fall.never}/{fall.positions} (bytes from a wrong start)")
     else:
         click.echo("  fall in step:  n/a (no wrong start in the sample)")
-    if analysis.runner:
-        click.echo(f"  auto picks:    {analysis.scheme} (the runner on this input): "
-                   f"{analysis.reason}")
+    click.echo(f"  auto picks:    {analysis.runner[0]} (the runner on this sample): "
+               f"{analysis.runner[1]}")
     click.echo(f"  trained auto:  {analysis.trained_scheme} (a project trained on this "
                f"sample, on inputs under 1 MiB): {analysis.trained_reason}")
 

@@ -25,8 +25,6 @@ from .analysis.analysis import (
     lookback_accuracy,
 )
 from .analysis.project_analysis import FUSED_BLOB_BUDGET, ProjectAnalysis, project_analysis
-from .analysis.scheme_choice import choose_scheme
-from .analysis.simd_fit import cpu_simd_paths
 from .automata.dfa import SubsetDfa
 from .automata.explicit import compile_explicit
 from .automata.never_match import check_patterns_can_match
@@ -113,8 +111,6 @@ class MachineAnalysis:
     lookback_positions: int
     sample: str  # what the sample was
     sample_bytes: int
-    scheme: str
-    reason: str
 
 
 def random_sample() -> bytes:
@@ -122,25 +118,17 @@ def random_sample() -> bytes:
     return np.random.default_rng(0).integers(0, 256, RANDOM_SAMPLE_BYTES, dtype=np.uint8).tobytes()
 
 
-def analyse(machine: CompiledMachine, sample: bytes, sample_name: str,
-            simd_paths: frozenset[str] | None = None,
-            threads: int | None = None) -> MachineAnalysis:
-    """Stage 4: fused states, convergence, lookback accuracy and the `auto` choice;
-    `simd_paths`: the vector paths of the CPU the choice is for (None: this one's);
-    `threads`: the run's thread count (None: the runtime's default)."""
+def analyse(machine: CompiledMachine, sample: bytes, sample_name: str) -> MachineAnalysis:
+    """Stage 4: fused states, convergence and lookback accuracy on the sample (what `auto`
+    picks is the runtime's to say: cli/fsm_runtime_choice.py asks the machine's runner)."""
     sample = sample[:SAMPLE_LIMIT]
     classes = np.frombuffer(bytes(sample), dtype=np.uint8)
     classes = machine.byte_class[classes].astype(np.int64)
     fused = fused_state_count(machine, machine.options.max_fused_states)
     steps = convergence(machine, classes)
     lookback = machine.options.lookback
-    accuracy, tried, slow_misses = lookback_accuracy(machine, classes, None, lookback)
-    groups = len({machine.reports(state) for state in range(machine.state_count)} - {()})
-    paths = cpu_simd_paths() if simd_paths is None else simd_paths
-    scheme, reason = choose_scheme(fused, steps, accuracy, slow_misses, lookback,
-                                   (machine.state_count, groups, paths), threads)
-    return MachineAnalysis(machine, fused, steps, accuracy, tried, sample_name, len(sample),
-                           scheme, reason)
+    accuracy, tried, _ = lookback_accuracy(machine, classes, None, lookback)
+    return MachineAnalysis(machine, fused, steps, accuracy, tried, sample_name, len(sample))
 
 
 def analyse_for_project(

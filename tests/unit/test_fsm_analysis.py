@@ -109,17 +109,6 @@ def test_lookback_on_rotation_breaks_ties_towards_state_zero() -> None:
     assert slow == round((1 - accuracy) * tried)
 
 
-NO_SIMD = frozenset()  # a CPU without vector paths: rules 1-8 of scheme_choice decide
-
-
-def test_auto_choice_follows_the_measurements() -> None:
-    reset_rows = [[0, 1, 2], [0, 1, 2], [0, 1, 2]]
-    assert analyse(machine_of(reset_rows), RANDOM_BYTES, "r", NO_SIMD).scheme == "spec"
-    assert analyse(machine_of(rotation(5)), RANDOM_BYTES, "r", NO_SIMD).scheme == "fused"
-    stuck = machine_of(rotation(20), max_fused_states=2)
-    assert analyse(stuck, RANDOM_BYTES, "r", NO_SIMD).scheme == "seq"
-
-
 @pytest.mark.parametrize(("states", "paths", "fits"), [
     (3, {"ssse3"}, "ssse3"), (16, {"avx2", "avx512vbmi"}, "avx2"), (17, {"ssse3"}, None),
     (20, {"avx2"}, "avx2"), (33, {"avx2"}, None), (40, {"avx512vbmi", "avx2"}, "avx512vbmi"),
@@ -127,17 +116,11 @@ def test_auto_choice_follows_the_measurements() -> None:
     (257, {"avx512vbmi"}, None), (65, {"avx2"}, None),
     (16, {"avx512vl", "avx512vbmi", "avx2"}, "avx512vl"), (17, {"avx512vl", "avx2"}, "avx2"),
     (33, {"avx512vl", "avx2"}, None)])
-def test_simd_rule_comes_first_where_the_path_takes_the_machine(states, paths, fits) -> None:
-    """Rule 0 (the runtime's fsm/auto/rates.hpp): enum wherever this CPU's path takes the
-    machine, before speculation that is always right; the reason says what the other
-    rules would pick were table walks faster."""
-    machine = machine_of([[0, 1, 2]] * states)  # every byte resets: spec is always right
-    result = analyse(machine, RANDOM_BYTES, "r", frozenset(paths))
-    if fits is None:
-        assert result.scheme == "spec"
-    else:
-        assert result.scheme == "enum" and f"this CPU ({states} states" in result.reason
-        assert "where walks are faster: spec" in result.reason
+def test_simd_path_takes_the_machines_its_kernels_fit(states, paths, fits) -> None:
+    """The SIMD path a CPU's vector extensions give a machine of `states` states (the
+    runtime's fsm/simd/plan.hpp), whatever its reports."""
+    from parafuse.fsm_compiler.analysis.simd_fit import simd_path
+    assert simd_path(states, frozenset(paths)) == fits
 
 
 def test_simd_rule_needs_the_groups_counted_in_one_pass() -> None:
@@ -172,22 +155,22 @@ def _reset_rotation(components: int, size: int, classes: int) -> list[list[int]]
     return rows
 
 
-def test_auto_choice_enumerates_where_every_path_meets() -> None:
+def test_paths_meet_where_a_rare_reset_brings_them_together() -> None:
     # One rotation reset by 1 byte in 64: lookback 8 rarely sees a reset, but from every
     # state the paths meet long before the 4096-byte horizon.
     machine = machine_of(_reset_rotation(1, 5, 64), lookback=8)
-    result = analyse(machine, RANDOM_BYTES, "r", NO_SIMD)
+    result = analyse(machine, RANDOM_BYTES, "r")
     assert result.lookback_accuracy < 0.5
-    assert result.scheme == "enum" and "paths met" in result.reason
+    one = next(c for c in result.convergence if c.threshold == 1)
+    assert one.positions > 0 and one.never == 0
 
 
-def test_auto_choice_speculates_in_rounds_where_wrong_guesses_recover() -> None:
+def test_wrong_guesses_recover_where_paths_never_meet() -> None:
     # Two rotations never merge (paths from every state do not meet), but within the true
     # one a reset (1 byte in 8) brings a wrong guess back within a few bytes.
     machine = machine_of(_reset_rotation(2, 3, 8), lookback=8)
-    result = analyse(machine, RANDOM_BYTES, "r", NO_SIMD, threads=2)
-    assert 0.5 <= result.lookback_accuracy < 0.99
-    assert result.scheme == "hspec" and "within 1024 bytes" in result.reason
-    # At one thread hspec's rounds run one after another: never better than spec.
-    alone = analyse(machine, RANDOM_BYTES, "r", NO_SIMD, threads=1)
-    assert alone.scheme == "spec" and "at one thread, spec" in alone.reason
+    classes = classes_of(machine, RANDOM_BYTES)
+    accuracy, tried, slow = lookback_accuracy(machine, classes, None, 8)
+    assert tried > 0 and 0.5 <= accuracy < 0.99 and slow == 0
+    one = next(c for c in analyse(machine, RANDOM_BYTES, "r").convergence if c.threshold == 1)
+    assert one.never == one.positions > 0
