@@ -1,7 +1,6 @@
 """`boostfsm analyze` of a token set: the tokenizer DFA, where it may re-read, how fast a
 wrong start falls in step on the sample, and what `auto` picks (text and JSON): the
-runner's own choice on the sample (the same probe, the same threads), and the rule a
-project trained on the sample applies to inputs under 1 MiB (`trained`)."""
+runner's own choice on the sample (the same probe and rules, the same threads)."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ from parafuse.fsm_compiler.tokens.token_analysis import (
     FallInStep,
     fall_in_step,
     loop_states,
-    token_auto_choice,
 )
 from parafuse.fsm_compiler.tokens.token_sets import CompiledTokenSet
 
@@ -25,17 +23,14 @@ class TokenSetAnalysis:
     fall: FallInStep
     sample: str
     sample_bytes: int
-    trained_scheme: str  # the training rule's pick (a project compiled with --train)
-    trained_reason: str
     runner: tuple[str, str]  # the runner's (scheme, reason) on the sample
 
 
 def analyse_token_set(token_set: CompiledTokenSet, sample: bytes, sample_name: str,
                       runner: tuple[str, str]) -> TokenSetAnalysis:
     fall = fall_in_step(token_set, sample)
-    scheme, reason = token_auto_choice(fall)
     return TokenSetAnalysis(token_set, int(loop_states(token_set).sum()), fall, sample_name,
-                            len(sample), scheme, reason, runner)
+                            len(sample), runner)
 
 
 def token_analysis_json(analysis: TokenSetAnalysis) -> dict:
@@ -51,7 +46,6 @@ def token_analysis_json(analysis: TokenSetAnalysis) -> dict:
                          "positions": fall.positions},
         "sample": analysis.sample, "sample_bytes": analysis.sample_bytes,
         "auto_scheme": analysis.runner[0], "auto_reason": analysis.runner[1],
-        "trained_scheme": analysis.trained_scheme, "trained_reason": analysis.trained_reason,
     }
 
 
@@ -74,8 +68,6 @@ def print_token_analysis(analysis: TokenSetAnalysis) -> None:
         click.echo("  fall in step:  n/a (no wrong start in the sample)")
     click.echo(f"  auto picks:    {analysis.runner[0]} (the runner on this sample): "
                f"{analysis.runner[1]}")
-    click.echo(f"  trained auto:  {analysis.trained_scheme} (a project trained on this "
-               f"sample, on inputs under 1 MiB): {analysis.trained_reason}")
 
 
 def print_token_run(payload: dict) -> None:

@@ -83,22 +83,3 @@ def _quantile(distances: list[int], q: float, total: int) -> int | None:
     rank = int(np.ceil(q * total)) - 1
     ordered = sorted(distances)
     return ordered[rank] if rank < len(ordered) else None
-
-
-def token_auto_choice(fall: FallInStep) -> tuple[str, str]:
-    """What `auto` picks on several threads for an input under 1 MiB, from the training
-    sample, and why (the runtime's rule, cpp_runtime/fsm/tokens/auto.hpp: seq on one thread
-    or a tiny input; an input of 1 MiB or more is measured by the runtime itself)."""
-    if fall.positions == 0:
-        return "hspec", ("no wrong start measured on the sample; chunks run from lookback "
-                         "guesses, wrong ones re-run in parallel rounds")
-    measured = (f"a wrong start fell in step after median {_bytes(fall.median)}, "
-                f"p90 {_bytes(fall.p90)}, never in {fall.never} of {fall.positions} starts")
-    if fall.never_fraction > 0.5:
-        return "seq", measured + ", so chunks would mostly be re-run"
-    return "hspec", measured + "; chunks run from lookback guesses, wrong ones re-run in "\
-                               "parallel rounds"
-
-
-def _bytes(value: int | None) -> str:
-    return "never" if value is None else f"{value} bytes"
