@@ -33,6 +33,7 @@ bench-fsm: $(STAMP)
 	$(BIN)/python bench/fsm_simd.py
 	$(BIN)/python bench/fsm_simd_paths.py
 	$(BIN)/python bench/fsm_simd_kernel.py
+	$(BIN)/python bench/fsm_auto_corpus.py
 
 # flex and re2c are the benchmark's competitors, not the product's dependencies.
 bench-fsm-tokens: $(STAMP)

@@ -81,6 +81,8 @@ def bundle() -> Path:
     return build_bundle("samples-cuda", modules, _files, cmake_arguments(find_nvcc()))
 
 
+# The bundle's build is the suite's longest single item (about 80 s): its tests go first.
+@pytest.mark.slow
 @needs_nvcc
 @pytest.mark.parametrize("name", ROW_FUNCTIONS)
 def test_row_functions_compile(name: str, bundle: Path) -> None:
@@ -90,6 +92,7 @@ def test_row_functions_compile(name: str, bundle: Path) -> None:
     assert (bundle / "build" / f"{program}_run").exists()
 
 
+@pytest.mark.slow
 @needs_nvcc
 @pytest.mark.parametrize(("sample", "program"), list(_programs()))
 def test_every_schedule_compiles_and_links(sample, program, bundle: Path) -> None:

@@ -34,6 +34,11 @@ struct Counters {
   uint32_t floor_offset, shift, rows;
   uint64_t pending = 0;   // steps counted densely since the last flush (each slot <= this)
   uint32_t* modes = nullptr;  // or: bit `mode` set for each mode a block was counted in
+  // The mode of the first block, and where to leave the mode the last block chose (or
+  // null): auto's timed walks (fsm/auto/rates.hpp) count a window of a few KiB in the mode
+  // a run settles in after its first block, not in the first block's.
+  Counting first = Counting::sparse;
+  Counting* settled = nullptr;
 
   uint64_t dense_reports() const {
     uint64_t total = 0;
@@ -134,7 +139,7 @@ inline void count_lanes(const TypedTable<Entry>& m, Lane* lanes, Counters& c) {
   uint32_t state[K];
   const uint8_t* data[K];
   for (int k = 0; k < K; ++k) state[k] = lanes[k].state, data[k] = lanes[k].data;
-  Counting mode = Counting::sparse;
+  Counting mode = c.first;
   for (size_t begin = 0; begin < common;) {
     const size_t end = std::min(common, begin + (begin ? kBlock : kFirstBlock));
     if (c.modes) *c.modes |= 1u << unsigned(mode);
@@ -142,6 +147,7 @@ inline void count_lanes(const TypedTable<Entry>& m, Lane* lanes, Counters& c) {
     mode = c.next(mode, reports, (end - begin) * K);
     begin = end;
   }
+  if (c.settled) *c.settled = mode;
   if (c.pending) c.flush();
   for (int k = 0; k < K; ++k) {
     const uint8_t* rest = data[k] + common;

@@ -150,6 +150,11 @@ class Engine {
   bool merging_enum_ = false;       // auto: enum runs as the merging scalar enumeration
   uint64_t prediction_lookups_done_ = 0;  // spec, hspec: the lookups their predictions took
   volatile uint8_t touch_sink_ = 0;  // auto: bytes read only to fault their pages in
+  // auto's timed walks (fsm/auto/rates.hpp, one thread): the counting mode their first block
+  // takes, and where their last block's choice is kept (Counters::first, ::settled)
+  Counting counting_from_ = Counting::sparse;
+  Counting* counting_settled_ = nullptr;
+  Counting rates_counting_ = Counting::sparse;  // the mode kernel_rates' warm walk settled in
   double parallel_choose_seconds_ = 0;  // auto: the parallel parts of choosing
   std::vector<PhaseTiming>& phases() { return phases_; }
  private:
@@ -233,6 +238,8 @@ Counters Engine<Entry>::counters() {
                     inc_.empty() ? nullptr : inc_.data(), t_.report_floor_offset(), t_.shift,
                     uint32_t(rows)};
   counting.modes = &modes_[size_t(omp_get_thread_num())];
+  counting.first = counting_from_;
+  counting.settled = counting_settled_;
   return counting;
 }
 
