@@ -103,6 +103,9 @@ def test_analyze_lists_the_engines(files) -> None:
     assert analysis["engines"][2]["patterns"] == ["one", "two", "river", "three"]
     assert analysis["engines"][2]["literals"] >= 4
     assert analysis["table_bytes"] == sum(e["table_bytes"] for e in analysis["engines"])
+    # the DFA engine's row holds its own part of the set runner's reason
+    assert analysis["engines"][0]["auto_scheme"] in ("seq", "enum", "fused", "spec", "hspec")
+    assert "engine 1" not in analysis["engines"][0]["auto_reason"]
     text = boostfsm("analyze", str(source), "--input", str(data)).stdout
     assert "engine 0: dfa" in text and "auto picks:    nfa:" in text
     assert "engine 2: prefilter, 4 patterns" in text and "auto picks:    prefilter:" in text

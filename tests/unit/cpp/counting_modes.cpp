@@ -79,6 +79,29 @@ int main() {
              "the last block's choice is left where asked");
     }
   }
+  // A walk of one block counts it in the mode asked for (the modes it used are recorded).
+  {
+    std::mt19937 one(9);
+    const Machine machine = random_machine(one);
+    TypedTable<uint32_t> m(Tables{});
+    m.table = machine.table.data(), m.byte_class = machine.byte_class.data();
+    m.shift = kShift, m.floor_offset = kFloor << kShift;
+    std::vector<uint8_t> data(4 * 512, 7);
+    std::vector<uint64_t> inc(kStates, 0);
+    for (uint32_t s = kFloor; s < kStates; ++s) inc[s] = uint64_t(1) << (8 * (s - kFloor));
+    for (Counting first : {Counting::sparse, Counting::packed, Counting::dense}) {
+      Lane lanes[4];
+      for (int k = 0; k < 4; ++k) lanes[k] = Lane{data.data() + 512 * k, 512, 0, 0};
+      std::vector<uint64_t> hist(kStates - kFloor, 0);
+      std::vector<uint32_t> dense(size_t(kStates) << kShift, 0);
+      uint32_t modes = 0;
+      Counters c{hist.data(), dense.data(), inc.data(), kFloor << kShift, kShift,
+                 kStates << kShift};
+      c.first = first, c.modes = &modes;
+      count_lanes<4>(m, lanes, c);
+      expect(modes == 1u << unsigned(first), "a one-block walk counts in the first mode");
+    }
+  }
   if (failures == 0) std::printf("ok\n");
   return failures != 0;
 }
