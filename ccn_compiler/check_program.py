@@ -7,6 +7,7 @@ from parafuse.grammar.diagnostics import CompileError, Note
 
 from . import ir
 from .check_dims import shape_dim
+from .check_placement import check_in_block, enter_block, placed_layout, stage_placement
 from .check_stages import check_collective, check_matmul, check_update
 from .infer_expr import check_expr
 from .numerics import dtype_range, fits_dtype
@@ -60,8 +61,8 @@ def _layout(spec: ast.LayoutSpec, rank: int) -> Layout:
 def _tensor(decl: ast.TensorDecl, scope: Scope, ordinal: int) -> ir.Tensor:
     dtype = _dtype(decl.dtype)
     dims = _dims(decl, scope)
-    vt = ValueType(dtype, dims, _layout(decl.layout, len(dims)))
-    scope.define(decl.name.name, Binding(decl.role, vt, decl.name.location))
+    vt = ValueType(dtype, dims, placed_layout(_layout(decl.layout, len(dims)), scope.placement))
+    scope.define(decl.name.name, Binding(decl.role, vt, decl.name.location, scope.placement))
     return ir.Tensor(decl.name.name, decl.role, vt, ordinal, decl.location)
 
 
@@ -93,7 +94,8 @@ def _stage(stmt: ast.Assignment, scope: Scope, updated: dict) -> ir.Stage:
     else:
         expr = check_expr(value, scope)
         stage = ir.ElementwiseStage(target.name, expr, expr.type, stmt.location)
-    scope.define(target.name, Binding("stage", stage.type, target.location))
+    place = stage_placement(stage, scope)
+    scope.define(target.name, Binding("stage", stage.type, target.location, place))
     return stage
 
 
@@ -125,8 +127,16 @@ def check_program(prog: ast.ProgramAst, source) -> ir.Program:
         scope.define(size.name, Binding("size", None, size.location))
     params, tensors, groups, stages, output_decls = [], [], [], [], []
     updated: dict = {}
-    for stmt in prog.statements:
-        if isinstance(stmt, ast.ParamDecl):
+    statements = [(stmt, None) for stmt in prog.statements]
+    while statements:
+        stmt, block = statements.pop(0)
+        scope.placement = block
+        if block is not None:
+            check_in_block(stmt, scope)
+        if isinstance(stmt, ast.OnBlock):
+            placement = enter_block(stmt, scope)
+            statements[:0] = [(inner, placement) for inner in stmt.statements]
+        elif isinstance(stmt, ast.ParamDecl):
             params.append(_param(stmt, scope))
         elif isinstance(stmt, ast.TensorDecl):
             tensors.append(_tensor(stmt, scope, len(tensors)))
@@ -138,6 +148,7 @@ def check_program(prog: ast.ProgramAst, source) -> ir.Program:
             stages.append(_stage(stmt, scope, updated))
     outputs = _outputs(output_decls, scope, stages)
     state_updates = tuple((s.state, s.name) for s in stages if isinstance(s, ir.UpdateStage))
+    placements = tuple((name, b.place) for name, b in scope.bindings.items() if b.place)
     return ir.Program(prog.name.name, tuple(s.name for s in prog.size_vars), tuple(params),
                       tuple(tensors), tuple(groups), tuple(stages), outputs, state_updates,
-                      prog.location, source)
+                      prog.location, source, placements)

@@ -6,6 +6,7 @@ from parafuse.grammar import ccn_ast as ast
 from parafuse.grammar.diagnostics import CompileError, Note
 
 from . import ir
+from .check_placement import collective_group
 from .infer_expr import check_expr, positional
 from .layout_rules import LayoutConflict, aligned_dim, matmul_layout
 from .scope import REDUCE_OPS, Scope, did_you_mean
@@ -72,6 +73,7 @@ def _wrong_layout(op: str, wanted: str, x: ir.Expr, hint: str | None = None):
 def check_collective(name: str, node: ast.Call, scope: Scope) -> ir.CollectiveStage:
     op = node.function.name
     args, group = _split_group(node, scope)
+    group = collective_group(op, group, node, scope)
     usage = COLLECTIVE_USAGE[op]
     bare = ast.Call(node.function, tuple(args), node.location)
     extra: dict = {"group": group}
@@ -100,7 +102,7 @@ def check_collective(name: str, node: ast.Call, scope: Scope) -> ir.CollectiveSt
     if extra.get("reduce_op") == "avg" and is_int(x.type.dtype):
         raise CompileError("avg of integers is not defined", node.arguments[0].location,
                            hint="use sum, or cast(x, f32) first")
-    vt = ValueType(x.type.dtype, x.type.shape, _collective_layout(op, x, group, scope))
+    vt = ValueType(x.type.dtype, x.type.shape, _collective_layout(op, x, extra["group"], scope))
     return ir.CollectiveStage(name, op, x, vt, node.location, **extra)
 
 
@@ -130,8 +132,9 @@ def _collective_layout(op: str, x: ir.Expr, group: str | None, scope: Scope) -> 
         if lay.kind != "local":
             raise _wrong_layout("broadcast", "a local value", x)
         return Layout("replicated", None, group)
-    if lay.kind == "sliced":
-        raise _wrong_layout("send", "a replicated or local value", x, "allgather it first")
+    if lay.kind == "sliced" and lay.group != group:
+        raise _wrong_layout("send", f"a replicated or local value (or one sliced in {group})",
+                            x, "allgather it first")
     return lay
 
 

@@ -246,6 +246,18 @@ class Group:
 
 
 @dataclass(frozen=True)
+class Placement:
+    """Block `block` of group `group`: a pipeline stage (`on G[k] { ... }`). Only its ranks
+    hold the values placed there and run the statements that compute them."""
+
+    group: str
+    block: int
+
+    def __str__(self) -> str:
+        return f"{self.group}[{self.block}]"
+
+
+@dataclass(frozen=True)
 class Program:
     name: str
     size_vars: tuple[str, ...]
@@ -257,6 +269,9 @@ class Program:
     state_updates: tuple[tuple[str, str], ...]  # (state, value that becomes its next value)
     location: Location
     source: SourceFile | None = None
+    # Tensors and stages written in `on G[k]` blocks; stages that schedules create are placed
+    # where the values they read are (`placement`).
+    placements: tuple[tuple[str, Placement], ...] = ()
 
     def flat_stages(self) -> tuple[SimpleStage, ...]:
         """Every simple stage in execution order, fused and overlapped parts included."""
@@ -274,6 +289,38 @@ class Program:
 
     def group(self, name: str) -> Group | None:
         return next((g for g in self.groups if g.name == name), None)
+
+    def placement(self, name: str) -> Placement | None:
+        """Where a tensor or stage lives: one stage of a pipeline, or None (every rank)."""
+        found = dict(self.placements).get(name)
+        if found is not None:
+            return found
+        stage = self.stage(name)
+        return None if stage is None else self.stage_placement(stage)
+
+    def stage_placement(self, stage: Stage) -> Placement | None:
+        """The block that runs a stage: its own placement, or (for a stage a schedule made)
+        that of the values it reads; a send moves its operand's block by its shift."""
+        if isinstance(stage, (FusedStage, OverlapStage)):
+            return self.stage_placement(stage.parts[-1])
+        found = dict(self.placements).get(stage.name)
+        if found is not None:
+            return found
+        reads = [self.placement(node.name) for expr in stage_exprs(stage)
+                 for node in walk(expr) if isinstance(node, Ref)]
+        source = next((p for p in reads if p is not None), None)
+        if source is not None and isinstance(stage, CollectiveStage) and stage.op == "send":
+            blocks = self.group(source.group).blocks
+            return Placement(source.group, (source.block + stage.shift) % blocks)
+        return source
+
+    def send_source(self, stage: CollectiveStage) -> Placement | None:
+        """The block a send between stages reads from (None: a ring shift of every block)."""
+        dest = self.stage_placement(stage)
+        if dest is None:
+            return None
+        blocks = self.group(dest.group).blocks
+        return Placement(dest.group, (dest.block - stage.shift) % blocks)
 
     def value_type(self, name: str) -> ValueType:
         """The type of a stage, tensor or param by name."""

@@ -93,8 +93,10 @@ def _cross_rank_notes(stage: ir.Stage) -> list[str]:
             for node in ir.walk(expr) if isinstance(node, ir.Reduce) and node.cross_rank]
 
 
-def _annotated(code: str, vt: ValueType, notes: list[str], width: int) -> str:
-    comment = f"# {vt}" + (f"  ({'; '.join(notes)})" if notes else "")
+def _annotated(code: str, vt: ValueType, notes: list[str], width: int,
+               placement: ir.Placement | None) -> str:
+    comment = f"# {vt}" + (f" on {placement}" if placement else "") + \
+        (f"  ({'; '.join(notes)})" if notes else "")
     return f"    {code.ljust(width)}  {comment}"
 
 
@@ -107,27 +109,31 @@ def format_program(program: ir.Program, schedule: str = "default") -> str:
         default = "" if param.default is None else f" = {_number(param.default)}"
         lines.append(f"    param {param.name}: {param.dtype}{default}")
     for tensor in program.tensors:
-        lines.append(f"    {tensor.role} {tensor.name}: {tensor.type}")
+        placement = program.placement(tensor.name)
+        where = f"  # on {placement}" if placement else ""
+        lines.append(f"    {tensor.role} {tensor.name}: {tensor.type}{where}")
     if program.stages:
         lines.append("")
     flat = program.flat_stages()
     width = min(max((len(f"{s.name} = {format_stage_value(s)}") for s in flat), default=0), 60)
     for stage in program.stages:
-        lines += _format_stage(stage, width)
+        lines += _format_stage(stage, width, program)
     lines += _format_results(program)
     lines.append("}")
     return "\n".join(lines)
 
 
-def _format_stage(stage: ir.Stage, width: int) -> list[str]:
+def _format_stage(stage: ir.Stage, width: int, program: ir.Program) -> list[str]:
     if isinstance(stage, (ir.FusedStage, ir.OverlapStage)):
         kind = "fuse" if isinstance(stage, ir.FusedStage) else "overlap"
         chunks = stage.chunks if stage.chunks is not None else "auto"
         members = ", ".join(p.name for p in stage.parts)
         head = f"    # {stage.name} = {kind}({members}), chunks {chunks}"
-        return [head] + [line for part in stage.parts for line in _format_stage(part, width)]
+        return [head] + [line for part in stage.parts
+                         for line in _format_stage(part, width, program)]
     code = f"{stage.name} = {format_stage_value(stage)}"
-    return [_annotated(code, stage.type, _cross_rank_notes(stage), width)]
+    return [_annotated(code, stage.type, _cross_rank_notes(stage), width,
+                       program.stage_placement(stage))]
 
 
 def _format_results(program: ir.Program) -> list[str]:

@@ -34,3 +34,7 @@ class Topology:
 
     def block_of(self, group: str | None, rank: int) -> int:
         return rank // self.block_size(group)
+
+    def holds(self, placement, rank: int) -> bool:
+        """Does `rank` hold values placed on `placement` (an ir.Placement; None: every rank)?"""
+        return placement is None or self.block_of(placement.group, rank) == placement.block

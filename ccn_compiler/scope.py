@@ -20,7 +20,7 @@ STAGE_FUNCTIONS = COLLECTIVES + ("matmul", "update")
 BUILTINS = (ELEMENTWISE_UNARY + ELEMENTWISE_BINARY + REDUCTIONS + ROW_FUNCTIONS + STAGE_FUNCTIONS
             + ("where", "cast", "dropout", "transpose", "reshape", "slice", "blocks"))
 REDUCE_OPS = ("sum", "prod", "max", "min", "avg")
-KEYWORDS = ("program", "param", "input", "state", "group", "output", "schedule", "for", "in",
+KEYWORDS = ("program", "param", "input", "state", "group", "output", "schedule", "for", "in", "on",
             "replicated", "sliced", "local")
 RESERVED = set(KEYWORDS) | set(ALL_DTYPES) | set(REDUCE_OPS) | set(BUILTINS)
 
@@ -47,6 +47,7 @@ class Binding:
     role: str  # size | param | input | state | stage | group
     type: ValueType | None
     location: Location
+    place: ir.Placement | None = None  # the pipeline stage holding it; None: every rank
 
 
 @dataclass
@@ -57,6 +58,7 @@ class Scope:
     bindings: dict[str, Binding] = field(default_factory=dict)
     groups: dict[str, ir.Group] = field(default_factory=dict)
     dropout_sites: int = 0
+    placement: ir.Placement | None = None  # the `on G[k]` block being checked
 
     def define(self, name: str, binding: Binding) -> None:
         kind = reserved_kind(name)

@@ -137,7 +137,17 @@ class Assignment:
     location: Location
 
 
-Statement = ParamDecl | TensorDecl | GroupDecl | OutputDecl | Assignment
+@dataclass(frozen=True)
+class OnBlock:
+    """`on G[k] { ... }`: declarations and statements of block k of group G (a stage)."""
+
+    group: Identifier
+    block: Number
+    statements: tuple[Statement, ...]  # the checker accepts tensors, outputs, assignments
+    location: Location
+
+
+Statement = ParamDecl | TensorDecl | GroupDecl | OutputDecl | Assignment | OnBlock
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ VOCABULARY = Vocabulary(
         "SLASH": "'/'",
     },
     phrases=(
-        (frozenset({"PARAM", "INPUT", "STATE", "GROUP", "OUTPUT", "NAME"}), "a statement", 5),
+        (frozenset({"PARAM", "INPUT", "STATE", "GROUP", "OUTPUT", "NAME", "ON"}), "a statement", 5),
         (frozenset({"NAME", "NUMBER", "LPAR", "MINUS"}), "an expression", 3),
         (frozenset({"PLUS", "MINUS", "STAR", "SLASH", "COMPARE"}), "an operator", 4),
     ),
@@ -127,6 +127,11 @@ class _ToAst(Transformer):
 
     def output_decl(self, meta: Meta, children: list) -> ast.OutputDecl:
         return ast.OutputDecl(tuple(self._ident(t) for t in children), self._loc(meta))
+
+    def on_block(self, meta: Meta, children: list) -> ast.OnBlock:
+        group, block, *statements = children
+        return ast.OnBlock(self._ident(group), ast.Number(str(block), self._tok(block)),
+                           tuple(statements), self._loc(meta))
 
     def targets(self, meta: Meta, children: list) -> tuple[ast.Identifier, ...]:
         return tuple(self._ident(t) for t in children)

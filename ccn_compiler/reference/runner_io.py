@@ -153,9 +153,9 @@ def check_ranks(program: ir.Program, ranks: int) -> None:
                                        f"not a rank of its block ({size} ranks)")
 
 
-def _file_names(tensor: ir.Tensor, ranks: int) -> list[str]:
+def _file_names(tensor: ir.Tensor, ranks: list[int]) -> list[str]:
     if tensor.type.layout.kind == "local":
-        return [f"{tensor.name}.rank{r}.npy" for r in range(ranks)]
+        return [f"{tensor.name}.rank{r}.npy" for r in ranks]
     return [f"{tensor.name}.npy"]
 
 
@@ -185,17 +185,24 @@ def load_tensors(program: ir.Program, world: World, inputs: str | None,
     for tensor in program.tensors:
         shape = world.shape(tensor.type)
         local = tensor.type.layout.kind == "local"
+        holders = [r for r in range(world.ranks)
+                   if world.topology.holds(program.placement(tensor.name), r)]
         if random:
             wholes = [philox.random_tensor(shape, tensor.type.dtype, world.seed, tensor.ordinal,
                                            r if local else 0)
-                      for r in range(world.ranks if local else 1)]
+                      for r in (holders if local else [0])]
         elif inputs is None:
             raise RunnerInputError(f"no value for {tensor.role} '{tensor.name}'",
                                    hint="pass --inputs DIR or --random")
         else:
             wholes = [_load(Path(inputs) / name, tensor, shape)
-                      for name in _file_names(tensor, world.ranks)]
-        loaded[tensor.name] = wholes if local else world.take_blocks(wholes[0], tensor.type)
+                      for name in _file_names(tensor, holders)]
+        if local:  # a rank off the tensor's stage holds zeros it never shows
+            by_rank = dict(zip(holders, wholes))
+            loaded[tensor.name] = [by_rank.get(r, np.zeros(shape, wholes[0].dtype))
+                                   for r in range(world.ranks)]
+        else:
+            loaded[tensor.name] = world.take_blocks(wholes[0], tensor.type)
     return loaded
 
 
@@ -268,13 +275,19 @@ def write_outputs(program: ir.Program, world: World, results: dict[str, PerRank]
     try:
         for file_name, value_name, vt in program.result_types():
             files = []
+            placement = program.placement(value_name)
             for rank, array in enumerate(results[file_name]):
+                if not world.topology.holds(placement, rank):
+                    continue  # a value of another pipeline stage
                 name = f"{file_name}.rank{rank}.npy"
                 staged.append((_staged(out / name, _npy_writer(array)), out / name))
                 files.append(name)
-            entries.append({"name": file_name, "value": value_name, "dtype": vt.dtype,
-                            "shape": list(world.shape(vt)), "layout": str(vt.layout),
-                            "files": files})
+            entry = {"name": file_name, "value": value_name, "dtype": vt.dtype,
+                     "shape": list(world.shape(vt)), "layout": str(vt.layout),
+                     "files": files}
+            if placement is not None:
+                entry["stage"] = str(placement)
+            entries.append(entry)
         manifest = {"program": program.name, "schedule": schedule, "ranks": world.ranks,
                     "sizes": world.sizes, "outputs": entries}
         text = (json.dumps(manifest, indent=2) + "\n").encode()

@@ -186,4 +186,21 @@ void send_shift(const T* in, T* out, int64_t count, int blocks, int shift, MPI_C
                       MPI_STATUS_IGNORE));
 }
 
+// A send between pipeline stages: rank i of block `from` sends `count` elements to rank i of
+// block `to`, which receives them (a rank of both, where from == to, copies them).
+template <typename T>
+void send_between(const T* in, T* out, int64_t count, int blocks, int from, int to,
+                  MPI_Comm world) {
+  int parts = comm_size(world) / blocks, rank = comm_rank(world);
+  int block = rank / parts, index = rank % parts;
+  if (from == to) {
+    std::copy(in, in + count, out);
+  } else if (block == from) {
+    PF_MPI(MPI_Send(in, static_cast<int>(count), mpi_type<T>(), to * parts + index, 18, world));
+  } else if (block == to) {
+    PF_MPI(MPI_Recv(out, static_cast<int>(count), mpi_type<T>(), from * parts + index, 18, world,
+                    MPI_STATUS_IGNORE));
+  }
+}
+
 }  // namespace parafuse::ccn

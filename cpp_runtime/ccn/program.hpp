@@ -72,7 +72,22 @@ struct Slot {
   bool per_rank;  // `local` layout: one file per rank
   int ordinal;    // position among inputs and states (--random), -1 for results
   void* data;
+  bool held = true;     // false on the ranks of other pipeline stages (no data here)
+  std::string stage;    // the pipeline stage holding it ("stage[1]"), empty: every rank
+  int stage_parts = 0;  // ranks per block of the stage's group (0: every rank holds it)
+  int stage_block = 0;
+
+  bool held_by(int rank) const { return stage_parts == 0 || rank / stage_parts == stage_block; }
 };
+
+// The slots this rank holds (inputs and states of other pipeline stages are not here).
+inline std::vector<Slot> held_only(std::vector<Slot> slots) {
+  std::vector<Slot> kept;
+  for (Slot& slot : slots) {
+    if (slot.held) kept.push_back(std::move(slot));
+  }
+  return kept;
+}
 
 class ScheduleImpl {
  public:

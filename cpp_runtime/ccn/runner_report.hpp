@@ -59,7 +59,7 @@ inline bool write_results(const RunnerOptions& o, ScheduleImpl& impl, const Prog
   for (size_t k = 0; k < results.size(); ++k) {
     const Slot& s = results[k];
     const std::string path = o.outputs + "/" + s.name + ".rank" + std::to_string(rank) + ".npy";
-    if (problem.empty()) {
+    if (problem.empty() && s.held) {
       try {
         write_npy(path, npy_descr(s.dtype), s.local.shape, s.data,
                   s.local.count * dtype_size(s.dtype));
@@ -70,11 +70,13 @@ inline bool write_results(const RunnerOptions& o, ScheduleImpl& impl, const Prog
     }
     std::string files;
     for (int r = 0; r < ranks; ++r) {
-      files += std::string(r ? ", " : "") + "\"" + s.name + ".rank" + std::to_string(r) + ".npy\"";
+      if (!s.held_by(r)) continue;
+      files += std::string(files.empty() ? "" : ", ") + "\"" + s.name + ".rank" + std::to_string(r) + ".npy\"";
     }
+    std::string stage = s.stage.empty() ? "" : ", \"stage\": \"" + s.stage + "\"";
     manifest += "    {\"name\": \"" + s.name + "\", \"value\": \"" + s.value + "\", \"dtype\": \"" +
                 dtype_name(s.dtype) + "\", \"shape\": " + shape_json(s.local.logical) +
-                ", \"layout\": \"" + s.layout + "\", \"files\": [" + files + "]}" +
+                ", \"layout\": \"" + s.layout + "\", \"files\": [" + files + "]" + stage + "}" +
                 (k + 1 < results.size() ? ",\n" : "\n");
   }
   std::string size_text;

@@ -16,6 +16,7 @@ from parafuse.ccn_compiler.types import Layout, ValueType, compute_dtype, is_int
 
 from .cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
 from .loop_space import LoopSpace, expr_context, walk_precomputable
+from .placement_code import send_blocks
 from .plan import Buffer, LoweringPlan, group_id, sizes_expressions, stage_id
 
 REDUCE_OPS = {"sum": "pf::ReduceOp::sum", "prod": "pf::ReduceOp::prod",
@@ -68,6 +69,12 @@ class StageWriter:
     def __post_init__(self) -> None:
         self.buffers: dict[str, Buffer] = self.plan.buffers
         self.sizes: dict[str, str] = sizes_expressions(self.plan.program)
+
+    def send_blocks(self, stage: ir.Stage) -> tuple[int, int] | None:
+        """(source, destination) blocks of a send between pipeline stages, else None."""
+        if isinstance(stage, ir.CollectiveStage) and stage.op == "send":
+            return send_blocks(self.plan.program, stage)
+        return None
 
     def space(self, vt: ValueType, local: str) -> LoopSpace:
         return LoopSpace(vt, local, self.buffers.__getitem__, hoists=self.hoists_offsets,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from parafuse.ccn_compiler import ir
 from parafuse.emitters.ccn.cpp_expr import COMPUTE, DTYPE_ENUM, STORAGE
 from parafuse.emitters.ccn.loop_space import LoopSpace
+from parafuse.emitters.ccn.placement_code import guarded, sized, slot_fields
 from parafuse.emitters.ccn.plan import Buffer, CommKind, Communicator, LoweringPlan, Move, group_id
 from parafuse.emitters.ccn.schedule_class import ScheduleClass
 from parafuse.emitters.ccn.stage_writer import local_expr
@@ -66,15 +67,16 @@ def _storage_lines(plan: LoweringPlan, sizes: dict[str, str]) -> tuple[list, lis
         declared.add(buf.var)
         holder = "pf::PlacedBuffer" if name in plan.placements else "std::vector"
         members += [f"pf::Local {buf.local};", f"{holder}<{STORAGE[buf.type.dtype]}> {buf.var};"]
-        ctor += [f"{buf.local} = {local_expr(buf.type, sizes)};",
-                 f"{buf.var}.resize({buf.local}.count);"]
+        count = sized(f"{buf.local}.count", plan.program.placement(name))
+        ctor += [f"{buf.local} = {local_expr(buf.type, sizes)};", f"{buf.var}.resize({count});"]
     return members, ctor
 
 
-def _slot(name: str, value: str, buf: Buffer, ordinal: int) -> str:
+def _slot(name: str, value: str, buf: Buffer, ordinal: int, program: ir.Program) -> str:
     per_rank = "true" if buf.type.layout.kind == "local" else "false"
     return (f'{{"{name}", "{value}", {DTYPE_ENUM[buf.type.dtype]}, "{buf.type.layout}", '
-            f"{buf.local}, {per_rank}, {ordinal}, {buf.var}.data()}}")
+            f"{buf.local}, {per_rank}, {ordinal}, {buf.var}.data()"
+            f"{slot_fields(program.placement(value))}}}")
 
 
 def _state_updates(plan: LoweringPlan) -> list[str]:
@@ -92,7 +94,8 @@ def _state_updates(plan: LoweringPlan) -> list[str]:
         else:
             space = LoopSpace(target.type, target.local, plan.buffers.__getitem__)
             ref = ir.Ref(move.value, source.type, plan.program.location)
-            lines += store_loop(space, target, ref, {})
+            lines += guarded(store_loop(space, target, ref, {}),
+                             plan.program.placement(move.state))
     return lines
 
 
@@ -118,10 +121,11 @@ def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
     step += _state_updates(plan)
     storage_members, storage_ctor = _storage_lines(plan, writer.sizes)
     buffers = plan.buffers
-    inputs = [_slot(t.name, t.name, buffers[t.name], t.ordinal) for t in program.tensors]
-    results = [_slot(n, plan.value_shown(v), buffers[v], -1) for n, v in program.outputs]
-    results += [_slot(s, v, buffers[s], -1) for s, v in program.state_updates]
-    states = [_slot(t.name, t.name, buffers[t.name], t.ordinal) for t in program.tensors
+    inputs = [_slot(t.name, t.name, buffers[t.name], t.ordinal, program)
+              for t in program.tensors]
+    results = [_slot(n, plan.value_shown(v), buffers[v], -1, program) for n, v in program.outputs]
+    results += [_slot(s, v, buffers[s], -1, program) for s, v in program.state_updates]
+    states = [_slot(t.name, t.name, buffers[t.name], t.ordinal, program) for t in program.tensors
               if t.role == "state"]
     members = comm_members + storage_members + ["pf::HostStepArena arena_;"] + writer.members
     return ScheduleClass(plan.schedule, plan.class_name, members,
@@ -130,8 +134,14 @@ def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
 
 
 def lower_stage(stage: ir.Stage, writer: CpuStageWriter) -> list[str]:
+    """A stage's code, run by the ranks of its pipeline stage (a send between stages: by
+    the ranks it moves a value between)."""
     if isinstance(stage, ir.FusedStage):
-        return lower_fused(stage, writer)
-    if isinstance(stage, ir.OverlapStage):
-        return lower_overlap(stage, writer)
-    return lower_simple(stage, writer)
+        lines = lower_fused(stage, writer)
+    elif isinstance(stage, ir.OverlapStage):
+        lines = lower_overlap(stage, writer)
+    elif isinstance(stage, ir.CollectiveStage) and writer.send_blocks(stage):
+        return lower_simple(stage, writer)
+    else:
+        lines = lower_simple(stage, writer)
+    return guarded(lines, writer.plan.program.stage_placement(stage))
