@@ -44,7 +44,8 @@ SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 # Every sample, with sizes that are no power of two (nor divisible by 2, 3, 4).
 SIZES: dict[str, dict[str, int]] = {
     "adam": {"N": 1001}, "lamb": {"N": 1001}, "sgd": {"N": 1001},
-    "megatron": {"B": 3, "K": 5, "H": 7}, "pipeline": {"B": 3, "H": 5},
+    "megatron": {"B": 3, "K": 5, "H": 7}, "send_ring": {"B": 3, "H": 5},
+    "pipeline": {"B": 7, "D": 13, "F": 11, "G": 9},
     "mlp": {"B": 7, "D": 13, "F": 11}, "mlp_sp": {"B": 7, "D": 13, "F": 11},
     "transformer": {"T": 7, "D": 13, "H": 5, "E": 3, "F": 11},
     "transformer_sp": {"T": 7, "D": 13, "H": 5, "E": 3, "F": 11},

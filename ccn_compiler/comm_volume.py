@@ -170,7 +170,9 @@ def hierarchical_allreduce(stage: ir.SimpleStage) -> bool:
 
 def _collective_term(stage: ir.CollectiveStage) -> VolumeTerm:
     total = tensor_bytes(stage.operand.type)
-    if stage.op == "send":
+    if stage.op == "send":  # a value sliced in the group: each rank sends its block
+        if stage.operand.type.layout.kind == "sliced":
+            total = total / RanksPerBlock(stage.group)
         return VolumeTerm(total, not_equal(Grouped(Const(stage.shift)) % Blocks(stage.group), 0))
     n: Formula = RanksPerBlock(stage.group)
     if hierarchical_allreduce(stage):

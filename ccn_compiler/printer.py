@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from . import dims, ir
 from .types import ValueType
 
@@ -93,14 +95,14 @@ def _cross_rank_notes(stage: ir.Stage) -> list[str]:
             for node in ir.walk(expr) if isinstance(node, ir.Reduce) and node.cross_rank]
 
 
-def _annotated(code: str, vt: ValueType, notes: list[str], width: int,
-               placement: ir.Placement | None) -> str:
-    comment = f"# {vt}" + (f" on {placement}" if placement else "") + \
-        (f"  ({'; '.join(notes)})" if notes else "")
+def _annotated(code: str, vt: ValueType, notes: list[str], width: int) -> str:
+    comment = f"# {vt}" + (f"  ({'; '.join(notes)})" if notes else "")
     return f"    {code.ljust(width)}  {comment}"
 
 
 def format_program(program: ir.Program, schedule: str = "default") -> str:
+    """The program as .ccn text; a pipeline stage's tensors and statements in `on G[k]`
+    blocks, each layout written as declared there (without the implied `in G`)."""
     lines = [f"# schedule: {schedule}",
              f"program {program.name}({', '.join(program.size_vars)}) {{"]
     for group in program.groups:
@@ -108,19 +110,43 @@ def format_program(program: ir.Program, schedule: str = "default") -> str:
     for param in program.params:
         default = "" if param.default is None else f" = {_number(param.default)}"
         lines.append(f"    param {param.name}: {param.dtype}{default}")
-    for tensor in program.tensors:
-        placement = program.placement(tensor.name)
-        where = f"  # on {placement}" if placement else ""
-        lines.append(f"    {tensor.role} {tensor.name}: {tensor.type}{where}")
+    for place, tensors in _runs(program.tensors, lambda t: program.placement(t.name)):
+        lines += _in_block(place, [f"    {t.role} {t.name}: {_declared_type(t.type, place)}"
+                                   for t in tensors])
     if program.stages:
         lines.append("")
     flat = program.flat_stages()
     width = min(max((len(f"{s.name} = {format_stage_value(s)}") for s in flat), default=0), 60)
-    for stage in program.stages:
-        lines += _format_stage(stage, width, program)
+    for place, stages in _runs(program.stages, program.stage_placement):
+        lines += _in_block(place, [line for stage in stages
+                                   for line in _format_stage(stage, width, program)])
     lines += _format_results(program)
     lines.append("}")
     return "\n".join(lines)
+
+
+def _runs(items, place_of) -> list[tuple[ir.Placement | None, list]]:
+    """Consecutive items with the same placement, in order."""
+    runs: list[tuple[ir.Placement | None, list]] = []
+    for item in items:
+        place = place_of(item)
+        if runs and runs[-1][0] == place:
+            runs[-1][1].append(item)
+        else:
+            runs.append((place, [item]))
+    return runs
+
+
+def _in_block(place: ir.Placement | None, lines: list[str]) -> list[str]:
+    if place is None:
+        return lines
+    return [f"    on {place} {{"] + ["    " + line for line in lines] + ["    }"]
+
+
+def _declared_type(vt: ValueType, place: ir.Placement | None) -> ValueType:
+    if place is None or vt.layout.group != place.group:
+        return vt
+    return replace(vt, layout=replace(vt.layout, group=None))
 
 
 def _format_stage(stage: ir.Stage, width: int, program: ir.Program) -> list[str]:
@@ -132,8 +158,7 @@ def _format_stage(stage: ir.Stage, width: int, program: ir.Program) -> list[str]
         return [head] + [line for part in stage.parts
                          for line in _format_stage(part, width, program)]
     code = f"{stage.name} = {format_stage_value(stage)}"
-    return [_annotated(code, stage.type, _cross_rank_notes(stage), width,
-                       program.stage_placement(stage))]
+    return [_annotated(code, stage.type, _cross_rank_notes(stage), width)]
 
 
 def _format_results(program: ir.Program) -> list[str]:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from . import ir
+from .ir_edit import names_read
 from .layout_rules import (
     LayoutConflict,
     aligned_dim,
@@ -101,6 +102,8 @@ def relayout_stage(stage: ir.SimpleStage, type_of: TypeOf) -> ir.SimpleStage:
     if not _collective_accepts(stage, operand.type.layout):
         raise LayoutConflict(f"the operand of {stage.op} '{stage.name}' would be "
                              f"{operand.type.layout}")
+    if stage.op == "send":  # a send keeps its operand's layout
+        return replace(stage, operand=operand, type=_with_layout(stage.type, operand.type.layout))
     return replace(stage, operand=operand)
 
 
@@ -109,20 +112,22 @@ def _collective_accepts(stage: ir.CollectiveStage, layout: Layout) -> bool:
     if stage.op == "allgather":
         return layout.kind == "sliced" and layout.group == stage.group
     if stage.op == "send":
-        return layout.kind != "sliced"
+        return layout.kind != "sliced" or layout.group == stage.group
     if stage.op == "allreduce" and layout.kind == "replicated":
         return layout == stage.operand.type.layout and layout.group is not None
     return layout.kind == "local"
 
 
-def relayout_program(program: ir.Program) -> ir.Program:
-    """Recompute the layouts of every stage, in order."""
+def relayout_program(program: ir.Program, pending: frozenset[str] = frozenset()) -> ir.Program:
+    """Recompute the layouts of every stage, in order. A stage outside `pending` that reads
+    one of `pending` (values a rewrite is about to gather) is left as it is for now."""
     types: dict[str, ValueType] = {p.name: ValueType(p.dtype, (), Layout("replicated"))
                                    for p in program.params}
     types.update({t.name: t.type for t in program.tensors})
 
     def redo(stage: ir.SimpleStage) -> ir.SimpleStage:
-        new = relayout_stage(stage, types.__getitem__)
+        reads_pending = stage.name not in pending and names_read(stage) & pending
+        new = stage if reads_pending else relayout_stage(stage, types.__getitem__)
         types[new.name] = new.type
         return new
 

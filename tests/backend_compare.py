@@ -27,11 +27,13 @@ def load_results(out: Path, program: ir.Program, ranks: int) -> dict[str, list[n
     names = [entry["name"] for entry in manifest["outputs"]]
     assert names == [n for n, _, _ in program.result_types()], names
     results = {}
-    for entry in manifest["outputs"]:
-        arrays = [np.load(out / f"{entry['name']}.rank{r}.npy") for r in range(ranks)]
+    for entry in manifest["outputs"]:  # None for a rank of another pipeline stage
+        arrays = [np.load(out / f"{entry['name']}.rank{r}.npy")
+                  if f"{entry['name']}.rank{r}.npy" in entry["files"] else None
+                  for r in range(ranks)]
         if entry["dtype"] == "bf16":
             import ml_dtypes
-            arrays = [a.view(ml_dtypes.bfloat16) for a in arrays]
+            arrays = [None if a is None else a.view(ml_dtypes.bfloat16) for a in arrays]
         results[entry["name"]] = arrays
     return results
 

@@ -11,6 +11,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
+# The sizes samples run at in tests: none divisible by 2, 3 or 4 ranks.
+SAMPLE_SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13, "G": 9, "T": 7, "E": 5}
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # OpenMP threads that wait sleep at once instead of spinning: two test workers on two

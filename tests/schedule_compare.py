@@ -29,13 +29,16 @@ def logical_values(program: ir.Program, world: World, results: dict[str, list[np
                    ) -> dict[str, list[np.ndarray]]:
     """Per result file name: [whole logical value] (replicated, sliced) or one per rank."""
     out = {}
-    for file_name, _, vt in program.result_types():
+    for file_name, value_name, vt in program.result_types():
         lay = vt.layout
-        per_rank = results[file_name]
+        holders = [r for r in range(world.ranks)
+                   if world.topology.holds(program.placement(value_name), r)]
+        per_rank = [results[file_name][r] for r in holders]  # a pipeline stage's ranks only
         if lay.kind == "sliced":
-            blocks = [per_rank[m] for m in world.topology.members(lay.group, 0)]
+            assert lay.group is None or program.placement(value_name), \
+                "comparing group-sliced results is not supported"
+            blocks = [results[file_name][m] for m in world.topology.members(lay.group, holders[0])]
             out[file_name] = [np.concatenate(blocks, axis=lay.dim)]
-            assert lay.group is None, "comparing group-sliced results is not supported"
         elif lay.kind == "replicated" and lay.group is None:
             for rank, value in enumerate(per_rank):
                 assert np.array_equal(value, per_rank[0], equal_nan=True), \

@@ -35,10 +35,12 @@ class ScheduleContext:
             if name not in taken:
                 return name
 
-    def relayout(self, directive: ast.Directive, what: str) -> ir.Program:
-        """The program with layouts inferred again; a conflict is an error at `directive`."""
+    def relayout(self, directive: ast.Directive, what: str,
+                 pending: frozenset[str] = frozenset()) -> ir.Program:
+        """The program with layouts inferred again; a conflict is an error at `directive`
+        (`pending`: see relayout_program)."""
         try:
-            return relayout_program(self.program)
+            return relayout_program(self.program, pending)
         except LayoutConflict as conflict:
             raise CompileError(f"{directive.name}: {what} is not possible: {conflict.message}",
                                directive.location, hint=conflict.hint) from None

@@ -131,7 +131,9 @@ def reorder_before_gather(ctx: ScheduleContext, directive: ast.Directive) -> ir.
     names = {s.name for s in listed}
     ctx.program = map_simple_stages(
         ctx.program, lambda s: rename_in_stage(s, ag.name, ag.operand) if s.name in names else s)
-    ctx.program = ctx.relayout(directive, f"moving {', '.join(sorted(names))} onto slices")
+    # readers outside the list read the gathers inserted below, checked by the next relayout
+    ctx.program = ctx.relayout(directive, f"moving {', '.join(sorted(names))} onto slices",
+                               frozenset(names))
     needing = [(s, r) for s in ctx.program.flat_stages() if s.name in names
                and s.type.layout.kind == "sliced"
                and (r := _gather_reasons(ctx.program, s, names))]

@@ -153,9 +153,9 @@ def megatron_dropped(inputs: Inputs, params: dict[str, float], seed: int,
     return kept == 0
 
 
-def pipeline_oracle(inputs: Inputs, ranks: int, params: dict[str, float], seed: int,
+def send_ring_oracle(inputs: Inputs, ranks: int, params: dict[str, float], seed: int,
                     iters: int) -> PerRank:
-    """samples/pipeline.ccn: two stages of R/2 ranks; per-rank dropout, sum in stage, send."""
+    """samples/send_ring.ccn: two stages of R/2 ranks; per-rank dropout, sum in stage, send."""
     assert ranks % 2 == 0, "blocks(2) needs an even rank count"
     p, per_stage = params.get("p", 0.25), ranks // 2
     a = (inputs["x"].astype(F32) @ inputs["w"].astype(F32)).astype(F32)

@@ -18,7 +18,7 @@ from numpy_oracles import (
     adam_oracle,
     lamb_oracle,
     megatron_oracle,
-    pipeline_oracle,
+    send_ring_oracle,
     sgd_oracle,
 )
 
@@ -101,15 +101,15 @@ CASES: dict[str, SampleCase] = {
          Declaration("resid", "f16", ("B", "H"), "replicated")),
         (Output("out", "f16", ("B", "H"), "replicated", "f16"),),
         megatron_oracle, params={"p": 0.3}),
-    "pipeline": SampleCase(
-        "pipeline.ccn", "pipeline", {"B": 3, "H": 5},
+    "send_ring": SampleCase(
+        "send_ring.ccn", "send_ring", {"B": 3, "H": 5},
         (Declaration("x", "f32", ("B", "H"), "replicated"),
          Declaration("w", "f32", ("H", "H"), "replicated"),
          Declaration("u", "f32", ("B", "H"), "local"),
          Declaration("acc", "f32", ("B", "H"), "local")),
         (Output("recv", "f32", ("B", "H"), "replicated in stage", "f32"),
          Output("acc", "f32", ("B", "H"), "local", "f32")),
-        pipeline_oracle, rank_counts=(2, 4)),
+        send_ring_oracle, rank_counts=(2, 4)),
 }
 
 

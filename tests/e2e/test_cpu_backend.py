@@ -10,7 +10,7 @@ from parafuse.emitters.ccn.chunk_policy import ChunkVariant
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.toolchain.mpirun import run_ranks
 from tests.backend_compare import assert_backend_matches_reference, sample_module, sample_project
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLE_SIZES, SAMPLES
 from tests.e2e.ccn_programs import (
     ATTENTION,
     EPILOGUES,
@@ -21,7 +21,7 @@ from tests.e2e.ccn_programs import (
 )
 from tests.e2e.transport_trace import RankCalls, TransportTrace
 
-SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13, "T": 7, "E": 5}
+SIZES = SAMPLE_SIZES
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
 
 
@@ -225,16 +225,16 @@ def test_overlap_chunks_chosen_at_run_time_keep_the_results(tmp_path) -> None:
 
 @pytest.mark.slow
 def test_overlapped_sends_at_the_most_chunks_tune_accepts(tmp_path) -> None:
-    """65536 chunks of the pipeline's overlapped send: its MPI tags repeat every 15000
+    """65536 chunks of send_ring's overlapped send: its MPI tags repeat every 15000
     chunks to stay below 32767 (pf::chunk_tag), and with 15007 rows the first chunks and
     those 15000 later, which share their tags, are in flight together, yet each is
     received where it belongs."""
-    module = sample_module("pipeline")
-    default = module.programs["pipeline"]
+    module = sample_module("send_ring")
+    default = module.programs["send_ring"]
     most = ChunkVariant("overlapped", MOST_CHUNKS)
-    project = build_cpu_project(module, "pipeline", ["default"], "most chunks test",
+    project = build_cpu_project(module, "send_ring", ["default"], "most chunks test",
                                 variants=(most,))
-    overlapped = module.scheduled_program("pipeline", "overlapped")
+    overlapped = module.scheduled_program("send_ring", "overlapped")
     assert_backend_matches_reference(project, default, overlapped, most.name, 2,
                                      {"B": 15007, "H": 3}, tmp_path, iters=1)
 

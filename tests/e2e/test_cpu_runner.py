@@ -137,11 +137,11 @@ def test_runner_options_are_refused_as_coconetc_run_refuses_them(sgd, case, tmp_
 
 
 def test_rank_count_that_a_group_does_not_divide(tmp_path) -> None:
-    project = sample_project("pipeline")
-    done = run_ranks(project, "pipeline", 3, ["--size", "B=4", "--size", "H=5", "--random",
+    project = sample_project("send_ring")
+    done = run_ranks(project, "send_ring", 3, ["--size", "B=4", "--size", "H=5", "--random",
                                               "--outputs", str(tmp_path / "out")])
     assert done.returncode != 0
-    assert done.stderr.strip() == ("pipeline_run: error: 3 ranks cannot be split into 2 equal "
+    assert done.stderr.strip() == ("send_ring_run: error: 3 ranks cannot be split into 2 equal "
                                    "blocks for group 'stage'")
     assert not (tmp_path / "out").exists()
 

@@ -142,10 +142,10 @@ def test_only_a_phase_that_gathers_holds_the_communication_stream() -> None:
 
 
 def test_two_collectives_on_different_communicators_overlap_on_two_streams() -> None:
-    """pipeline's overlap(h, recv): the allreduce in the stage's communicator on the
+    """send_ring's overlap(h, recv): the allreduce in the stage's communicator on the
     communication stream, the send on the world's on the second one (both ran on one
     stream, so nothing overlapped: issue 17 defect 8)."""
-    step = _step("pipeline", "overlapped")
+    step = _step("send_ring", "overlapped")
     assert "nccl_stage_, streams_.comm);" in step
     assert "blocks_stage_, 1, nccl_, streams_.comm2);" in step
     assert "cudaStreamWaitEvent(streams_.comm2, produced.done[k], 0)" in step

@@ -15,7 +15,7 @@ from parafuse.ccn_compiler.frontend import check_source
 from parafuse.emitters.ccn.chunk_policy import ChunkVariant
 from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
 from tests.backend_compare import assert_backend_matches_reference, sample_module
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import REPO, SAMPLE_SIZES, SAMPLES
 from tests.cuda_emulation.emulated_project import build_emulated, emulated_files
 from tests.e2e.ccn_programs import (
     ATTENTION,
@@ -27,7 +27,7 @@ from tests.e2e.ccn_programs import (
     UNPLACED,
 )
 
-SIZES = {"N": 1021, "B": 7, "K": 13, "H": 11, "D": 11, "F": 13, "T": 7, "E": 5}
+SIZES = SAMPLE_SIZES
 PROGRAMS = sorted(p.stem for p in SAMPLES.glob("*.ccn"))
 # (ranks, which streams run late): the synchronous device at one rank, one order each above
 CASES = [(1, "none"), (2, "odd"), (3, "even")]

@@ -96,13 +96,13 @@ def test_the_pytorch_peers_say_why_they_are_missing() -> None:
 
 def test_a_failed_build_and_a_run_past_its_limit_are_rows(monkeypatch) -> None:
     def broken(module, program, schedules):
-        if program == "pipeline":
-            raise BuildError("build failed: cmake --build ...\nsrc/pipeline.cu:1: error: x")
+        if program == "send_ring":
+            raise BuildError("build failed: cmake --build ...\nsrc/send_ring.cu:1: error: x")
         return gpu_check.EMULATED.build(module, program, schedules)
 
     device = dataclasses.replace(gpu_check.EMULATED, build=broken, run_timeout_s=0.01)
-    rows = gpu_check.main(device, ["pipeline", "sgd"], emit=lambda line: None)
-    assert rows[0][:3] == ["pipeline", "all", "build FAILED"] and "error" in rows[0][3], rows
+    rows = gpu_check.main(device, ["send_ring", "sgd"], emit=lambda line: None)
+    assert rows[0][:3] == ["send_ring", "all", "build FAILED"] and "error" in rows[0][3], rows
     sgd = sample_module("sgd").schedule_names("sgd")
     assert [row[1] for row in rows if row[2] == "TIMED OUT"] == sgd, rows
     assert rows[-1][:3] == ["sgd", "fused", "bandwidth TIMED OUT"], rows

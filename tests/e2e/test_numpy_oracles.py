@@ -70,7 +70,7 @@ def gelu64(a):
     return 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a**3)))
 
 
-def direct_pipeline(inputs, ranks, params, iters):
+def direct_send_ring(inputs, ranks, params, iters):
     p, half = params.get("p", 0.25), ranks // 2
     hidden = gelu64(f64(inputs["x"]) @ f64(inputs["w"]))
     scale = float(np.float32(1) / (np.float32(1) - np.float32(p)))
@@ -90,7 +90,7 @@ DIRECT = {
     "lamb": lambda i, r, p, n: direct_adam(i, r, p, n, lamb=True),
     "sgd": direct_sgd,
     "megatron": direct_megatron,
-    "pipeline": direct_pipeline,
+    "send_ring": direct_send_ring,
 }
 
 

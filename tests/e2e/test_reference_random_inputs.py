@@ -29,7 +29,7 @@ def random_inputs(case: SampleCase, ranks: int) -> Inputs:
     return inputs
 
 
-@pytest.mark.parametrize("sample, ranks", [("sgd", 3), ("megatron", 4), ("pipeline", 2)])
+@pytest.mark.parametrize("sample, ranks", [("sgd", 3), ("megatron", 4), ("send_ring", 2)])
 def test_random_inputs_match_philox(sample: str, ranks: int, tmp_path: Path) -> None:
     case = CASES[sample]
     result = run_reference(case, ranks, tmp_path, random=True)

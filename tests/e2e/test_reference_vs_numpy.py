@@ -56,11 +56,11 @@ def test_megatron_dropout_mask_is_exact(ranks: int, tmp_path: Path) -> None:
 
 def test_warmup_steps_leave_no_trace(tmp_path: Path) -> None:
     """`--warmup 2 --iters 2` gives the outputs of exactly two steps from the inputs."""
-    run_and_compare(CASES["pipeline"], 4, tmp_path, extra=("--warmup", "2"))
+    run_and_compare(CASES["send_ring"], 4, tmp_path, extra=("--warmup", "2"))
 
 
 def test_pipeline_at_three_ranks_is_one_error_and_writes_nothing(tmp_path: Path) -> None:
-    case = CASES["pipeline"]
+    case = CASES["send_ring"]
     write_inputs(make_inputs(case, 3, np.random.default_rng(0)), tmp_path / "in")
     result = run_reference(case, 3, tmp_path)
     lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]

@@ -27,6 +27,7 @@
 #include "ccn/cpu/blocked_matmul.hpp"
 #include "ccn/cpu/half.hpp"
 #include "ccn/epilogue.hpp"
+#include "ccn/test_hooks.hpp"
 
 namespace parafuse::ccn {
 
@@ -130,6 +131,7 @@ void store_with_epilogue(const float* wide, C* c, int64_t count, int64_t n, Epil
 }  // namespace gemm
 
 inline void matmul(const double* a, const double* b, double* c, int64_t m, int64_t k, int64_t n) {
+  count_matmul(m, k, n);
   blocked_matmul(a, b, c, m, k, n);
 }
 
@@ -141,6 +143,7 @@ void matmul(const TA* a, const TA* b, TC* c, int64_t m, int64_t k, int64_t n,
             const typename NotDeduced<TC>::type* bias = nullptr) {
   static_assert(std::is_same_v<TC, TA> || std::is_same_v<TC, float>,
                 "a matmul writes its operands' type or float");
+  count_matmul(m, k, n);
   if (m == 0 || n == 0) return;
   if (k == 0) {  // oneDNN leaves C as it was
     const std::vector<float> zeros(static_cast<size_t>(m * n), 0.0f);

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "ccn/cuda/check.cuh"
+#include "ccn/test_hooks.hpp"  // count_matmul
 
 #define PF_CUBLAS(call)                                                               \
   do {                                                                                \
@@ -23,6 +24,7 @@ namespace parafuse::ccn {
 // out[M,N] = a[M,K] b[K,N], row-major: cuBLAS computes out^T = b^T a^T column-major.
 inline void matmul(cublasHandle_t handle, cudaStream_t stream, const float* a, const float* b,
                    float* out, int64_t m, int64_t k, int64_t n) {
+  count_matmul(m, k, n);
   if (m == 0 || n == 0) return;
   PF_CUBLAS(cublasSetStream(handle, stream));
   const float one = 1.0f, zero = 0.0f;
@@ -33,6 +35,7 @@ inline void matmul(cublasHandle_t handle, cudaStream_t stream, const float* a, c
 
 inline void matmul(cublasHandle_t handle, cudaStream_t stream, const double* a, const double* b,
                    double* out, int64_t m, int64_t k, int64_t n) {
+  count_matmul(m, k, n);
   if (m == 0 || n == 0) return;
   PF_CUBLAS(cublasSetStream(handle, stream));
   const double one = 1.0, zero = 0.0;

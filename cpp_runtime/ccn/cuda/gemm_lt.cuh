@@ -78,6 +78,7 @@ class LtGemm {
   void gemm(cudaStream_t stream, const In* a, const In* b, Out* out, int64_t m, int64_t k,
             int64_t n, Epilogue epilogue = Epilogue::none,
             const typename NotDeduced<Out>::type* bias = nullptr) {
+    count_matmul(m, k, n);
     if (m == 0 || n == 0) return;
     if (k == 0) {  // an empty sum: cuBLASLt wants k >= 1
       launch(0, m * n, stream, [=] __device__(int64_t i) {

@@ -222,4 +222,20 @@ void send_shift(const T* in, T* out, int64_t count, int blocks, int shift, ncclC
   PF_NCCL(ncclGroupEnd());
 }
 
+// A send between pipeline stages: rank i of block `from` sends `count` elements to rank i of
+// block `to`, which receives them (a rank of both, where from == to, copies them).
+template <typename T>
+void send_between(const T* in, T* out, int64_t count, int blocks, int from, int to,
+                  ncclComm_t world, cudaStream_t stream) {
+  int parts = nccl_size(world) / blocks, rank = nccl_rank(world);
+  int block = rank / parts, index = rank % parts;
+  if (from == to) {
+    copy(in, out, count, stream);
+  } else if (block == from) {
+    PF_NCCL(ncclSend(in, count, nccl_type<T>(), to * parts + index, world, stream));
+  } else if (block == to) {
+    PF_NCCL(ncclRecv(out, count, nccl_type<T>(), from * parts + index, world, stream));
+  }
+}
+
 }  // namespace parafuse::ccn

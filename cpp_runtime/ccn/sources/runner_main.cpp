@@ -142,6 +142,7 @@ int run_main(int argc, char** argv, const ProgramInfo& info, const Factory& make
     warm_up(*impl, o);
     std::vector<double> times = timed_steps(*impl, o, comm);
     PF_MPI(MPI_Barrier(comm));
+    test_hook_report_work(comm);
     if (!o.outputs.empty() && !write_results(o, *impl, info, rank, ranks, sizes, comm)) {
       impl.reset();
       MPI_Finalize();

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from parafuse.ccn_compiler import ir
 from parafuse.emitters.ccn.cpp_expr import COMPUTE, DTYPE_ENUM, STORAGE
+from parafuse.emitters.ccn.placement_code import guarded, sized, slot_fields
 from parafuse.emitters.ccn.plan import Buffer, CommKind, Communicator, LoweringPlan, Move, group_id
 from parafuse.emitters.ccn.schedule_class import ScheduleClass
 from parafuse.emitters.ccn.stage_writer import local_expr
@@ -61,8 +62,8 @@ def _communicators(plan: LoweringPlan) -> tuple[list[str], list[str], list[str]]
     return members, ctor, dtor
 
 
-def _storage(buffers: dict[str, Buffer], sizes: dict[str, str],
-             mirrored: set[str]) -> tuple[list[str], list[str], list[str]]:
+def _storage(buffers: dict[str, Buffer], sizes: dict[str, str], mirrored: set[str],
+             program: ir.Program) -> tuple[list[str], list[str], list[str]]:
     """(members, constructor lines, step prologue) of every value's device block."""
     members, ctor = [], []
     prologue = ["const int rank_ = this->rank_; (void)rank_;",
@@ -74,11 +75,12 @@ def _storage(buffers: dict[str, Buffer], sizes: dict[str, str],
         declared.add(buf.var)
         storage = STORAGE[buf.type.dtype]
         members += [f"pf::DevLocal {buf.local}_;", f"pf::DeviceBuffer<{storage}> {buf.var}_;"]
+        count = sized(f"{buf.local}_.count", program.placement(name))
         ctor += [f"{buf.local}_ = pf::device_local({local_expr(buf.type, sizes)});",
-                 f"{buf.var}_.resize({buf.local}_.count);"]
+                 f"{buf.var}_.resize({count});"]
         if name in mirrored:
             members.append(f"std::vector<{storage}> {mirror(name)};")
-            ctor.append(f"{mirror(name)}.resize({buf.local}_.count);")
+            ctor.append(f"{mirror(name)}.resize({count});")
         prologue += [f"{storage}* const {buf.var} = {buf.var}_.data(); (void){buf.var};",
                      f"const pf::DevLocal {buf.local} = {buf.local}_; (void){buf.local};"]
     return members, ctor, prologue
@@ -89,12 +91,14 @@ def mirror(name: str) -> str:
     return f"h_{prefixed_stem(name)}_"
 
 
-def _slot(name: str, value: str, buf: Buffer, ordinal: int, host: str | None) -> str:
+def _slot(name: str, value: str, buf: Buffer, ordinal: int, host: str | None,
+          placement: ir.Placement | None) -> str:
     """A pf::Slot on the host mirror of `host`, or on the device buffer (None)."""
     per_rank = "true" if buf.type.layout.kind == "local" else "false"
     data = f"{mirror(host)}.data()" if host else f"{buf.var}_.data()"
     return (f'{{"{name}", "{value}", {DTYPE_ENUM[buf.type.dtype]}, "{buf.type.layout}", '
-            f"pf::host_local({buf.local}_), {per_rank}, {ordinal}, {data}}}")
+            f"pf::host_local({buf.local}_), {per_rank}, {ordinal}, {data}"
+            f"{slot_fields(placement)}}}")
 
 
 def _state_updates(plan: LoweringPlan, writer: CudaStageWriter) -> list[str]:
@@ -112,7 +116,8 @@ def _state_updates(plan: LoweringPlan, writer: CudaStageWriter) -> list[str]:
         else:
             space = writer.space(target.type, target.local)
             ref = ir.Ref(move.value, source.type, plan.program.location)
-            lines += device_store(space, target, ref, {})
+            lines += guarded(device_store(space, target, ref, {}),
+                             plan.program.placement(move.state))
     return lines
 
 def _transfers(program: ir.Program, buffers: dict[str, Buffer]) -> dict[str, list[str]]:
@@ -160,7 +165,7 @@ def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
     mirrored = {t.name for t in program.tensors} | {v for _, v in program.outputs} | {
         s for s, _ in program.state_updates}
     stored = {name: buf for name, buf in buffers.items() if name not in plan.epilogues}
-    storage_members, storage_ctor, prologue = _storage(stored, writer.sizes, mirrored)
+    storage_members, storage_ctor, prologue = _storage(stored, writer.sizes, mirrored, program)
     step = prologue + ["const uint64_t seed_step = seed + step_index;", "(void)seed_step;"]
     for param in program.params:
         var = buffers[param.name].var
@@ -170,17 +175,19 @@ def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
     for stage in program.stages:
         step += lower_stage(stage, writer)
     step += ["PF_HERE();"] + _state_updates(plan, writer)
-    inputs = [_slot(t.name, t.name, buffers[t.name], t.ordinal, t.name) for t in program.tensors]
-    results = [_slot(n, plan.value_shown(v), buffers[v], -1, v) for n, v in program.outputs]
-    results += [_slot(s, v, buffers[s], -1, s) for s, v in program.state_updates]
-    states = [_slot(t.name, t.name, buffers[t.name], t.ordinal, t.name)
+    at = program.placement
+    inputs = [_slot(t.name, t.name, buffers[t.name], t.ordinal, t.name, at(t.name))
+              for t in program.tensors]
+    results = [_slot(n, plan.value_shown(v), buffers[v], -1, v, at(v)) for n, v in program.outputs]
+    results += [_slot(s, v, buffers[s], -1, s, at(s)) for s, v in program.state_updates]
+    states = [_slot(t.name, t.name, buffers[t.name], t.ordinal, t.name, at(t.name))
               for t in program.tensors if t.role == "state"]
     copies = _transfers(program, stored)
-    copies["device_inputs"] = [_slot(t.name, t.name, buffers[t.name], t.ordinal, None)
+    copies["device_inputs"] = [_slot(t.name, t.name, buffers[t.name], t.ordinal, None, at(t.name))
                                for t in program.tensors]
-    copies["device_results"] = [_slot(n, plan.value_shown(v), buffers[v], -1, None)
+    copies["device_results"] = [_slot(n, plan.value_shown(v), buffers[v], -1, None, at(v))
                                 for n, v in program.outputs]
-    copies["device_results"] += [_slot(s, v, buffers[s], -1, None)
+    copies["device_results"] += [_slot(s, v, buffers[s], -1, None, at(s))
                                  for s, v in program.state_updates]
     return ScheduleClass(plan.schedule, plan.class_name, comm_members + storage_members,
                          comm_ctor + storage_ctor, step, inputs, results, states,
@@ -188,8 +195,14 @@ def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
 
 
 def lower_stage(stage: ir.Stage, writer: CudaStageWriter) -> list[str]:
+    """A stage's code, queued by the ranks of its pipeline stage (a send between stages: by
+    the ranks it moves a value between)."""
     if isinstance(stage, ir.FusedStage):
-        return lower_fused(stage, writer)
-    if isinstance(stage, ir.OverlapStage):
-        return lower_overlap(stage, writer)
-    return lower_simple(stage, writer)
+        lines = lower_fused(stage, writer)
+    elif isinstance(stage, ir.OverlapStage):
+        lines = lower_overlap(stage, writer)
+    elif writer.send_blocks(stage):
+        return lower_simple(stage, writer)
+    else:
+        lines = lower_simple(stage, writer)
+    return guarded(lines, writer.plan.program.stage_placement(stage))

@@ -148,6 +148,29 @@ class CudaStageWriter(StageWriter):
                   f"  {name}[0] = pf::round_to<{STORAGE[node.type.dtype]}>({total});", "});"]
         return f"{name}[0]", lines
 
+    def send_between(self, stage: ir.CollectiveStage) -> list[str]:
+        """A send from one pipeline stage to another: the source block's ranks compute the
+        operand and send it, the destination block's receive it (rank i of a block to
+        rank i of the other)."""
+        source, dest = self.send_blocks(stage)
+        target = self.buffers[stage.name]
+        storage = STORAGE[stage.type.dtype]
+        g = group_id(stage.group)
+        src, lines = self.materialize(stage.operand)
+
+        def call(data: str) -> str:
+            return (f"pf::send_between<{storage}>({data}, {target.var}, {target.local}.count, "
+                    f"blocks_{g}_, {source}, {dest}, nccl_, streams_.comm);")
+        head = f"// {stage.name} = send(...) from {stage.group}[{source}] to {stage.group}[{dest}]"
+        sender = [f"if (rank_ / parts_{g}_ == {source}) {{"] + ["  " + line for line in lines + [
+            "streams_.to_comm();", call(src), "streams_.to_compute();"]] + ["}"]
+        if source == dest:
+            return [head] + sender
+        return [head] + sender + [f"if (rank_ / parts_{g}_ == {dest}) {{",
+                                  "  streams_.to_comm();",
+                                  f"  {call(f'static_cast<const {storage}*>(nullptr)')}",
+                                  "  streams_.to_compute();", "}"]
+
     def collective(self, stage: ir.CollectiveStage) -> list[str]:
         src, lines = self.materialize(stage.operand)
         target = self.buffers[stage.name]
@@ -234,7 +257,9 @@ def lt_gemm(stage: ir.MatmulStage) -> bool:
 
 
 def lower_simple(stage: ir.SimpleStage, writer: CudaStageWriter) -> list[str]:
-    if isinstance(stage, ir.CollectiveStage):
+    if writer.send_blocks(stage):
+        body = writer.send_between(stage)
+    elif isinstance(stage, ir.CollectiveStage):
         body = writer.collective(stage)
     elif writer.plan.epilogue_producer(stage.name):
         return [f"// {stage.name}: in the epilogue of "
