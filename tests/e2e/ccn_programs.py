@@ -276,3 +276,29 @@ program multihead(T, D, H, E) {
 }
 """
 MULTIHEAD_SIZES = {"T": 7, "D": 5, "H": 5, "E": 4}  # H uneven over 2 and 3 ranks; E over 3
+
+# Pipeline stages beyond the sample: a value every rank holds read inside a block, a
+# collective with its group implied, a sliced value sent between stages (it stays sliced),
+# a state and an update on the second stage, an output of each stage.
+STAGED = """
+program staged(B, H) {
+    group stage = blocks(2)
+    input x: f32[B, H] replicated
+    on stage[0] {
+        input w: f32[H, H] sliced(-1)
+        input g: f32[B, H] local
+        h = matmul(x, w)
+        hs = gelu(h) * 2
+        s = allreduce(sum, g)
+        output s
+    }
+    on stage[1] {
+        state acc: f32[B, H] replicated
+        hin = send(hs, stage, 1)
+        full = allgather(hin)
+        sin = send(s, stage, 1)
+        acc1 = update(acc, acc + full + sin + x)
+        output full
+    }
+}
+"""

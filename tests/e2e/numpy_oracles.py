@@ -170,3 +170,35 @@ def send_ring_oracle(inputs: Inputs, ranks: int, params: dict[str, float], seed:
         recv = [stage_sums[(r // per_stage - 1) % 2].copy() for r in range(ranks)]
         acc = [(acc[r] + recv[r]).astype(F32) for r in range(ranks)]
     return {"recv": recv, "acc": acc}
+
+
+def layernorm_rows(x: Tensor, eps: float) -> Tensor:
+    """layernorm along the last dim in f32: (x - mean) / sqrt(var + eps), biased variance."""
+    x = f32(x)
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + np.float32(eps))
+
+
+def mlp_block(x: Tensor, w_in: Tensor, bias: Tensor, w_out: Tensor, gamma: Tensor,
+              eps: float, ranks: int) -> Tensor:
+    """One Megatron MLP block (bf16) over `ranks` ranks: w_in by columns, w_out by rows."""
+    hidden = [(x.astype(F32) @ block_of(w_in, -1, ranks, r).astype(F32)).astype(BF16)
+              for r in range(ranks)]
+    biases = [block_of(bias, 0, ranks, r).astype(F32) for r in range(ranks)]
+    acts = [gelu_tanh(h.astype(F32) + b).astype(BF16) for h, b in zip(hidden, biases)]
+    parts = [(a.astype(F32) @ block_of(w_out, 0, ranks, r).astype(F32)).astype(BF16)
+             for r, a in enumerate(acts)]
+    resid = (x.astype(F32) + sum_over_ranks(parts, BF16).astype(F32)).astype(BF16)
+    return (layernorm_rows(resid, eps) * gamma.astype(F32)).astype(BF16)
+
+
+def pipeline_oracle(inputs: Inputs, ranks: int, params: dict[str, float], seed: int,
+                    iters: int) -> PerRank:
+    """samples/pipeline.ccn: an MLP block on each of two stages of R/2 ranks, the first's
+    result sent to the second; only stage 1's ranks hold `out` (None on the others)."""
+    assert ranks % 2 == 0, "blocks(2) needs an even rank count"
+    eps, half = params.get("eps", 1e-5), ranks // 2
+    z = mlp_block(inputs["x"], inputs["w1"], inputs["b1"], inputs["w2"], inputs["g1"], eps, half)
+    out = mlp_block(z, inputs["w3"], inputs["b3"], inputs["w4"], inputs["g2"], eps, half)
+    return {"out": [None] * half + replicate(out, half)}

@@ -18,6 +18,7 @@ from numpy_oracles import (
     adam_oracle,
     lamb_oracle,
     megatron_oracle,
+    pipeline_oracle,
     send_ring_oracle,
     sgd_oracle,
 )
@@ -51,6 +52,7 @@ class Output:
     dims: tuple[str, ...]
     layout: str
     tolerance: str
+    stage: str | None = None  # the pipeline stage holding it (the manifest's "stage")
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,19 @@ CASES: dict[str, SampleCase] = {
         (Output("recv", "f32", ("B", "H"), "replicated in stage", "f32"),
          Output("acc", "f32", ("B", "H"), "local", "f32")),
         send_ring_oracle, rank_counts=(2, 4)),
+    "pipeline": SampleCase(
+        "pipeline.ccn", "pipeline", {"B": 3, "D": 7, "F": 5, "G": 9},
+        (Declaration("x", "bf16", ("B", "D"), "replicated in stage"),
+         Declaration("w1", "bf16", ("D", "F"), "sliced(1) in stage"),
+         Declaration("b1", "bf16", ("F",), "replicated in stage"),
+         Declaration("w2", "bf16", ("F", "D"), "sliced(0) in stage"),
+         Declaration("g1", "bf16", ("D",), "replicated in stage"),
+         Declaration("w3", "bf16", ("D", "G"), "sliced(1) in stage"),
+         Declaration("b3", "bf16", ("G",), "replicated in stage"),
+         Declaration("w4", "bf16", ("G", "D"), "sliced(0) in stage"),
+         Declaration("g2", "bf16", ("D",), "replicated in stage")),
+        (Output("out", "bf16", ("B", "D"), "replicated in stage", "bf16", stage="stage[1]"),),
+        pipeline_oracle, rank_counts=(2, 4)),
 }
 
 

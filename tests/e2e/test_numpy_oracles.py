@@ -85,12 +85,26 @@ def direct_send_ring(inputs, ranks, params, iters):
     return {"recv": recv, "acc": acc}
 
 
+def direct_mlp_block(x, w_in, bias, w_out, gamma, eps):
+    r = f64(x) + gelu64(f64(x) @ f64(w_in) + f64(bias)) @ f64(w_out)
+    norm = (r - r.mean(-1, keepdims=True)) / np.sqrt(r.var(-1, keepdims=True) + eps)
+    return norm * f64(gamma)
+
+
+def direct_pipeline(inputs, ranks, params, iters):
+    eps = params.get("eps", 1e-5)
+    z = direct_mlp_block(*(inputs[n] for n in ("x", "w1", "b1", "w2", "g1")), eps)
+    out = direct_mlp_block(z, *(inputs[n] for n in ("w3", "b3", "w4", "g2")), eps)
+    return {"out": [None] * (ranks // 2) + [out] * (ranks // 2)}
+
+
 DIRECT = {
     "adam": direct_adam,
     "lamb": lambda i, r, p, n: direct_adam(i, r, p, n, lamb=True),
     "sgd": direct_sgd,
     "megatron": direct_megatron,
     "send_ring": direct_send_ring,
+    "pipeline": direct_pipeline,
 }
 
 
@@ -108,6 +122,9 @@ def test_oracle_matches_direct_formula(sample):
             for rank, held in enumerate(got[output.name]):
                 expected = want[output.name]
                 expected = expected[rank] if isinstance(expected, list) else expected
+                if held is None or expected is None:  # a rank of another pipeline stage
+                    assert held is None and expected is None, (sample, ranks, rank)
+                    continue
                 assert held.dtype == np.dtype(NUMPY_DTYPES[output.dtype])
                 assert_close(held, expected, tolerance, f"{sample} R={ranks} {output.name}")
 
