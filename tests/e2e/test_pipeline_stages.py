@@ -1,7 +1,7 @@
 """Pipeline stages in generated projects: each rank runs its own stage's statements only,
-writes only the values its stage holds, and computes what the reference does (samples/pipeline.ccn: two stages of R/2 ranks,
-each a tensor-parallel MLP block; PARAFUSE_COUNT_WORK=1 makes every rank print the matmul
-flops it ran)."""
+writes only the values its stage holds, and computes what the reference does
+(samples/pipeline.ccn: two stages of R/2 ranks, each a tensor-parallel MLP block;
+PARAFUSE_COUNT_WORK=1 makes every rank print the matmul flops it ran)."""
 
 from __future__ import annotations
 
