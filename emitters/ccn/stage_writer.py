@@ -8,6 +8,7 @@ kernel), and how reductions, collectives and matmul run.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from parafuse.ccn_compiler import ir
@@ -16,7 +17,7 @@ from parafuse.ccn_compiler.types import Layout, ValueType, compute_dtype, is_int
 
 from .cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
 from .loop_space import LoopSpace, expr_context, walk_precomputable
-from .placement_code import send_blocks
+from .placement_code import guarded, send_blocks
 from .plan import Buffer, LoweringPlan, group_id, sizes_expressions, stage_id
 
 REDUCE_OPS = {"sum": "pf::ReduceOp::sum", "prod": "pf::ReduceOp::prod",
@@ -75,6 +76,21 @@ class StageWriter:
         if isinstance(stage, ir.CollectiveStage) and stage.op == "send":
             return send_blocks(self.plan.program, stage)
         return None
+
+    def send_between_code(self, stage: ir.CollectiveStage,
+                          transfer: Callable[[str], list[str]]) -> list[str]:
+        """A send from one pipeline stage to another: the source block's ranks compute the
+        operand and run `transfer(operand pointer)`, the destination block's run it with a
+        null operand to receive (rank i of a block to rank i of the other)."""
+        source, dest = self.send_blocks(stage)
+        src, lines = self.materialize(stage.operand)
+        null = f"static_cast<const {STORAGE[stage.type.dtype]}*>(nullptr)"
+        code = [f"// {stage.name} = send(...) from {stage.group}[{source}] to "
+                f"{stage.group}[{dest}]"]
+        code += guarded(lines + transfer(src), ir.Placement(stage.group, source))
+        if source != dest:
+            code += guarded(transfer(null), ir.Placement(stage.group, dest))
+        return code
 
     def space(self, vt: ValueType, local: str) -> LoopSpace:
         return LoopSpace(vt, local, self.buffers.__getitem__, hoists=self.hoists_offsets,

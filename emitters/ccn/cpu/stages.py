@@ -138,25 +138,15 @@ class CpuStageWriter(StageWriter):
         return [f"// {stage.name} = {stage.op}(...)"] + lines
 
     def send_between(self, stage: ir.CollectiveStage) -> list[str]:
-        """A send from one pipeline stage to another: the source block's ranks compute the
-        operand and send it, the destination block's receive it (rank i of a block to
-        rank i of the other)."""
-        source, dest = self.send_blocks(stage)
+        """A send between pipeline stages over MPI (see send_between_code)."""
         target = self.buffers[stage.name]
-        storage = STORAGE[stage.type.dtype]
-        g = group_id(stage.group)
-        src, lines = self.materialize(stage.operand)
+        source, dest = self.send_blocks(stage)
 
-        def call(data: str) -> str:
-            return (f"pf::send_between<{storage}>({data}, {target.var}.data(), "
-                    f"{target.local}.count, blocks_{g}_, {source}, {dest}, comm_);")
-        head = f"// {stage.name} = send(...) from {stage.group}[{source}] to {stage.group}[{dest}]"
-        sender = [f"if (rank_ / parts_{g}_ == {source}) {{"] + \
-            ["  " + line for line in lines + [call(src)]] + ["}"]
-        if source == dest:
-            return [head] + sender
-        return [head] + sender + [f"if (rank_ / parts_{g}_ == {dest}) {{",
-                                  f"  {call(f'static_cast<const {storage}*>(nullptr)')}", "}"]
+        def transfer(data: str) -> list[str]:
+            return [f"pf::send_between<{STORAGE[stage.type.dtype]}>({data}, {target.var}.data(), "
+                    f"{target.local}.count, blocks_{group_id(stage.group)}_, {source}, {dest}, "
+                    "comm_);"]
+        return self.send_between_code(stage, transfer)
 
     def node_collective(self, member: str, storage: str, comm: str, count: str) -> None:
         """A pf::NodeCollective member for one stage: node-shared memory on one node."""

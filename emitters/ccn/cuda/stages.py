@@ -149,27 +149,18 @@ class CudaStageWriter(StageWriter):
         return f"{name}[0]", lines
 
     def send_between(self, stage: ir.CollectiveStage) -> list[str]:
-        """A send from one pipeline stage to another: the source block's ranks compute the
-        operand and send it, the destination block's receive it (rank i of a block to
-        rank i of the other)."""
-        source, dest = self.send_blocks(stage)
+        """A send between pipeline stages over NCCL, on the communication stream (see
+        send_between_code)."""
         target = self.buffers[stage.name]
-        storage = STORAGE[stage.type.dtype]
-        g = group_id(stage.group)
-        src, lines = self.materialize(stage.operand)
+        source, dest = self.send_blocks(stage)
 
-        def call(data: str) -> str:
-            return (f"pf::send_between<{storage}>({data}, {target.var}, {target.local}.count, "
-                    f"blocks_{g}_, {source}, {dest}, nccl_, streams_.comm);")
-        head = f"// {stage.name} = send(...) from {stage.group}[{source}] to {stage.group}[{dest}]"
-        sender = [f"if (rank_ / parts_{g}_ == {source}) {{"] + ["  " + line for line in lines + [
-            "streams_.to_comm();", call(src), "streams_.to_compute();"]] + ["}"]
-        if source == dest:
-            return [head] + sender
-        return [head] + sender + [f"if (rank_ / parts_{g}_ == {dest}) {{",
-                                  "  streams_.to_comm();",
-                                  f"  {call(f'static_cast<const {storage}*>(nullptr)')}",
-                                  "  streams_.to_compute();", "}"]
+        def transfer(data: str) -> list[str]:
+            return ["streams_.to_comm();",
+                    f"pf::send_between<{STORAGE[stage.type.dtype]}>({data}, {target.var}, "
+                    f"{target.local}.count, blocks_{group_id(stage.group)}_, {source}, {dest}, "
+                    "nccl_, streams_.comm);",
+                    "streams_.to_compute();"]
+        return self.send_between_code(stage, transfer)
 
     def collective(self, stage: ir.CollectiveStage) -> list[str]:
         src, lines = self.materialize(stage.operand)
