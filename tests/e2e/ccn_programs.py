@@ -302,3 +302,22 @@ program staged(B, H) {
     }
 }
 """
+
+# overlap(P, C) where C's row norm reads P: the norm of chunk c's rows can only be taken
+# once chunk c is produced (the CPU backend computed it before the chunks, from rows not
+# reduced yet).
+ROW_NORM_CONSUMER = """
+program rownorm(B, D) {
+    param eps: f32 = 0.00001
+    input p: f32[B, D] local
+    input g: f32[D] replicated
+    y = allreduce(sum, p)
+    z = layernorm(y, eps) * g + softmax(y, -1)
+    output z
+}
+
+schedule piped for rownorm {
+    o = overlap(y, z)
+    tune(o, chunks = 3)
+}
+"""

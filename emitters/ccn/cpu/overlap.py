@@ -14,6 +14,7 @@ from __future__ import annotations
 from parafuse.ccn_compiler import ir
 from parafuse.emitters.ccn.chunk_policy import ChunkRule, unsupported
 from parafuse.emitters.ccn.cpp_expr import STORAGE
+from parafuse.emitters.ccn.loop_space import walk_precomputable
 from parafuse.emitters.ccn.plan import group_id, stage_id
 from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
 
@@ -25,12 +26,19 @@ from .stages import CpuStageWriter, comm_name, lower_simple
 class _ChunkSteps:
     """Code that starts and completes one stage's chunk [lo, hi) (in elements)."""
 
-    def __init__(self, stage: ir.SimpleStage, writer: CpuStageWriter, part: int):
+    def __init__(self, stage: ir.SimpleStage, writer: CpuStageWriter, part: int,
+                 producer: str = ""):
         self.stage, self.writer = stage, writer
         self.tag = f"pf::chunk_tag({part}, c)"  # the producer's part 0, the consumer's 1
         self.setup: list[str] = []
         self.requests = f"req_{stage_id(stage)}"
-        if isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage)):
+        # a consumer whose row norms, reductions or moves read the producer computes them
+        # with each chunk (rows not produced yet are computed too, and never read)
+        self.precompute_per_chunk = part == 1 and isinstance(
+            stage, (ir.ElementwiseStage, ir.UpdateStage)) and _precomputes_from(
+            stage.expr, producer)
+        if isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage)) and \
+                not self.precompute_per_chunk:
             pre, done = writer.precompute([stage.expr])
             target = writer.buffers[stage.name]
             self.space = writer.space(stage.type, target.local)
@@ -57,6 +65,8 @@ class _ChunkSteps:
 
     def start(self) -> list[str]:
         stage, target = self.stage, self.writer.buffers[self.stage.name]
+        if self.precompute_per_chunk:
+            return self.writer.elementwise(stage, "lo", "hi")
         if isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage)):
             return store_loop(self.space, target, stage.expr, self.resolved, "lo", "hi")
         if isinstance(stage, ir.MatmulStage):
@@ -112,6 +122,13 @@ class _ChunkSteps:
         return lines
 
 
+def _precomputes_from(expr: ir.Expr, producer: str) -> bool:
+    """Does a value computed before `expr`'s loop (a row norm, reduction, transpose...)
+    read `producer`?"""
+    return any(isinstance(node, ir.Ref) and node.name == producer
+               for pre in walk_precomputable(expr) for node in ir.walk(pre))
+
+
 def lower_overlap(stage: ir.OverlapStage, writer: CpuStageWriter) -> list[str]:
     p, c = stage.parts
     head = f"// {stage.name} = overlap({p.name}, {c.name})"
@@ -119,7 +136,7 @@ def lower_overlap(stage: ir.OverlapStage, writer: CpuStageWriter) -> list[str]:
     if reason:
         return [f"{head}: not chunked ({reason})"] + lower_simple(p, writer) + \
             lower_simple(c, writer)
-    producer, consumer = _ChunkSteps(p, writer, 0), _ChunkSteps(c, writer, 1)
+    producer, consumer = _ChunkSteps(p, writer, 0), _ChunkSteps(c, writer, 1, p.name)
     local = writer.buffers[p.name].local
     chooser = f"chunks_{stage_id(stage)}_"
     policy = writer.plan.chunks[stage.name]
