@@ -211,9 +211,22 @@ class OverlapStage:
     chunks: int | None = None
 
 
+@dataclass(frozen=True)
+class MicroBatchStage:
+    """`microbatch(FIRST, LAST)`: a run of stages executed on chunks of rows along dim 0
+    (micro-batches), every stage of the run on micro-batch m before any on m + 1; the
+    ranks of a pipeline stage work on m + 1 while the next stage's work on m."""
+
+    name: str
+    parts: tuple[Stage, ...]
+    location: Location
+    chunks: int | None = None
+
+
 SimpleStage = ElementwiseStage | UpdateStage | MatmulStage | CollectiveStage
-Stage = SimpleStage | FusedStage | OverlapStage
-GroupedStage = FusedStage | OverlapStage
+Stage = SimpleStage | FusedStage | OverlapStage | MicroBatchStage
+GroupedStage = FusedStage | OverlapStage | MicroBatchStage
+GROUPS = (FusedStage, OverlapStage, MicroBatchStage)  # for isinstance
 
 
 # ---- declarations and the program ---------------------------------------------------
@@ -274,11 +287,10 @@ class Program:
     placements: tuple[tuple[str, Placement], ...] = ()
 
     def flat_stages(self) -> tuple[SimpleStage, ...]:
-        """Every simple stage in execution order, fused and overlapped parts included."""
+        """Every simple stage in execution order, the parts of groups included."""
         flat: list[SimpleStage] = []
         for stage in self.stages:
-            flat.extend(stage.parts if isinstance(stage, (FusedStage, OverlapStage))
-                        else (stage,))
+            flat.extend(stage.parts if isinstance(stage, GROUPS) else (stage,))
         return tuple(flat)
 
     def stage(self, name: str) -> SimpleStage | None:
@@ -301,7 +313,10 @@ class Program:
     def stage_placement(self, stage: Stage) -> Placement | None:
         """The block that runs a stage: its own placement, or (for a stage a schedule made)
         that of the values it reads; a send moves its operand's block by its shift."""
-        if isinstance(stage, (FusedStage, OverlapStage)):
+        if isinstance(stage, MicroBatchStage):  # one block's, or None across blocks
+            places = {self.stage_placement(part) for part in stage.parts}
+            return places.pop() if len(places) == 1 else None
+        if isinstance(stage, GROUPS):
             return self.stage_placement(stage.parts[-1])
         found = dict(self.placements).get(stage.name)
         if found is not None:

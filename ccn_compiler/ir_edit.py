@@ -49,7 +49,7 @@ def rename_in_stage(stage: ir.SimpleStage, old: str, new: ir.Expr,
 
 
 def names_read(stage: ir.Stage) -> set[str]:
-    parts = stage.parts if isinstance(stage, (ir.FusedStage, ir.OverlapStage)) else (stage,)
+    parts = stage.parts if isinstance(stage, ir.GROUPS) else (stage,)
     return {node.name for part in parts for expr in ir.stage_exprs(part)
             for node in ir.walk(expr) if isinstance(node, ir.Ref)}
 
@@ -68,7 +68,7 @@ def map_simple_stages(program: ir.Program,
                       fn: Callable[[ir.SimpleStage], ir.SimpleStage]) -> ir.Program:
     stages = []
     for stage in program.stages:
-        if isinstance(stage, (ir.FusedStage, ir.OverlapStage)):
+        if isinstance(stage, ir.GROUPS):
             stages.append(replace(stage, parts=tuple(fn(p) for p in stage.parts)))
         else:
             stages.append(fn(stage))
@@ -89,9 +89,9 @@ def remove_top_level(program: ir.Program, name: str) -> ir.Program:
 
 
 def group_of(program: ir.Program, name: str) -> ir.GroupedStage | None:
-    """The fused or overlapped stage `name` belongs to (or is), if any."""
+    """The group (fused, overlapped, micro-batched) `name` belongs to (or is), if any."""
     for stage in program.stages:
-        if isinstance(stage, (ir.FusedStage, ir.OverlapStage)):
+        if isinstance(stage, ir.GROUPS):
             if stage.name == name or any(p.name == name for p in stage.parts):
                 return stage
     return None
@@ -101,7 +101,7 @@ def depends_on(program: ir.Program) -> dict[str, set[str]]:
     """For each top-level stage, the top-level stages it reads, transitively."""
     owner = {}
     for stage in program.stages:
-        parts = stage.parts if isinstance(stage, (ir.FusedStage, ir.OverlapStage)) else (stage,)
+        parts = stage.parts if isinstance(stage, ir.GROUPS) else (stage,)
         owner.update({p.name: stage.name for p in parts})
     deps: dict[str, set[str]] = {}
     for stage in program.stages:

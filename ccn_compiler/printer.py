@@ -150,7 +150,16 @@ def _declared_type(vt: ValueType, place: ir.Placement | None) -> ValueType:
 
 
 def _format_stage(stage: ir.Stage, width: int, program: ir.Program) -> list[str]:
-    if isinstance(stage, (ir.FusedStage, ir.OverlapStage)):
+    if isinstance(stage, ir.MicroBatchStage):
+        head = (f"    # {stage.name} = microbatch({stage.parts[0].name}, ..., "
+                f"{stage.parts[-1].name}), chunks {stage.chunks}")
+        place_of = program.stage_placement if program.stage_placement(stage) is None \
+            else (lambda part: None)
+        return [head] + [line for place, parts in _runs(stage.parts, place_of)
+                         for line in _in_block(place, [
+                             line for part in parts
+                             for line in _format_stage(part, width, program)])]
+    if isinstance(stage, ir.GROUPS):
         kind = "fuse" if isinstance(stage, ir.FusedStage) else "overlap"
         chunks = stage.chunks if stage.chunks is not None else "auto"
         members = ", ".join(p.name for p in stage.parts)

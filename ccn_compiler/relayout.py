@@ -133,7 +133,7 @@ def relayout_program(program: ir.Program, pending: frozenset[str] = frozenset())
 
     stages = []
     for stage in program.stages:
-        if isinstance(stage, (ir.FusedStage, ir.OverlapStage)):
+        if isinstance(stage, ir.GROUPS):
             stages.append(replace(stage, parts=tuple(redo(p) for p in stage.parts)))
         else:
             stages.append(redo(stage))

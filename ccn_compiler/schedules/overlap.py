@@ -39,7 +39,7 @@ def check_arguments(directive: ast.Directive) -> tuple[ast.NameRef, ast.NameRef,
     return names[0], names[1], directive.targets[0].name if directive.targets else None
 
 
-def _a(kind: str) -> str:
+def a_or_an(kind: str) -> str:
     return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
 
 
@@ -49,7 +49,7 @@ def _kind(stage: ir.SimpleStage) -> str:
     return "matmul" if isinstance(stage, ir.MatmulStage) else "element-wise"
 
 
-def _check_chunkable(stage: ir.SimpleStage, ref: ast.NameRef) -> None:
+def check_chunkable(stage: ir.SimpleStage, ref: ast.NameRef) -> None:
     vt = stage.type
     if not vt.shape:
         raise CompileError(f"'{ref.name}' is a scalar and has no dim 0 to chunk", ref.location)
@@ -81,7 +81,7 @@ def check_legality(p: ir.SimpleStage, c: ir.SimpleStage, p_ref: ast.NameRef,
     """Kinds that pipeline, `c` consumes `p`, both chunkable along dim 0, chunks aligned."""
     if _kind(p) not in ("matmul", "allreduce", "element-wise"):
         raise CompileError(f"overlap needs a matmul, allreduce or element-wise producer; "
-                           f"'{p_ref.name}' is {_a(_kind(p))} (a rank's block of a "
+                           f"'{p_ref.name}' is {a_or_an(_kind(p))} (a rank's block of a "
                            "reducescatter or allgather is not made of whole dim-0 chunks)"
                            if _kind(p) in ("reducescatter", "allgather") else
                            f"overlap cannot chunk the {_kind(p)} '{p_ref.name}'", p_ref.location)
@@ -92,11 +92,11 @@ def check_legality(p: ir.SimpleStage, c: ir.SimpleStage, p_ref: ast.NameRef,
                            "one unscheduled")
     if _kind(c) not in ("allreduce", "send", "broadcast", "element-wise"):
         raise CompileError(f"overlap needs an allreduce, send, broadcast or element-wise "
-                           f"consumer; '{c_ref.name}' is {_a(_kind(c))}", c_ref.location)
+                           f"consumer; '{c_ref.name}' is {a_or_an(_kind(c))}", c_ref.location)
     if p.name not in names_read(c):
         raise CompileError(f"'{c_ref.name}' does not consume '{p_ref.name}'", c_ref.location)
     for stage, ref in ((p, p_ref), (c, c_ref)):
-        _check_chunkable(stage, ref)
+        check_chunkable(stage, ref)
     if p.type.shape[0] != c.type.shape[0] or any(
             isinstance(n, ir.Ref) and n.name == p.name and len(n.type.shape) != len(c.type.shape)
             for e in ir.stage_exprs(c) for n in ir.walk(e)):

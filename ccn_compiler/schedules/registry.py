@@ -6,11 +6,11 @@ rewrite with a before/after docstring, and its `RECORD`) and listing it here.
 
 from __future__ import annotations
 
-from . import fuse, overlap, reorder, shard, split, tune
+from . import fuse, microbatch, overlap, reorder, shard, split, tune
 from .record import DirectiveRecord
 
 DIRECTIVES: dict[str, DirectiveRecord] = {
     record.name: record
     for record in (split.RECORD, reorder.RECORD, shard.RECORD, fuse.RECORD, overlap.RECORD,
-                   tune.RECORD)
+                   microbatch.RECORD, tune.RECORD)
 }

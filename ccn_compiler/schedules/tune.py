@@ -1,4 +1,4 @@
-"""`tune(S, chunks = K)`: fix the chunk count of a fused or overlapped stage.
+"""`tune(S, chunks = K)`: fix the chunk count of a fused, overlapped or micro-batched stage.
 
 Before::    # fuse1 = fuse(rs, m1, v1, w1, agw), chunks auto
 After ``tune(m1, chunks = 8)``::    # fuse1 = fuse(rs, m1, v1, w1, agw), chunks 8
@@ -39,11 +39,12 @@ def check_arguments(directive: ast.Directive) -> tuple[ast.NameRef, int]:
 
 
 def check_legality(program: ir.Program, ref: ast.NameRef) -> ir.GroupedStage:
-    """The fused or overlapped group holding the stage `ref` names."""
+    """The fused, overlapped or micro-batched group holding the stage `ref` names."""
     group = group_of(program, ref.name)
     if group is None:
-        raise CompileError(f"tune needs a fused or overlapped stage; '{ref.name}' is in "
-                           "neither", ref.location, hint="fuse or overlap it first")
+        raise CompileError(f"tune needs a fused, overlapped or micro-batched stage; "
+                           f"'{ref.name}' is in none", ref.location,
+                           hint="fuse, overlap or microbatch it first")
     return group
 
 

@@ -68,11 +68,13 @@ def has_open_chunks(program: ir.Program) -> bool:
 
 def chunk_policies(program: ir.Program, defaults: ChunkDefaults,
                    open_count: int | None = None) -> dict[str, ChunkPolicy]:
-    """The policy of every fused and overlapped stage of `program`, by stage name; with
-    `open_count`, the counts `tune` left open are that (a ChunkVariant's)."""
+    """The policy of every fused, overlapped and micro-batched stage of `program`, by stage
+    name; with `open_count`, the counts `tune` left open are that (a ChunkVariant's)."""
     found = {}
     for stage in program.stages:
-        if isinstance(stage, ir.FusedStage | ir.OverlapStage):
+        if isinstance(stage, ir.MicroBatchStage):  # a count the directive always sets
+            found[stage.name] = tuned(stage.chunks)
+        elif isinstance(stage, ir.FusedStage | ir.OverlapStage):
             default = defaults.fused if isinstance(stage, ir.FusedStage) else defaults.overlap
             if open_count is not None:
                 default = candidate(open_count)

@@ -24,8 +24,8 @@ def in_place_values(program: ir.Program) -> dict[str, str]:
     """{next value: state} for the values that are written into their state's buffer."""
     order = list(program.flat_stages())
     position = {stage.name: k for k, stage in enumerate(order)}
-    overlapped = {p.name for s in program.stages if isinstance(s, ir.OverlapStage)
-                  for p in s.parts}
+    overlapped = {p.name for s in program.stages
+                  if isinstance(s, ir.OverlapStage | ir.MicroBatchStage) for p in s.parts}
     outputs = {value for _, value in program.outputs}
     found: dict[str, str] = {}
     for state, value in program.state_updates:

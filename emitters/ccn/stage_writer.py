@@ -78,18 +78,23 @@ class StageWriter:
         return None
 
     def send_between_code(self, stage: ir.CollectiveStage,
-                          transfer: Callable[[str], list[str]]) -> list[str]:
+                          transfer: Callable[[str, str, str], list[str]],
+                          rows: tuple[str, str] | None = None) -> list[str]:
         """A send from one pipeline stage to another: the source block's ranks compute the
-        operand and run `transfer(operand pointer)`, the destination block's run it with a
-        null operand to receive (rank i of a block to rank i of the other)."""
+        operand and run `transfer(operand pointer, offset, count)`, the destination block's
+        run it with a null operand to receive (rank i of a block to rank i of the other);
+        `rows`: elements [lo, hi) only (a micro-batch), else all of them."""
         source, dest = self.send_blocks(stage)
         src, lines = self.materialize(stage.operand)
+        lo, hi = rows or ("0", f"{self.buffers[stage.name].local}.count")
+        offset, count = (f" + {lo}", f"{hi} - {lo}") if rows else ("", hi)
         null = f"static_cast<const {STORAGE[stage.type.dtype]}*>(nullptr)"
         code = [f"// {stage.name} = send(...) from {stage.group}[{source}] to "
                 f"{stage.group}[{dest}]"]
-        code += guarded(lines + transfer(src), ir.Placement(stage.group, source))
+        code += guarded(lines + transfer(f"{src}{offset}", offset, count),
+                        ir.Placement(stage.group, source))
         if source != dest:
-            code += guarded(transfer(null), ir.Placement(stage.group, dest))
+            code += guarded(transfer(null, offset, count), ir.Placement(stage.group, dest))
         return code
 
     def space(self, vt: ValueType, local: str) -> LoopSpace:

@@ -321,3 +321,31 @@ schedule piped for rownorm {
     tune(o, chunks = 3)
 }
 """
+
+# A micro-batched run that is no pipeline: a matmul of an expression (materialised with
+# each micro-batch), an allreduce, row norms and softmax of the run's values, dropout,
+# a broadcast; stages before and after the run, a scalar reduction after it.
+MICROBATCHED = """
+program mbatch(B, K, H) {
+    param p: f32 = 0.2
+    param eps: f32 = 0.00001
+    input x: f16[B, K] sliced(-1)
+    input w: f16[K, H] sliced(0)
+    input u: f32[B, H] local
+    input g: f16[H] replicated
+    pre = x * 2
+    part = matmul(pre * 0.5, w)
+    y = allreduce(sum, part)
+    n = layernorm(y, eps) * g + softmax(y, -1)
+    d = dropout(n, p)
+    bc = broadcast(u, 0)
+    z = d + cast(bc, f16)
+    s = sum(z)
+    output z, s
+}
+
+schedule mb for mbatch {
+    m = microbatch(part, z)
+    tune(m, chunks = 3)
+}
+"""

@@ -54,7 +54,7 @@ def assert_only_stage_one_writes(out, ranks: int) -> None:
     assert sorted(p.name for p in out.iterdir()) == sorted(holders + ["manifest.json"])
 
 
-@pytest.mark.parametrize("schedule", ["default", "fused", "overlapped"])
+@pytest.mark.parametrize("schedule", ["default", "fused", "overlapped", "gpipe"])
 def test_cpu_ranks_run_only_their_stage(schedule: str, tmp_path, monkeypatch) -> None:
     for ranks in (2, 4):
         out = tmp_path / f"r{ranks}"

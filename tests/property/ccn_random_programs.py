@@ -374,6 +374,17 @@ def _overlap(state: ScheduleState, draw) -> str | None:
     return f"overlap({p}, {c})"
 
 
+def _microbatch(state: ScheduleState, draw) -> str | None:
+    """A run of 1 to 4 stages none of which is grouped yet (None where there is none)."""
+    free = [name for name in state.stages if name not in state.grouped]
+    if not free:
+        return None
+    start = draw(st.integers(0, len(free) - 1))
+    run = free[start:start + draw(st.integers(1, 4))]
+    state.grouped += run
+    return f"microbatch({run[0]}, {run[-1]})"
+
+
 def _tune(state: ScheduleState, draw) -> str:
     target = draw(st.sampled_from(state.grouped or state.stages))
     return f"tune({target}, chunks = {draw(st.integers(1, 5))})"
@@ -387,16 +398,18 @@ def _shardable(state: ScheduleState) -> list[str]:
                    for code in [state.b.code.get(name, "")])]
 
 
-DIRECTIVE_ORDER = ["split", "reorder", "shard", "fuse", "overlap", "tune"]
+DIRECTIVE_ORDER = ["split", "reorder", "shard", "fuse", "overlap", "microbatch", "tune"]
 
 
 @st.composite
-def schedules(draw, b: ProgramBuilder) -> str:
-    """A schedule of 1 to 5 directives whose arguments are plausible for the program."""
+def schedules(draw, b: ProgramBuilder, kinds_drawn: tuple[str, ...] = tuple(DIRECTIVE_ORDER)
+              ) -> str:
+    """A schedule of 1 to 5 directives (of `kinds_drawn`) whose arguments are plausible for
+    the program."""
     state = ScheduleState(b, list(b.stages), {k: set(v) for k, v in b.reads.items()},
                           list(b.gathers), list(b.allreduces))
     lines = []
-    kinds = draw(st.lists(st.sampled_from(DIRECTIVE_ORDER), min_size=1, max_size=5))
+    kinds = draw(st.lists(st.sampled_from(kinds_drawn), min_size=1, max_size=5))
     if b.allreduces and draw(st.booleans()):
         kinds = ["split", "reorder"] + kinds
     if "tune" in kinds and not {"fuse", "overlap"} & set(kinds):  # tune needs a group
@@ -415,6 +428,9 @@ def schedules(draw, b: ProgramBuilder) -> str:
             lines.append(_fuse(state, draw))
         elif kind == "overlap" and len(state.stages) >= 2:
             line = _overlap(state, draw)
+            lines += [line] if line else []
+        elif kind == "microbatch":
+            line = _microbatch(state, draw)
             lines += [line] if line else []
         elif kind == "tune" and (state.grouped or not draw(st.integers(0, 4))):
             lines.append(_tune(state, draw))

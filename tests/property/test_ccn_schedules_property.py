@@ -48,7 +48,7 @@ def _check_with_gather_names(program_text: str, schedule_text: str):
     raise AssertionError("reorder name repair did not converge")
 
 
-DIRECTIVES = ("split", "reorder", "shard", "fuse", "overlap", "tune")
+DIRECTIVES = ("split", "reorder", "shard", "fuse", "overlap", "microbatch", "tune")
 EXAMPLES = 600
 # Floors on what the random schedules exercise, per EXAMPLES drawn: an accepted schedule
 # is compared with the default one; a rejected one only shows that errors are located.

@@ -14,6 +14,7 @@ from __future__ import annotations
 from parafuse.ccn_compiler import ir
 from parafuse.emitters.ccn.chunk_policy import ChunkRule, unsupported
 from parafuse.emitters.ccn.cpp_expr import STORAGE
+from parafuse.emitters.ccn.gemm_operands import gemm_operands
 from parafuse.emitters.ccn.loop_space import walk_precomputable
 from parafuse.emitters.ccn.plan import group_id, stage_id
 from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
@@ -23,28 +24,28 @@ from .loops import store_loop
 from .stages import CpuStageWriter, comm_name, lower_simple
 
 
-class _ChunkSteps:
+class ChunkSteps:
     """Code that starts and completes one stage's chunk [lo, hi) (in elements)."""
 
     def __init__(self, stage: ir.SimpleStage, writer: CpuStageWriter, part: int,
-                 producer: str = ""):
+                 chunked: frozenset[str] = frozenset()):
+        """`part`: the stage's place in the group (tells its messages apart); `chunked`: the
+        values produced chunk by chunk before it."""
         self.stage, self.writer = stage, writer
-        self.tag = f"pf::chunk_tag({part}, c)"  # the producer's part 0, the consumer's 1
+        self.tag = f"pf::chunk_tag({part}, c)"
         self.setup: list[str] = []
         self.requests = f"req_{stage_id(stage)}"
-        # a consumer whose row norms, reductions or moves read the producer computes them
-        # with each chunk (rows not produced yet are computed too, and never read)
-        self.precompute_per_chunk = part == 1 and isinstance(
-            stage, (ir.ElementwiseStage, ir.UpdateStage)) and _precomputes_from(
-            stage.expr, producer)
-        if isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage)) and \
-                not self.precompute_per_chunk:
+        # what is computed before a stage's loop (row norms, reductions, moves, a matmul's
+        # materialised operand) from a chunked value is computed with each chunk (rows not
+        # produced yet are computed too, and never read)
+        self.per_chunk = _reads_before_loop(stage, chunked, writer)
+        if isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage)) and not self.per_chunk:
             pre, done = writer.precompute([stage.expr])
             target = writer.buffers[stage.name]
             self.space = writer.space(stage.type, target.local)
             self.resolved = writer.resolve(self.space, done)
             self.setup += pre
-        elif isinstance(stage, ir.MatmulStage):
+        elif isinstance(stage, ir.MatmulStage) and not self.per_chunk:
             self.gemm = gemm_call(stage, writer)
             self.setup += self.gemm.lines
         self.node = None
@@ -54,8 +55,9 @@ class _ChunkSteps:
                                    comm_name(writer.plan.collective_comm(stage)),
                                    f"{writer.buffers[stage.name].local}.count")
             self.setup.append(f"{self.node}.begin_chunks();")
-        self.setup.append(f"std::vector<MPI_Request> {self.requests}(2 * chunks, "
-                          "MPI_REQUEST_NULL);")
+        # the requests of chunks in flight (MPI's nonblocking collectives)
+        self.request_setup = [f"std::vector<MPI_Request> {self.requests}(2 * chunks, "
+                              "MPI_REQUEST_NULL);"]
 
     def progress(self) -> str:
         """Let the chunks in flight move (MPI progresses only inside its calls)."""
@@ -65,8 +67,14 @@ class _ChunkSteps:
 
     def start(self) -> list[str]:
         stage, target = self.stage, self.writer.buffers[self.stage.name]
-        if self.precompute_per_chunk:
+        if self.per_chunk and isinstance(stage, ir.MatmulStage):
+            gemm = gemm_call(stage, self.writer)
+            return gemm.lines + gemm.call("lo", "hi") + store_product(gemm, stage, self.writer,
+                                                                      "lo", "hi")
+        if self.per_chunk:
             return self.writer.elementwise(stage, "lo", "hi")
+        if self.writer.send_blocks(stage):
+            return self.writer.send_between(stage, ("lo", "hi"))
         if isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage)):
             return store_loop(self.space, target, stage.expr, self.resolved, "lo", "hi")
         if isinstance(stage, ir.MatmulStage):
@@ -100,6 +108,8 @@ class _ChunkSteps:
 
     def complete(self) -> list[str]:
         """Wait for chunk c (elements [lo, hi)); an avg divides it once it is summed."""
+        if self.writer.send_blocks(self.stage):
+            return []  # sent and received in start()
         if self.node:
             return [f"{self.node}.finish_chunk();"]
         return self._wait(f"2, &{self.requests}[2 * c]", "lo", "hi - lo")
@@ -122,11 +132,17 @@ class _ChunkSteps:
         return lines
 
 
-def _precomputes_from(expr: ir.Expr, producer: str) -> bool:
-    """Does a value computed before `expr`'s loop (a row norm, reduction, transpose...)
-    read `producer`?"""
-    return any(isinstance(node, ir.Ref) and node.name == producer
-               for pre in walk_precomputable(expr) for node in ir.walk(pre))
+def _reads_before_loop(stage: ir.SimpleStage, chunked: frozenset[str],
+                       writer: CpuStageWriter) -> bool:
+    """Does what a stage computes before its loop (a row norm, reduction or move; a matmul's
+    operand materialised in a temporary) read one of the `chunked` values?"""
+    def reads(expr: ir.Expr) -> bool:
+        return any(isinstance(n, ir.Ref) and n.name in chunked for n in ir.walk(expr))
+    if isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage)):
+        return any(reads(pre) for pre in walk_precomputable(stage.expr))
+    if isinstance(stage, ir.MatmulStage):
+        return reads(stage.a) and bool(gemm_operands(stage, writer).lines)
+    return False
 
 
 def lower_overlap(stage: ir.OverlapStage, writer: CpuStageWriter) -> list[str]:
@@ -136,7 +152,8 @@ def lower_overlap(stage: ir.OverlapStage, writer: CpuStageWriter) -> list[str]:
     if reason:
         return [f"{head}: not chunked ({reason})"] + lower_simple(p, writer) + \
             lower_simple(c, writer)
-    producer, consumer = _ChunkSteps(p, writer, 0), _ChunkSteps(c, writer, 1, p.name)
+    producer = ChunkSteps(p, writer, 0)
+    consumer = ChunkSteps(c, writer, 1, frozenset({p.name}))
     local = writer.buffers[p.name].local
     chooser = f"chunks_{stage_id(stage)}_"
     policy = writer.plan.chunks[stage.name]
@@ -158,7 +175,8 @@ def lower_overlap(stage: ir.OverlapStage, writer: CpuStageWriter) -> list[str]:
     body += ["if (k > 0) {"] + ["  " + s for s in at("k - 1", producer.complete()
                                                      + consumer.start())] + ["}"]
     lines = [f"{head}: chunks along dim 0", "{", f"  const int chunks = {chunks};"]
-    lines += ["  " + s for s in producer.setup + consumer.setup]
+    lines += ["  " + s for s in producer.setup + producer.request_setup + consumer.setup
+              + consumer.request_setup]
     lines += ["  for (int k = 0; k < chunks; ++k) {"] + ["    " + s for s in body] + ["  }"]
     lines += ["  " + s for s in at("chunks - 1", producer.complete() + consumer.start())]
     lines += ["  " + s for s in consumer.complete_all(local) + finish]

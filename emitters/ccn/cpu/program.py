@@ -21,6 +21,7 @@ from parafuse.emitters.names import cpp_name
 
 from .fused import lower_fused
 from .loops import store_loop
+from .microbatch import lower_microbatch
 from .overlap import lower_overlap
 from .stages import CpuStageWriter, comm_name, lower_simple
 
@@ -140,6 +141,8 @@ def lower_stage(stage: ir.Stage, writer: CpuStageWriter) -> list[str]:
         lines = lower_fused(stage, writer)
     elif isinstance(stage, ir.OverlapStage):
         lines = lower_overlap(stage, writer)
+    elif isinstance(stage, ir.MicroBatchStage):  # guards each part
+        return lower_microbatch(stage, writer)
     elif isinstance(stage, ir.CollectiveStage) and writer.send_blocks(stage):
         return lower_simple(stage, writer)
     else:

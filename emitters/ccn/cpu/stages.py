@@ -137,16 +137,17 @@ class CpuStageWriter(StageWriter):
                          f"blocks_{group_id(stage.group)}_, {stage.shift}, comm_);")
         return [f"// {stage.name} = {stage.op}(...)"] + lines
 
-    def send_between(self, stage: ir.CollectiveStage) -> list[str]:
+    def send_between(self, stage: ir.CollectiveStage,
+                     rows: tuple[str, str] | None = None) -> list[str]:
         """A send between pipeline stages over MPI (see send_between_code)."""
         target = self.buffers[stage.name]
         source, dest = self.send_blocks(stage)
 
-        def transfer(data: str) -> list[str]:
-            return [f"pf::send_between<{STORAGE[stage.type.dtype]}>({data}, {target.var}.data(), "
-                    f"{target.local}.count, blocks_{group_id(stage.group)}_, {source}, {dest}, "
-                    "comm_);"]
-        return self.send_between_code(stage, transfer)
+        def transfer(data: str, offset: str, count: str) -> list[str]:
+            return [f"pf::send_between<{STORAGE[stage.type.dtype]}>({data}, "
+                    f"{target.var}.data(){offset}, {count}, blocks_{group_id(stage.group)}_, "
+                    f"{source}, {dest}, comm_);"]
+        return self.send_between_code(stage, transfer, rows)
 
     def node_collective(self, member: str, storage: str, comm: str, count: str) -> None:
         """A pf::NodeCollective member for one stage: node-shared memory on one node."""

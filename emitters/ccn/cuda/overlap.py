@@ -16,7 +16,7 @@ from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
 from .stages import CudaStageWriter, comm_name, lower_simple, lt_gemm
 
 
-class _Chunked:
+class Chunked:
     """Setup lines, the stream, and the lines of chunk [lo, hi) (elements) of one stage."""
 
     def __init__(self, stage: ir.SimpleStage, writer: CudaStageWriter,
@@ -78,8 +78,8 @@ def lower_overlap(stage: ir.OverlapStage, writer: CudaStageWriter) -> list[str]:
     # two collectives on different communicators overlap on two communication streams (on
     # one communicator NCCL runs its operations in order whatever the streams)
     second = _on_different_communicators(p, c, writer)
-    producer = _Chunked(p, writer)
-    consumer = _Chunked(c, writer, "streams_.comm2" if second else "streams_.comm")
+    producer = Chunked(p, writer)
+    consumer = Chunked(c, writer, "streams_.comm2" if second else "streams_.comm")
     local = writer.buffers[p.name].local
     policy = writer.plan.chunks[stage.name]
     if policy.rule is not ChunkRule.FIXED:

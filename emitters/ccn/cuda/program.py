@@ -20,6 +20,7 @@ from parafuse.emitters.ccn.volume import volume_lines
 from parafuse.emitters.names import cpp_name, prefixed_stem
 
 from .fused import lower_fused
+from .microbatch import lower_microbatch
 from .overlap import lower_overlap
 from .stages import CudaStageWriter, comm_name, device_store, lower_simple
 
@@ -201,6 +202,8 @@ def lower_stage(stage: ir.Stage, writer: CudaStageWriter) -> list[str]:
         lines = lower_fused(stage, writer)
     elif isinstance(stage, ir.OverlapStage):
         lines = lower_overlap(stage, writer)
+    elif isinstance(stage, ir.MicroBatchStage):  # guards each part
+        return lower_microbatch(stage, writer)
     elif writer.send_blocks(stage):
         return lower_simple(stage, writer)
     else:

@@ -148,19 +148,20 @@ class CudaStageWriter(StageWriter):
                   f"  {name}[0] = pf::round_to<{STORAGE[node.type.dtype]}>({total});", "});"]
         return f"{name}[0]", lines
 
-    def send_between(self, stage: ir.CollectiveStage) -> list[str]:
+    def send_between(self, stage: ir.CollectiveStage,
+                     rows: tuple[str, str] | None = None) -> list[str]:
         """A send between pipeline stages over NCCL, on the communication stream (see
         send_between_code)."""
         target = self.buffers[stage.name]
         source, dest = self.send_blocks(stage)
 
-        def transfer(data: str) -> list[str]:
+        def transfer(data: str, offset: str, count: str) -> list[str]:
             return ["streams_.to_comm();",
-                    f"pf::send_between<{STORAGE[stage.type.dtype]}>({data}, {target.var}, "
-                    f"{target.local}.count, blocks_{group_id(stage.group)}_, {source}, {dest}, "
-                    "nccl_, streams_.comm);",
+                    f"pf::send_between<{STORAGE[stage.type.dtype]}>({data}, {target.var}{offset}, "
+                    f"{count}, blocks_{group_id(stage.group)}_, {source}, {dest}, nccl_, "
+                    "streams_.comm);",
                     "streams_.to_compute();"]
-        return self.send_between_code(stage, transfer)
+        return self.send_between_code(stage, transfer, rows)
 
     def collective(self, stage: ir.CollectiveStage) -> list[str]:
         src, lines = self.materialize(stage.operand)
