@@ -1,8 +1,10 @@
 """LLM layers through the CPU backend against the same layers in PyTorch
 (bench/torch_layers_peer.py), side by side: the Megatron MLP blocks (samples/mlp.ccn,
-samples/mlp_sp.ccn; B=256, D=1024, F=4096) and the transformer layer, tensor- and
+samples/mlp_sp.ccn; B=256, D=1024, F=4096), the transformer layer, tensor- and
 sequence-parallel (samples/transformer.ccn, transformer_sp.ccn; T=256 tokens, D=1024, 16
-heads of 64, F=4096).
+heads of 64, F=4096), and the two-stage pipeline of MLP blocks (samples/pipeline.ccn;
+B=1024, D=1024, F=G=4096: one rank a stage, its `gpipe` schedule against torch's whole
+batch and its own 4 micro-batches).
 
 bf16, 2 ranks with one OpenMP thread each (the cores of this machine). Each schedule is
 timed by its runner (median step, max over ranks; warm-up 8 steps, so that an overlap
@@ -36,7 +38,8 @@ REPO = Path(__file__).resolve().parent.parent
 RANKS = 2
 SIZES = {"mlp": {"B": 256, "D": 1024, "F": 4096}, "mlp_sp": {"B": 256, "D": 1024, "F": 4096},
          "transformer": {"T": 256, "D": 1024, "H": 16, "E": 64, "F": 4096},
-         "transformer_sp": {"T": 256, "D": 1024, "H": 16, "E": 64, "F": 4096}}
+         "transformer_sp": {"T": 256, "D": 1024, "H": 16, "E": 64, "F": 4096},
+         "pipeline": {"B": 1024, "D": 1024, "F": 4096, "G": 4096}}
 PARAMS = {"transformer": {"scale": 0.125}, "transformer_sp": {"scale": 0.125}}  # 1 / sqrt(E)
 RESULTS = REPO / "bench" / "results"
 
@@ -122,8 +125,8 @@ def report_lines(rows: list[dict]) -> list[str]:
                       for p in dict.fromkeys(r["program"] for r in rows))
     lines = ["## LLM layers (bf16), against PyTorch", "",
              f"{sizes}; {RANKS} ranks, median step (max over ranks) of {PLAN.rounds} alternating "
-             "rounds; torch: the same layer with gloo, its faster way of reducing "
-             "(bench/ccn_layers.py).", "",
+             "rounds; torch: the same layer with gloo, its faster way of reducing (the "
+             "pipeline: of running the batch) (bench/ccn_layers.py).", "",
              "| program | schedule | ms/step | vs default | vs torch |", "|---|---|---|---|---|"]
     for row in rows:
         same = [r for r in rows if r["program"] == row["program"]]

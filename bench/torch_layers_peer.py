@@ -1,12 +1,15 @@
 """The peer of bench/ccn_layers.py: the layers of samples/mlp.ccn, mlp_sp.ccn,
-transformer.ccn and transformer_sp.ccn as a PyTorch user writes them on CPUs (bf16,
-torch.distributed over gloo, one thread per rank unless OMP_NUM_THREADS says otherwise).
+transformer.ccn, transformer_sp.ccn and pipeline.ccn as a PyTorch user writes them on CPUs
+(bf16, torch.distributed over gloo, one thread per rank unless OMP_NUM_THREADS says
+otherwise).
 
 Usage (under mpirun -np R): torch_layers_peer.py mlp|mlp_sp B D F [ITERS]
                             torch_layers_peer.py transformer|transformer_sp T D H E F [ITERS]
-For each way of reducing the partial sums (in bf16, or in f32: converted, reduced,
-converted back) it times the step; prints one JSON line on rank 0: the median ms
-(max over ranks) of each way, so the caller can keep the fastest.
+                            torch_layers_peer.py pipeline B D F G [ITERS]
+For each way of running the step (the layers: reducing the partial sums in bf16, or in
+f32: converted, reduced, converted back; the pipeline: the whole batch, or 4
+micro-batches sent as each is done) it times the step; prints one JSON line on rank 0:
+the median ms (max over ranks) of each way, so the caller can keep the fastest.
 """
 
 from __future__ import annotations
@@ -109,10 +112,47 @@ def transformer_step(sizes: list[int], rank: int, world: int, rand, sequence: bo
     return step
 
 
+def pipeline_ways(sizes: list[int], rank: int, world: int, rand) -> dict:
+    """samples/pipeline.ccn: two stages of world/2 ranks, each a Megatron MLP block
+    (tensor-parallel in the stage, its allreduce in bf16 among the stage's ranks), stage
+    0's result sent rank i to rank i; the whole batch, or GPipe's 4 micro-batches."""
+    b, d, f, g = sizes
+    tp = world // 2
+    stage, index = rank // tp, rank % tp
+    groups = [dist.new_group(list(range(k * tp, (k + 1) * tp))) for k in (0, 1)]
+    hidden = f if stage == 0 else g
+    lo, hi = block(hidden, index, tp)
+    x = rand(b, d)
+    w_in, b_in = rand(d, hidden)[:, lo:hi].contiguous(), rand(hidden)[lo:hi].contiguous()
+    w_out, gamma = rand(hidden, d)[lo:hi].contiguous(), rand(d)
+
+    def mlp(rows: torch.Tensor) -> torch.Tensor:
+        a = F.gelu(torch.matmul(rows, w_in) + b_in, approximate="tanh")
+        y = torch.matmul(a, w_out)
+        dist.all_reduce(y, group=groups[stage])
+        return F.layer_norm(rows + y, (d,), None, None, 1e-5) * gamma
+
+    def run(chunks: int) -> torch.Tensor | None:
+        sends, out = [], None
+        for c in range(chunks):
+            r0, r1 = block(b, c, chunks)
+            if stage == 0:
+                z = mlp(x[r0:r1])
+                sends.append(dist.isend(z, rank + tp))
+            else:
+                z = torch.empty(r1 - r0, d, dtype=torch.bfloat16)
+                dist.recv(z, rank - tp)
+                out = mlp(z)
+        for request in sends:
+            request.wait()
+        return out
+    return {"whole batch": lambda: run(1), "4 micro-batches": lambda: run(4)}
+
+
 def main() -> None:
     variant, *sizes = sys.argv[1], *map(int, sys.argv[2:])
     layer = variant.startswith("transformer")
-    expected = 5 if layer else 3
+    expected = 5 if layer else 4 if variant == "pipeline" else 3
     iters = sizes[expected] if len(sizes) > expected else 15
     rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
     world = int(os.environ["OMPI_COMM_WORLD_SIZE"])
@@ -123,21 +163,25 @@ def main() -> None:
     def rand(*shape: int) -> torch.Tensor:
         return (torch.rand(*shape, generator=gen) * 2 - 1).to(torch.bfloat16)
 
-    step = transformer_step(sizes[:5], rank, world, rand, variant == "transformer_sp") \
-        if layer else mlp_step(variant, sizes[:3], rank, world, rand)
+    if variant == "pipeline":
+        ways = pipeline_ways(sizes[:4], rank, world, rand)
+    else:
+        step = transformer_step(sizes[:5], rank, world, rand, variant == "transformer_sp") \
+            if layer else mlp_step(variant, sizes[:3], rank, world, rand)
+        ways = {"bf16 reduction": lambda: step(False), "f32 reduction": lambda: step(True)}
     result = {}
     with torch.inference_mode():
-        for wide in (False, True):
+        for way, run in ways.items():
             times = []
             for i in range(WARMUP + iters):
                 dist.barrier()
                 begin = time.perf_counter()
-                step(wide)
+                run()
                 elapsed = torch.tensor([(time.perf_counter() - begin) * 1e3])
                 dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
                 if i >= WARMUP:
                     times.append(float(elapsed))
-            result["f32 reduction" if wide else "bf16 reduction"] = statistics.median(times)
+            result[way] = statistics.median(times)
     if rank == 0:
         print(json.dumps(result))
     dist.destroy_process_group()

@@ -27,7 +27,11 @@ def microbatch_loop(stage: ir.MicroBatchStage, writer: StageWriter, backend: str
         local = writer.buffers[part.name].local
         code = ["{", f"  const int64_t lo = r0 * pf::inner_count({local}, 1), "
                 f"hi = r1 * pf::inner_count({local}, 1);", "  (void)lo; (void)hi;"]
-        code += ["  " + line for line in part_code(index, part)] + ["}"]
+        writer.rows_of = part.type  # row norms of its rows: the micro-batch's only
+        try:
+            code += ["  " + line for line in part_code(index, part)] + ["}"]
+        finally:
+            writer.rows_of = None
         between = writer.send_blocks(part)
         body += code if between else guarded(code, writer.plan.program.stage_placement(part))
     head = (f"// {stage.name} = microbatch({stage.parts[0].name}, ..., "

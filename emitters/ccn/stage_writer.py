@@ -70,6 +70,17 @@ class StageWriter:
     def __post_init__(self) -> None:
         self.buffers: dict[str, Buffer] = self.plan.buffers
         self.sizes: dict[str, str] = sizes_expressions(self.plan.program)
+        # while code for rows [r0, r1) of dim 0 of a stage is written (a micro-batch): the
+        # stage's type; row norms of values with its rows take those rows only
+        self.rows_of: ValueType | None = None
+
+    def _chunk_rows(self, operand: ValueType, dim: int) -> bool:
+        """Are a row function's rows those of the chunk being written (`rows_of`): the same
+        rank and dim 0, dim 0 not sliced, and the function not along dim 0?"""
+        chunk = self.rows_of
+        return chunk is not None and dim != 0 and len(operand.shape) == len(chunk.shape) and \
+            operand.shape[0] == chunk.shape[0] and not (
+                operand.layout.kind == "sliced" and operand.layout.dim == 0)
 
     def send_blocks(self, stage: ir.Stage) -> tuple[int, int] | None:
         """(source, destination) blocks of a send between pipeline stages, else None."""
@@ -170,13 +181,29 @@ class StageWriter:
         def body(ctx) -> list[str]:
             code, _ = cpp_expr(node.operand, ctx)
             return [f"{rows}[i] = static_cast<{work}>(pf::round_to<{storage}>({code}));"]
-        lines += self.loop(space, body, self.resolve(space, done))
         last = len(node.type.shape) - 1
+        # a micro-batch's rows only: elements [r0 * inner, r1 * inner) of operand and result
+        chunk = self._chunk_rows(node.operand.type, node.dim) and (node.dim == last
+                                                                  or not reduces)
+        if chunk:
+            lo_in, hi_in = (f"r0 * pf::inner_count({rows_local}, 1)",
+                            f"r1 * pf::inner_count({rows_local}, 1)")
+            lo_out, hi_out = (f"r0 * pf::inner_count({local}, 1)",
+                              f"r1 * pf::inner_count({local}, 1)")
+            lines += self.loop(space, body, self.resolve(space, done), lo_in, hi_in)
+        else:
+            lo_in = lo_out = "0"
+            hi_out = f"{local}.count"
+            lines += self.loop(space, body, self.resolve(space, done))
+        offset_in = f" + {lo_in}" if chunk else ""
+        offset_out = f" + {lo_out}" if chunk else ""
+        count_out = f"{hi_out} - {lo_out}" if chunk else hi_out
         if reduces:
             n = f"{rows_local}.shape[{node.dim}]"
             if node.dim == last:
-                lines.append(f"pf::{node.kind}_rows({self.pointer(rows)}, {self.pointer(var)}, "
-                             f"{local}.count, {n}{self.stream_arg});")
+                lines.append(f"pf::{node.kind}_rows({self.pointer(rows)}{offset_in}, "
+                             f"{self.pointer(var)}{offset_out}, {count_out}, {n}"
+                             f"{self.stream_arg});")
             else:  # the operand as [outer, n, inner]
                 outer = extent_product(rows_local, range(node.dim))
                 inner = extent_product(rows_local, range(node.dim + 1, last + 1))
@@ -188,7 +215,7 @@ class StageWriter:
             eps, eps_lines = self.norm_eps(node, work, done)
             lines += eps_lines
             eps = f", {eps}"
-        lines.append(f"pf::{node.kind}_rows({self.pointer(var)}, {local}.count, "
+        lines.append(f"pf::{node.kind}_rows({self.pointer(var)}{offset_out}, {count_out}, "
                      f"{local}.shape[{last}]{eps}{self.stream_arg});")
         return buf, lines
 

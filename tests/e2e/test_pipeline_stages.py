@@ -91,3 +91,16 @@ def test_placed_values_collectives_and_states_match_the_reference(tmp_path,
     monkeypatch.setenv("PF_EMU_LAZY", "odd")
     assert_backend_matches_reference(emulated, program, program, "default", 2, sizes,
                                      tmp_path / "emulated")
+
+
+def test_overlaps_of_two_stages_choose_their_chunks_apart(tmp_path, monkeypatch) -> None:
+    """pipeline.ccn's `overlapped` measures 1, 2 and 4 chunks over its first 6 steps, then
+    the ranks agree on the fastest: each stage's ranks among themselves (agreeing over
+    every rank deadlocked: stage 0 waited in the agreement, stage 1 for stage 0's send)."""
+    monkeypatch.setenv("PARAFUSE_RUN_TIMEOUT", "60")  # a deadlock fails in a minute
+    module = sample_module("pipeline")
+    overlapped = module.scheduled_program("pipeline", "overlapped")
+    for ranks in (2, 4):
+        assert_backend_matches_reference(sample_project("pipeline"), module.programs["pipeline"],
+                                         overlapped, "overlapped", ranks, SIZES,
+                                         tmp_path / f"r{ranks}", iters=8)

@@ -21,7 +21,7 @@ from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
 
 from .gemm import gemm_call, store_product
 from .loops import store_loop
-from .stages import CpuStageWriter, comm_name, lower_simple
+from .stages import CpuStageWriter, comm_name, group_comm, lower_simple
 
 
 class ChunkSteps:
@@ -161,7 +161,10 @@ def lower_overlap(stage: ir.OverlapStage, writer: CpuStageWriter) -> list[str]:
         chunks, finish = str(policy.count), []
     elif policy.rule is ChunkRule.MEASURED:  # pf::OverlapChunks (ccn/cpu/pipeline.hpp)
         writer.members.append(f"pf::OverlapChunks {chooser};")
-        chunks, finish = f"{chooser}.chunks()", [f"{chooser}.done(comm_);"]
+        # the ranks that run the overlap agree on the count: a pipeline stage's, or all
+        placement = writer.plan.program.stage_placement(stage)
+        agree = group_comm(placement.group) if placement else "comm_"
+        chunks, finish = f"{chooser}.chunks()", [f"{chooser}.done({agree});"]
     else:
         raise unsupported(policy, "CPU", "an overlap")
 
