@@ -26,10 +26,6 @@ from tests.property.ccn_random_programs import programs, schedules
 
 # What a chosen set of programs should cover between them: directives, collectives,
 # operations and dtypes (the greedy choice below maximises the count of these seen).
-# The directives the bundle's schedules draw from: micro-batches are left to their own
-# tests (tests/e2e/test_microbatch.py), so that the programs that cover every feature stay
-# few enough to build in the time the suite has.
-BUNDLE_DIRECTIVES = ("split", "reorder", "shard", "fuse", "overlap", "tune")
 FEATURES = re.compile(
     r"\b(split|reorder|shard|fuse|overlap|tune|allreduce|reducescatter|allgather|broadcast|send|"
     r"dropout|update|norm|sum|amax|max|min|prod|avg|sqrt|rsqrt|tanh|exp|log|sigmoid|pow|"
@@ -46,8 +42,7 @@ def accepted_sources(count: int) -> list[str]:
 
     @settings(max_examples=count, deadline=None, database=None, derandomize=True,
               phases=(Phase.generate,))
-    @given(programs().flatmap(lambda drawn: st.tuples(st.just(drawn[0]), schedules(
-        drawn[1], BUNDLE_DIRECTIVES))))
+    @given(programs().flatmap(lambda drawn: st.tuples(st.just(drawn[0]), schedules(drawn[1]))))
     def collect(case) -> None:
         text, schedule = case
         if "(" not in schedule:

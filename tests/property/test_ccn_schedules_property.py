@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 
 from parafuse.ccn_compiler.frontend import check_source
 from parafuse.grammar.diagnostics import CompileError
-from tests.property.ccn_random_programs import programs, ranks_for, schedules
+from tests.property.ccn_random_programs import DIRECTIVE_ORDER, programs, ranks_for, schedules
 from tests.schedule_compare import assert_same_results
 
 
 @st.composite
 def scheduled_programs(draw):
     text, builder = draw(programs())
-    return text, draw(schedules(builder))
+    return text, draw(schedules(builder, tuple(DIRECTIVE_ORDER)))
 
 
 WRONG_COUNT = re.compile(r"reorder binds \d+ names, but (\d+) of the listed")
