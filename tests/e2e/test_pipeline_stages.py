@@ -7,14 +7,20 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from parafuse.ccn_compiler.frontend import check_source
 from parafuse.ccn_compiler.printer import format_program
 from parafuse.ccn_compiler.ranks import block_range
+from parafuse.ccn_compiler.reference.tolerances import assert_close
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
-from parafuse.emitters.toolchain.mpirun import run_ranks
+from parafuse.emitters.toolchain.cmake import Toolchain
+from parafuse.emitters.toolchain.mpirun import launch_environment, run_ranks
 from tests.backend_compare import assert_backend_matches_reference, sample_module, sample_project
 from tests.cuda_emulation.emulated_project import build_emulated
 from tests.e2e.ccn_programs import STAGED
@@ -104,3 +110,37 @@ def test_overlaps_of_two_stages_choose_their_chunks_apart(tmp_path, monkeypatch)
         assert_backend_matches_reference(sample_project("pipeline"), module.programs["pipeline"],
                                          overlapped, "overlapped", ranks, SIZES,
                                          tmp_path / f"r{ranks}", iters=8)
+
+
+def test_python_module_of_a_pipeline_takes_and_gives_what_each_rank_holds(tmp_path) -> None:
+    """STAGED's `--python` module on 2 ranks (a stage each) under mpirun with mpi4py: rank
+    0 takes x, w and g and returns s; rank 1 takes x and acc and returns full and acc;
+    the values equal the reference's (`coconetc run` on the same inputs)."""
+    module = check_source(STAGED, "staged.ccn")
+    project = build_cpu_project(module, "staged", ["default"], "staged python test",
+                                python=True)
+    rng = np.random.default_rng(2)
+    ins = tmp_path / "in"
+    ins.mkdir()
+    for name, shape in (("x", (5, 7)), ("w", (7, 7)), ("acc", (5, 7))):
+        np.save(ins / f"{name}.npy", rng.uniform(-1, 1, shape).astype(np.float32))
+    for rank in (0, 1):
+        np.save(ins / f"g.rank{rank}.npy", rng.uniform(-1, 1, (5, 7)).astype(np.float32))
+    script = Path(__file__).parent / "python_module" / "step_staged.py"
+    done = subprocess.run([Toolchain.current().tool("mpirun"), "--oversubscribe", "-np", "2",
+                           sys.executable, str(script), str(project / "build"), str(ins),
+                           str(tmp_path / "py")], capture_output=True, text=True,
+                          env=launch_environment(2), timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    names = [json.loads((tmp_path / "py" / f"names.rank{r}.json").read_text()) for r in (0, 1)]
+    assert names == [{"tensors": ["g", "w", "x"], "results": ["s"]},
+                     {"tensors": ["acc", "x"], "results": ["acc", "full"]}], names
+    (tmp_path / "staged.ccn").write_text(STAGED)
+    reference = subprocess.run(
+        [str(Path(sys.executable).parent / "coconetc"), "run", "staged.ccn", "-n", "2",
+         "--size", "B=5", "--size", "H=7", "--inputs", str(ins), "--outputs", "ref",
+         "--seed", "3"], cwd=tmp_path, capture_output=True, text=True)
+    assert reference.returncode == 0, reference.stderr
+    for rank, result in ((0, "s"), (1, "full"), (1, "acc")):
+        assert_close(np.load(tmp_path / "py" / f"{result}.rank{rank}.npy"),
+                     np.load(tmp_path / "ref" / f"{result}.rank{rank}.npy"), "f32", result)
