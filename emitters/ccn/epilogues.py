@@ -7,9 +7,10 @@ Before:  h = matmul(x, w1)      one GEMM, h stored in memory
 After:   a = matmul(x, w1) with the epilogue bias_gelu(b1): one GEMM writes a; h is never
          stored (its buffer stays unused)
 
-A matmul takes the epilogue of its one reader when: both are top-level stages (not in a
-fused group or an overlap); the matmul's operands and result have one dtype the GEMM
-multiplies natively (f32, bf16, f16); its result is read by that stage only, once, and is
+A matmul takes the epilogue of its one reader when: both are top-level stages, or parts of
+one micro-batched run (not in a fused group or an overlap); the matmul's operands and
+result have one dtype the GEMM multiplies natively (f32, bf16, f16); its result is read by
+that stage only, once, and is
 no output or state; the reader is `f(h)`, `h + b`, `b + h` or `f(h + b)` (`f` gelu or relu)
 of the matmul's type, not written into a state's buffer; `b` is a replicated 1-dim input
 (or a state no stage updates in place) of the matmul's dtype, as long as the product's
@@ -60,16 +61,16 @@ def gemm_epilogues(program: ir.Program, kinds: frozenset[EpilogueKind],
     `in_place`: values written into a state's buffer (the plan's)."""
     if not kinds:
         return {}
-    top = {s.name: s for s in program.stages}
+    home = _homes(program)
     kept = {v for _, v in program.outputs} | {v for _, v in program.state_updates}
     found = {}
-    for stage in program.stages:
-        if not isinstance(stage, ir.MatmulStage) or stage.name in kept or \
-                stage.type.dtype not in NATIVE_GEMM or \
+    for stage in program.flat_stages():
+        if not isinstance(stage, ir.MatmulStage) or stage.name not in home or \
+                stage.name in kept or stage.type.dtype not in NATIVE_GEMM or \
                 {stage.a.type.dtype, stage.b.type.dtype} != {stage.type.dtype}:
             continue
         users = readers(program, stage.name)
-        if len(users) != 1 or top.get(users[0].name) is not users[0]:
+        if len(users) != 1 or home.get(users[0].name) != home[stage.name]:
             continue
         consumer = users[0]
         if not isinstance(consumer, ir.ElementwiseStage) or consumer.type != stage.type or \
@@ -79,6 +80,18 @@ def gemm_epilogues(program: ir.Program, kinds: frozenset[EpilogueKind],
         if epilogue and epilogue.kind in kinds:
             found[stage.name] = epilogue
     return found
+
+
+def _homes(program: ir.Program) -> dict[str, str]:
+    """Stages that may take or give an epilogue -> where they run: "" for the top level, a
+    micro-batched run's name for its parts."""
+    homes = {}
+    for stage in program.stages:
+        if isinstance(stage, ir.MicroBatchStage):
+            homes.update({part.name: stage.name for part in stage.parts})
+        elif not isinstance(stage, ir.GROUPS):
+            homes[stage.name] = ""
+    return homes
 
 
 def _match(consumer: ir.ElementwiseStage, product: ir.MatmulStage, program: ir.Program,
@@ -110,5 +123,6 @@ def _is_bias(expr: ir.Expr, product: ir.MatmulStage, program: ir.Program,
     if tensor is None or (tensor.role == "state" and tensor.name in in_place.values()):
         return False
     vt = tensor.type
+    # replicated in a group too (a pipeline stage's): each rank holds the whole vector
     return vt.dtype == product.type.dtype and vt.layout.kind == "replicated" and \
-        vt.layout.group is None and vt.shape == product.type.shape[-1:]
+        vt.shape == product.type.shape[-1:]

@@ -21,10 +21,15 @@ def microbatch_loop(stage: ir.MicroBatchStage, writer: StageWriter, backend: str
     policy = writer.plan.chunks[stage.name]
     if policy.rule is not ChunkRule.FIXED:
         raise unsupported(policy, backend, "a micro-batched run")
-    rows = writer.buffers[stage.parts[0].name].local
-    body = [f"const auto [r0, r1] = pf::chunk_rows({rows}.shape[0], chunks, c);"]
+    def block(part: ir.SimpleStage) -> str:
+        """The part's block shape: its own, or (a matmul whose GEMM applies its reader in
+        its epilogue, and has no buffer) the reader's, the same."""
+        epilogue = writer.plan.epilogues.get(part.name)
+        return writer.buffers[epilogue.consumer if epilogue else part.name].local
+
+    body = [f"const auto [r0, r1] = pf::chunk_rows({block(stage.parts[0])}.shape[0], chunks, c);"]
     for index, part in enumerate(stage.parts):
-        local = writer.buffers[part.name].local
+        local = block(part)
         code = ["{", f"  const int64_t lo = r0 * pf::inner_count({local}, 1), "
                 f"hi = r1 * pf::inner_count({local}, 1);", "  (void)lo; (void)hi;"]
         writer.rows_of = part.type  # row norms of its rows: the micro-batch's only

@@ -17,6 +17,9 @@ def lower_microbatch(stage: ir.MicroBatchStage, writer: CpuStageWriter) -> list[
     made = [p.name for p in stage.parts]
 
     def part_code(index: int, part: ir.SimpleStage) -> list[str]:
+        producer = writer.plan.epilogue_producer(part.name)
+        if producer:
+            return [f"// {part.name}: in the epilogue of {producer}'s GEMM"]
         steps = ChunkSteps(part, writer, index, frozenset(made[:index]))
         requests = steps.request_setup if isinstance(part, ir.CollectiveStage) else []
         return steps.setup + requests + steps.start() + steps.complete()

@@ -17,6 +17,9 @@ from .stages import CudaStageWriter
 
 def lower_microbatch(stage: ir.MicroBatchStage, writer: CudaStageWriter) -> list[str]:
     def part_code(_index: int, part: ir.SimpleStage) -> list[str]:
+        producer = writer.plan.epilogue_producer(part.name)
+        if producer:
+            return [f"// {part.name}: in the epilogue of {producer}'s GEMM"]
         if writer.send_blocks(part):
             return writer.send_between(part, ("lo", "hi"))
         chunked = Chunked(part, writer)

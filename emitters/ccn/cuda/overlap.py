@@ -9,7 +9,7 @@ from __future__ import annotations
 from parafuse.ccn_compiler import ir
 from parafuse.emitters.ccn.chunk_policy import ChunkRule, unsupported
 from parafuse.emitters.ccn.cpp_expr import STORAGE
-from parafuse.emitters.ccn.gemm_operands import gemm_operands
+from parafuse.emitters.ccn.gemm_operands import gemm_operands, gemm_target
 from parafuse.emitters.ccn.plan import group_id
 from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
 
@@ -30,6 +30,8 @@ class Chunked:
             ops = gemm_operands(stage, writer)
             self.a, self.la, self.b, self.lb = ops.a, ops.la, ops.b, ops.lb
             self.setup += ops.lines
+            # where the GEMM writes: its own buffer, or its epilogue's consumer's
+            self.out, self.epilogue_args = gemm_target(stage, writer)
         elif isinstance(stage, ir.MatmulStage):
             work = "double" if "f64" in (stage.a.type.dtype, stage.b.type.dtype) else "float"
             self.a, self.la, code_a = writer.materialize_as(stage.a, work)
@@ -51,7 +53,8 @@ class Chunked:
             n, k = f"{self.lb}.shape[1]", f"{self.la}.shape[{self.la}.rank - 1]"
             if self.lt:
                 return [f"lt_.gemm(streams_.compute, {self.a} + (lo / {n}) * {k}, {self.b}, "
-                        f"{target.var} + lo, (hi - lo) / {n}, {k}, {n});"]
+                        f"{self.out.var} + lo, (hi - lo) / {n}, {k}, {n}"
+                        f"{self.epilogue_args});"]
             return [f"pf::matmul(cublas_, streams_.compute, {self.a} + (lo / {n}) * {k}, "
                     f"{self.b}, {self.a}_out + lo, (hi - lo) / {n}, {k}, {n});",
                     "pf::launch(lo, hi, streams_.compute, [=] __device__(int64_t i) {",
