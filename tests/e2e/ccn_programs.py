@@ -303,28 +303,12 @@ program staged(B, H) {
 }
 """
 
-# overlap(P, C) where C's row norm reads P: the norm of chunk c's rows can only be taken
-# once chunk c is produced (the CPU backend computed it before the chunks, from rows not
-# reduced yet).
-ROW_NORM_CONSUMER = """
-program rownorm(B, D) {
-    param eps: f32 = 0.00001
-    input p: f32[B, D] local
-    input g: f32[D] replicated
-    y = allreduce(sum, p)
-    z = layernorm(y, eps) * g + softmax(y, -1)
-    output z
-}
-
-schedule piped for rownorm {
-    o = overlap(y, z)
-    tune(o, chunks = 3)
-}
-"""
-
 # A micro-batched run that is no pipeline: a matmul of an expression (materialised with
 # each micro-batch), an allreduce, row norms and softmax of the run's values, dropout,
-# a broadcast; stages before and after the run, a scalar reduction after it.
+# a broadcast; stages before and after the run, a scalar reduction after it. `piped`:
+# overlap(P, C) where C's row norms read P: the norm of chunk c's rows can only be taken
+# once chunk c is produced (the CPU backend once took it before the chunks, from rows not
+# reduced yet).
 MICROBATCHED = """
 program mbatch(B, K, H) {
     param p: f32 = 0.2
@@ -347,5 +331,10 @@ program mbatch(B, K, H) {
 schedule mb for mbatch {
     m = microbatch(part, z)
     tune(m, chunks = 3)
+}
+
+schedule piped for mbatch {
+    o = overlap(y, n)
+    tune(o, chunks = 3)
 }
 """

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from parafuse.ccn_compiler.frontend import check_source
 from parafuse.ccn_compiler.schedules.tune import MOST_CHUNKS
 from parafuse.emitters.ccn.chunk_policy import ChunkVariant
 from parafuse.emitters.ccn.cpu.project import build_cpu_project
@@ -18,7 +17,6 @@ from tests.e2e.ccn_programs import (
     IN_PLACE,
     MULTIHEAD,
     MULTIHEAD_SIZES,
-    ROW_NORM_CONSUMER,
     UNPLACED,
 )
 from tests.e2e.transport_trace import RankCalls, TransportTrace
@@ -223,20 +221,6 @@ def test_overlap_chunks_chosen_at_run_time_keep_the_results(tmp_path) -> None:
     for ranks in (2, 3):
         assert_backend_matches_reference(project, default, scheduled, "overlapped", ranks,
                                          sizes, tmp_path / f"r{ranks}", iters=8)
-
-
-def test_overlap_whose_consumer_normalises_the_producers_rows(tmp_path) -> None:
-    """overlap(y, z) with layernorm(y) and softmax(y) in z: each chunk's rows are
-    normalised once the chunk is reduced, R = 1..3 (one step: a later one would find the
-    last step's sums, the same, in y)."""
-    module = check_source(ROW_NORM_CONSUMER, "rownorm.ccn")
-    default = module.programs["rownorm"]
-    project = build_cpu_project(module, "rownorm", ["piped"], "row norm consumer test")
-    for ranks in (1, 2, 3):
-        assert_backend_matches_reference(project, default,
-                                          module.scheduled_program("rownorm", "piped"),
-                                          "piped", ranks, {"B": 7, "D": 5},
-                                          tmp_path / f"r{ranks}", iters=1)
 
 
 @pytest.mark.slow

@@ -24,7 +24,6 @@ from tests.e2e.ccn_programs import (
     MULTIHEAD,
     MULTIHEAD_SIZES,
     NORMS,
-    ROW_NORM_CONSUMER,
     UNPLACED,
 )
 
@@ -135,16 +134,6 @@ def test_norms_whose_epsilon_is_computed_in_the_step(tmp_path, monkeypatch) -> N
     monkeypatch.chdir(tmp_path)
     _check(project, program, program, "default", {"B": 7, "H": 13}, tmp_path, monkeypatch,
            cli=("norms.ccn", "cuda-emulated"))
-
-
-def test_overlap_whose_consumer_normalises_the_producers_rows(tmp_path, monkeypatch) -> None:
-    """overlap(y, z) with layernorm(y) and softmax(y) in z, 3 chunks on two streams (one
-    step: a later one would find the last step's sums, the same, in y)."""
-    module = check_source(ROW_NORM_CONSUMER, "rownorm.ccn")
-    default = module.programs["rownorm"]
-    project = build_emulated(module, "rownorm", ["piped"])
-    _check(project, default, module.scheduled_program("rownorm", "piped"), "piped",
-           {"B": 7, "D": 5}, tmp_path, monkeypatch, iters=1)
 
 
 def test_a_missing_event_between_the_streams_is_caught(tmp_path, monkeypatch) -> None:
