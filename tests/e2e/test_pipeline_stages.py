@@ -22,7 +22,7 @@ from parafuse.emitters.ccn.cpu.project import build_cpu_project
 from parafuse.emitters.toolchain.cmake import Toolchain
 from parafuse.emitters.toolchain.mpirun import launch_environment, run_ranks
 from tests.backend_compare import assert_backend_matches_reference, sample_module, sample_project
-from tests.cuda_emulation.emulated_project import build_emulated
+from tests.cuda_emulation.emulated_project import build_emulated, build_emulated_python
 from tests.e2e.ccn_programs import STAGED
 
 SIZES = {"B": 7, "D": 11, "F": 13, "G": 9}
@@ -110,13 +110,17 @@ def test_overlaps_of_two_stages_choose_their_chunks_apart(tmp_path, monkeypatch)
                                      overlapped, "overlapped", 2, SIZES, tmp_path, iters=8)
 
 
-def test_python_module_of_a_pipeline_takes_and_gives_what_each_rank_holds(tmp_path) -> None:
-    """STAGED's `--python` module on 2 ranks (a stage each) under mpirun with mpi4py: rank
-    0 takes x, w and g and returns s; rank 1 takes x and acc and returns full and acc;
-    the values equal the reference's (`coconetc run` on the same inputs)."""
+@pytest.mark.parametrize("backend", ["cpu", "cuda-emulated"])
+def test_python_module_of_a_pipeline_takes_and_gives_what_each_rank_holds(backend: str,
+                                                                           tmp_path) -> None:
+    """STAGED's `--python` module on 2 ranks (a stage each) under mpirun with mpi4py (the
+    CUDA one with numpy tensors on the emulated device): rank 0 takes x, w and g and
+    returns s; rank 1 takes x and acc and returns full and acc; the values equal the
+    reference's (`coconetc run` on the same inputs)."""
     module = check_source(STAGED, "staged.ccn")
     project = build_cpu_project(module, "staged", ["default"], "staged python test",
-                                python=True)
+                                python=True) if backend == "cpu" else \
+        build_emulated_python(module, "staged", ["default"])
     rng = np.random.default_rng(2)
     ins = tmp_path / "in"
     ins.mkdir()
@@ -127,7 +131,8 @@ def test_python_module_of_a_pipeline_takes_and_gives_what_each_rank_holds(tmp_pa
     script = Path(__file__).parent / "python_module" / "step_staged.py"
     done = subprocess.run([Toolchain.current().tool("mpirun"), "--oversubscribe", "-np", "2",
                            sys.executable, str(script), str(project / "build"), str(ins),
-                           str(tmp_path / "py")], capture_output=True, text=True,
+                           str(tmp_path / "py"), backend.split("-")[0]],
+                          capture_output=True, text=True,
                           env=launch_environment(2), timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     names = [json.loads((tmp_path / "py" / f"names.rank{r}.json").read_text()) for r in (0, 1)]

@@ -1,7 +1,7 @@
 """Run under mpirun -np 2: one step of the generated `staged` module (tests/e2e/ccn_programs.py
-STAGED, a pipeline of two stages of one rank each) on what each rank holds of the inputs in
-IN (whole tensors, or IN/g.rankR.npy), then write OUT/NAME.rankR.npy of its results and
-OUT/names.rankR.json: the tensors and results it has."""
+STAGED, a pipeline of two stages of one rank each; BACKEND cpu or cuda) on what each rank
+holds of the inputs in IN (whole tensors, or IN/g.rankR.npy), then write OUT/NAME.rankR.npy
+of its results and OUT/names.rankR.json: the tensors and results it has."""
 
 import json
 import sys
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-module_dir, inputs, outputs = sys.argv[1:4]
+module_dir, inputs, outputs, backend = sys.argv[1:5]
 sys.path.insert(0, module_dir)
 import staged  # noqa: E402  (before mpi4py.MPI, as docs/ccn-language.md section 12 says)
 from mpi4py import MPI  # noqa: E402
@@ -21,7 +21,12 @@ tensors = {}
 for name in program.tensor_names():
     local = Path(inputs) / f"{name}.rank{rank}.npy"
     tensors[name] = np.load(local if local.exists() else Path(inputs) / f"{name}.npy")
-results = program.step(tensors, seed=3, step=0)
+if backend == "cpu":
+    results = program.step(tensors, seed=3, step=0)
+else:  # the CUDA module writes an output into a host array passed for it
+    mine = "s" if rank == 0 else "full"
+    out = {mine: np.empty(program.local_shape(mine), np.float32)}
+    results = program.step(tensors, seed=3, step=0, out=out)
 out = Path(outputs)
 out.mkdir(exist_ok=True)
 for name, value in results.items():
