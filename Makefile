@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: demo test lint venv clean bench-ccn bench-fsm bench-fsm-tokens
+.PHONY: demo test lint venv clean bench-ccn bench-fsm bench-fsm-tokens bench-fsm-rulesets
 
 venv: $(STAMP)
 
@@ -40,6 +40,12 @@ bench-fsm-tokens: $(STAMP)
 	command -v flex >/dev/null && command -v re2c >/dev/null || \
 	  (apt-get update -q && apt-get install -y -q flex re2c)
 	$(BIN)/python bench/fsm_tokens.py
+
+# Hyperscan's C library is the rule-set benchmark's peer, not a product dependency.
+bench-fsm-rulesets: $(STAMP)
+	test -f /usr/include/hs/hs.h || \
+	  (apt-get update -q && apt-get install -y -q libhyperscan-dev)
+	$(BIN)/python bench/fsm_rulesets.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,6 +1,7 @@
 """Real rule sets side by side with Hyperscan: rebar's regexes over 32 MiB of Sherlock
 and subtitles, Nosey Parker's rules over 32 MiB of Python standard-library source with
-the rules' examples planted in it.
+the rules' examples planted in it, and over the same source alone (the text a scanner
+mostly sees: few matches).
 
     .venv/bin/python bench/fsm_rulesets.py [--mib 32] [--repeat 3] [--record] [--quick]
 
@@ -61,10 +62,11 @@ def rebar_input(size: int) -> bytes:
                      (folder / "opensubtitles-en-sampled.txt").read_bytes()], size)
 
 
-def stdlib_input(size: int, rules: list) -> bytes:
+def stdlib_input(size: int, rules: list, planted: bool = True) -> bytes:
     """Standard-library .py files (sorted paths) with every rule's examples planted after
-    every 64 KiB of source."""
-    examples = b"\n".join(example.encode() for rule in rules for example in rule.examples)
+    every 64 KiB of source (`planted`), else the source alone."""
+    examples = b"\n".join(example.encode() for rule in rules for example in rule.examples) \
+        if planted else b""
     pieces, total = [], 0
     for path in sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py")):
         text = path.read_bytes()
@@ -156,8 +158,8 @@ def table_bytes(machine) -> int:
 
 
 def bench_set(label: str, rules: list, all_count: int, data: bytes, repeat: int,
-              work: Path) -> list[str]:
-    report = [f"## {label}: {len(rules)} of {all_count} rules parse (only those run)"]
+              work: Path, title: str = "") -> list[str]:
+    report = [f"## {title or label}: {len(rules)} of {all_count} rules parse (only those run)"]
     source = sources.fsm_source(label, rules)
     began = time.perf_counter()
     machine = compile_file(SourceFile(f"{label}.fsm", source)).machines[0]
@@ -209,7 +211,7 @@ def main() -> None:
     parser.add_argument("--mib", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--record", action="store_true")
-    parser.add_argument("--only", choices=["rebar", "noseyparker"])
+    parser.add_argument("--only", choices=["rebar", "noseyparker", "noseyparker-source"])
     parser.add_argument("--quick", action="store_true", help="4 MiB inputs, 3 runs")
     args = parser.parse_args()
     if args.quick:
@@ -223,11 +225,16 @@ def main() -> None:
         rebar = sources.rebar_rules()
         report += bench_set("rebar", sources.parsable(rebar), len(rebar), rebar_input(size),
                             args.repeat, work) + [""]
-    if args.only in (None, "noseyparker"):
+    if args.only in (None, "noseyparker", "noseyparker-source"):
         nosey = sources.noseyparker_rules()
         kept = sources.parsable(nosey)
-        report += bench_set("noseyparker", kept, len(nosey), stdlib_input(size, kept),
-                            args.repeat, work)
+        if args.only != "noseyparker-source":
+            report += bench_set("noseyparker", kept, len(nosey), stdlib_input(size, kept),
+                                args.repeat, work) + [""]
+        if args.only != "noseyparker":
+            report += bench_set("noseyparker", kept, len(nosey),
+                                stdlib_input(size, kept, planted=False), args.repeat, work,
+                                "noseyparker over the source alone")
     text = "\n".join(report) + "\n"
     print(text)
     if args.record:
