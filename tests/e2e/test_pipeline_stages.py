@@ -5,6 +5,7 @@ PARAFUSE_COUNT_WORK=1 makes every rank print the matmul flops it ran)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -79,6 +80,15 @@ def test_cuda_emulated_ranks_run_only_their_stage(tmp_path, monkeypatch) -> None
         assert_only_stage_one_writes(out, 2)
 
 
+@functools.cache
+def staged_project(backend: str) -> Path:
+    """STAGED's project with its Python module (and runner), built once per content."""
+    module = check_source(STAGED, "staged.ccn")
+    if backend == "cpu":
+        return build_cpu_project(module, "staged", ["default"], "staged test", python=True)
+    return build_emulated_python(module, "staged", ["default"])
+
+
 def test_placed_values_collectives_and_states_match_the_reference(tmp_path,
                                                                    monkeypatch) -> None:
     """STAGED through the CPU backend (R = 2, 4) and the emulated CUDA one (R = 2), sizes
@@ -89,14 +99,12 @@ def test_placed_values_collectives_and_states_match_the_reference(tmp_path,
     assert [(s.name, s.type) for s in again.flat_stages()] == \
         [(s.name, s.type) for s in program.flat_stages()]
     sizes = {"B": 5, "H": 7}
-    cpu = build_cpu_project(module, "staged", ["default"], "staged test")
     for ranks in (2, 4):
-        assert_backend_matches_reference(cpu, program, program, "default", ranks, sizes,
-                                         tmp_path / f"cpu-{ranks}")
-    emulated = build_emulated(module, "staged", ["default"])
+        assert_backend_matches_reference(staged_project("cpu"), program, program, "default",
+                                         ranks, sizes, tmp_path / f"cpu-{ranks}")
     monkeypatch.setenv("PF_EMU_LAZY", "odd")
-    assert_backend_matches_reference(emulated, program, program, "default", 2, sizes,
-                                     tmp_path / "emulated")
+    assert_backend_matches_reference(staged_project("cuda-emulated"), program, program,
+                                     "default", 2, sizes, tmp_path / "emulated")
 
 
 def test_overlaps_of_two_stages_choose_their_chunks_apart(tmp_path, monkeypatch) -> None:
@@ -117,10 +125,7 @@ def test_python_module_of_a_pipeline_takes_and_gives_what_each_rank_holds(backen
     CUDA one with numpy tensors on the emulated device): rank 0 takes x, w and g and
     returns s; rank 1 takes x and acc and returns full and acc; the values equal the
     reference's (`coconetc run` on the same inputs)."""
-    module = check_source(STAGED, "staged.ccn")
-    project = build_cpu_project(module, "staged", ["default"], "staged python test",
-                                python=True) if backend == "cpu" else \
-        build_emulated_python(module, "staged", ["default"])
+    project = staged_project(backend)
     rng = np.random.default_rng(2)
     ins = tmp_path / "in"
     ins.mkdir()
