@@ -79,9 +79,14 @@ def check_legality(run: list[ir.Stage], location: Location) -> None:
         elif stage.type.shape[0] != batch:
             raise CompileError(f"'{stage.name}' has {stage.type.shape[0]} rows along dim 0, not "
                                f"{batch} like the run's first stage: micro-batches cut every "
-                               "value of the run into the same rows", location)
+                               "value of the run into the same rows", location,
+                               hint=_around(stage.name))
         _check_rows_read(stage, made, what)
         made.add(stage.name)
+
+
+def _around(name: str) -> str:
+    return f"end the run before '{name}', or begin it after"
 
 
 def _check_kind(stage: ir.SimpleStage, ref: ast.NameRef) -> None:
@@ -92,7 +97,8 @@ def _check_kind(stage: ir.SimpleStage, ref: ast.NameRef) -> None:
                                                                     "send"):
         raise CompileError(f"'{ref.name}' is {a_or_an(stage.op)}: "
                            f"micro-batches run {KINDS} (a rank's block of a {stage.op} is not "
-                           "made of whole rows of each micro-batch)", ref.location)
+                           "made of whole rows of each micro-batch)", ref.location,
+                           hint=_around(ref.name))
     if isinstance(stage, ir.CollectiveStage) and not isinstance(stage.operand, ir.Ref):
         raise CompileError(f"'{ref.name}' is {a_or_an(stage.op)} of an expression: in a "
                            "micro-batched run a collective reads a named value", ref.location,
@@ -104,7 +110,8 @@ def _check_kind(stage: ir.SimpleStage, ref: ast.NameRef) -> None:
                            ref.location, hint="end the run before it")
     if isinstance(stage, ir.MatmulStage) and (stage.batched or len(stage.a.type.shape) < 2):
         raise CompileError(f"'{ref.name}' is a matmul without rows of its own (batched, or of "
-                           "a 1-dim left operand): micro-batches cannot cut it", ref.location)
+                           "a 1-dim left operand): micro-batches cannot cut it", ref.location,
+                           hint=_around(ref.name))
 
 
 def _check_rows_read(stage: ir.SimpleStage, made: set[str], ref: ast.NameRef) -> None:
@@ -113,14 +120,16 @@ def _check_rows_read(stage: ir.SimpleStage, made: set[str], ref: ast.NameRef) ->
         late = sorted({n.name for n in ir.walk(stage.b) if isinstance(n, ir.Ref)} & made)
         if late:
             raise CompileError(f"matmul '{ref.name}' multiplies by '{late[0]}', a value of the "
-                               "run: it needs every row of it at once", ref.location)
+                               "run: it needs every row of it at once", ref.location,
+                               hint=_around(ref.name))
     rank = len(stage.type.shape)
     for expr in ir.stage_exprs(stage):
         for node in ir.walk(expr):
             if isinstance(node, ir.Ref) and node.name in made and \
                     len(node.type.shape) != rank:
                 raise CompileError(f"'{ref.name}' reads '{node.name}' with other dims: its "
-                                   "rows do not line up with the micro-batch's", ref.location)
+                                   "rows do not line up with the micro-batch's", ref.location,
+                                   hint=_around(ref.name))
 
 
 def microbatch_run(ctx: ScheduleContext, directive: ast.Directive) -> ir.Program:
