@@ -19,6 +19,7 @@ from parafuse.ccn_compiler.frontend import check_source
 from parafuse.ccn_compiler.ranks import Topology
 from parafuse.emitters.ccn.volume import volume_lines
 from tests.conftest import SAMPLES
+from tests.e2e.ccn_programs import STAGED
 
 # Every kind of term: nested and hierarchical allreduces, broadcasts in and out of
 # groups, sends with negative and positive shifts, literal dims, scalar reductions
@@ -145,3 +146,14 @@ def test_send_counts_only_across_blocks() -> None:
     for blocks in (2, 4):
         topo = Topology(8, {"node": 2, "pair": blocks})
         assert _run_cpp(alone, topo) == bytes_per_rank_exact(alone, topo, SIZES)
+
+
+def test_pipeline_stages_send_their_blocks_and_add_up() -> None:
+    """STAGED at R = 4 (two stages of two ranks; B = 5, H = 7, f32 so 140 bytes a tensor):
+    stage 0's allreduce 2 (n-1)/n 140 = 140, the send of its sliced(1) result a rank's
+    block, 140 / 2 = 70, stage 1's allgather (n-1)/n 140 = 70, the send of a replicated
+    value 140: the stages' terms added up, 420; the printed C++ agrees (at SIZES)."""
+    program = check_source(STAGED, "staged.ccn").programs["staged"]
+    topo = Topology(4, {"stage": 2})
+    assert bytes_per_rank(program, topo, {"B": 5, "H": 7}) == 420
+    assert _run_cpp(program, topo) == bytes_per_rank_exact(program, topo, SIZES)
