@@ -43,8 +43,8 @@ bench-fsm-tokens: $(STAMP)
 
 # Hyperscan's C library is the rule-set benchmark's peer, not a product dependency.
 bench-fsm-rulesets: $(STAMP)
-	test -f /usr/include/hs/hs.h || \
-	  (apt-get update -q && apt-get install -y -q libhyperscan-dev)
+	(test -f /usr/include/hs/hs.h && test -f /usr/share/uap-core/regexes.yaml) || \
+	  (apt-get update -q && apt-get install -y -q libhyperscan-dev uap-core)
 	$(BIN)/python bench/fsm_rulesets.py
 
 lint: $(STAMP)

@@ -1,7 +1,10 @@
-"""The two real rule sets of bench/fsm_rulesets.py as .fsm text: rebar's 53 regexes and
-Nosey Parker's 189 secret-detection rules (with their examples).
+"""The real rule sets of bench/fsm_rulesets.py as .fsm text: rebar's 53 regexes, Nosey
+Parker's 189 secret-detection rules (with their examples), and uap-core's user-agent
+parsing regexes.
 
-Data beside the repository (<repo>/../shared/data), or $RULESET_DATA.
+rebar and Nosey Parker: data beside the repository (<repo>/../shared/data), or
+$RULESET_DATA. uap-core: Debian's `uap-core` package (installed by the bench target),
+or $UAP_CORE.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("RULESET_DATA", REPO.parent / "shared" / "data"))
+UAP_CORE = Path(os.environ.get("UAP_CORE", "/usr/share/uap-core"))
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,27 @@ def noseyparker_rules(folder: Path = DATA / "noseyparker" / "rules") -> list[Rul
     return rules
 
 
+def uap_rules(folder: Path = UAP_CORE) -> list[Rule]:
+    """Every regex of uap-core's regexes.yaml: user agents, then operating systems, then
+    devices, in file order (`regex_flag: 'i'` is the `i` flag)."""
+    import yaml
+
+    document = yaml.safe_load((folder / "regexes.yaml").read_text())
+    rules = []
+    for section in ("user_agent_parsers", "os_parsers", "device_parsers"):
+        for index, entry in enumerate(document[section]):
+            rules.append(Rule(f"{section.split('_')[0]}_{index}", entry["regex"],
+                              "i" if entry.get("regex_flag") == "i" else ""))
+    return rules
+
+
+def uap_agents(folder: Path = UAP_CORE) -> list[bytes]:
+    """uap-core's test user agents (its two plain-text lists), one a line."""
+    texts = [(folder / "test_resources" / name).read_bytes()
+             for name in ("pgts_browser_list.txt", "firefox_user_agent_strings.txt")]
+    return [line for text in texts for line in text.splitlines() if line.strip()]
+
+
 def hyperscan_flags(rule: Rule) -> int:
     import hyperscan
 
@@ -75,13 +100,39 @@ def hyperscan_matches(rules: list[Rule], data: bytes) -> list[tuple[int, int]]:
     return sorted(set(found))
 
 
+def _slashes_escaped(regex: str) -> str:
+    """`/` as `\\/` where the regex has not escaped it yet."""
+    out, escaped = [], False
+    for char in regex:
+        out.append("\\/" if char == "/" and not escaped else char)
+        escaped = char == "\\" and not escaped
+    return "".join(out)
+
+
+def hyperscan_accepted(rules: list[Rule]) -> list[Rule]:
+    """The rules Hyperscan compiles, each alone (it refuses a few of uap-core's as too
+    large); both sides then run the same rules."""
+    import hyperscan
+
+    kept = []
+    for rule in rules:
+        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        try:
+            database.compile(expressions=[rule.regex.encode()], ids=[0], elements=1,
+                             flags=[hyperscan_flags(rule)])
+        except hyperscan.error:
+            continue
+        kept.append(rule)
+    return kept
+
+
 def fsm_source(name: str, rules: list[Rule]) -> str:
     """A `patterns` block, as the text boostfsm reads from a file (every byte one Latin-1
     character: a regex's UTF-8 bytes stand for themselves, as Hyperscan reads them);
-    slashes escaped; multi-line (x-mode) regexes keep their lines."""
+    slashes escaped (those already escaped kept); multi-line (x-mode) regexes keep their lines."""
     lines = []
     for rule in rules:
-        regex = rule.regex.encode().decode("latin-1").replace("/", "\\/").rstrip("\n")
+        regex = _slashes_escaped(rule.regex.encode().decode("latin-1")).rstrip("\n")
         lines.append(f"    {rule.tag} /{regex}/{rule.flags}")
     return f"patterns {name} {{\n" + "\n".join(lines) + "\n}\n"
 

@@ -1,7 +1,8 @@
 """Real rule sets side by side with Hyperscan: rebar's regexes over 32 MiB of Sherlock
 and subtitles, Nosey Parker's rules over 32 MiB of Python standard-library source with
 the rules' examples planted in it, and over the same source alone (the text a scanner
-mostly sees: few matches).
+mostly sees: few matches), and uap-core's user-agent regexes (about 1,160) over 32 MiB
+of its test user agents, one a line (a log of user agents).
 
     .venv/bin/python bench/fsm_rulesets.py [--mib 32] [--repeat 3] [--record] [--quick]
 
@@ -60,6 +61,10 @@ def rebar_input(size: int) -> bytes:
     folder = sources.DATA / "rebar"
     return repeated([(folder / "sherlock.txt").read_bytes(),
                      (folder / "opensubtitles-en-sampled.txt").read_bytes()], size)
+
+
+def uap_input(size: int) -> bytes:
+    return repeated([b"\n".join(sources.uap_agents()) + b"\n"], size)
 
 
 def stdlib_input(size: int, rules: list, planted: bool = True) -> bytes:
@@ -211,7 +216,7 @@ def main() -> None:
     parser.add_argument("--mib", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--record", action="store_true")
-    parser.add_argument("--only", choices=["rebar", "noseyparker", "noseyparker-source"])
+    parser.add_argument("--only", choices=["rebar", "noseyparker", "noseyparker-source", "uap"])
     parser.add_argument("--quick", action="store_true", help="4 MiB inputs, 3 runs")
     args = parser.parse_args()
     if args.quick:
@@ -234,7 +239,12 @@ def main() -> None:
         if args.only != "noseyparker":
             report += bench_set("noseyparker", kept, len(nosey),
                                 stdlib_input(size, kept, planted=False), args.repeat, work,
-                                "noseyparker over the source alone")
+                                "noseyparker over the source alone") + [""]
+    if args.only in (None, "uap"):
+        uap = sources.uap_rules()
+        both = sources.hyperscan_accepted(sources.parsable(uap))
+        report += bench_set("uap", both, len(uap), uap_input(size), args.repeat, work,
+                            "uap-core (the rules both boostfsm and Hyperscan take)")
     text = "\n".join(report) + "\n"
     print(text)
     if args.record:

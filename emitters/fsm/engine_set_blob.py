@@ -9,15 +9,15 @@ the literal DFA's offset and size, then P x (tag, reach (all ones: unbounded),
 shortest factor, NFA offset, NFA size, `before` as 4 words: the bytes a match may hold
 up to its factor's end, longest factor), offsets from the engine blob's start; the literal DFA (a
 machine blob) and each pattern's NFA blob follow, 64-byte aligned. An NFA engine's blob
-(fsm_compiler/engines/nfa_engine.py) is u64 slots: magic "PFSMNFA1", words, blocks, max_length
+(fsm_compiler/engines/nfa_engine.py) is u64 slots: magic "PFSMNFA2", words, blocks, max_length
 (all ones: unbounded), then the counts of conditional follow edges, conditional first
-positions, accepts and empty accepts; then u64 arrays: categories (256 bytes: each
-byte's category), byte_positions[256][words], follow[blocks][256][words] (the union
-of the unconditional follow sets of the positions set in each byte value of 8-position
-block b), first[words], any_first[words] (first and conditional first positions),
-conditional_follow[][3] (from, to, condition), conditional_first[][2] (position,
-condition), accepts[][3] (position, tag, condition; by tag), empty_accepts[][2] (tag,
-condition).
+positions, accepts and empty accepts, and the block width B (8, 4 or 2 positions); then
+u64 arrays: categories (256 bytes: each byte's category), byte_positions[256][words],
+follow[blocks][2^B][words] (the union of the unconditional follow sets of the
+positions set in each value of block b's B bits), first[words], any_first[words]
+(first and conditional first positions), conditional_follow[][3] (from, to, condition),
+conditional_first[][2] (position, condition), accepts[][3] (position, tag, condition; by
+tag), empty_accepts[][2] (tag, condition).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from parafuse.fsm_compiler.engines.nfa_engine import (
 from parafuse.fsm_compiler.engines.prefilter_engine import PrefilterEngine
 
 SET_MAGIC = int.from_bytes(b"PFSMSET1", "little")
-NFA_MAGIC = int.from_bytes(b"PFSMNFA1", "little")
+NFA_MAGIC = int.from_bytes(b"PFSMNFA2", "little")
 PREFILTER_MAGIC = int.from_bytes(b"PFSMPRE2", "little")
 UNBOUNDED = (1 << 64) - 1
 CONFIRM_SLOTS = 10  # u64 slots per pattern of a prefiltered engine
@@ -59,13 +59,15 @@ def _vectors(masks: list[int], words: int) -> np.ndarray:
 
 def nfa_blob(engine: NfaEngine) -> bytes:
     words = nfa_words(engine.position_count)
-    blocks = (engine.position_count + 7) // 8
+    width = engine.block_width
+    blocks = (engine.position_count + width - 1) // width
     follow = [union for table in follow_blocks(engine) for union in table]
     any_first = engine.first | _bits(position for position, _ in engine.conditional_first)
     header = np.array([NFA_MAGIC, words, blocks,
                        UNBOUNDED if engine.max_length is None else engine.max_length,
                        len(engine.conditional_follow), len(engine.conditional_first),
-                       len(engine.accepting), len(engine.empty_accepts)], dtype=np.uint64)
+                       len(engine.accepting), len(engine.empty_accepts), width],
+                      dtype=np.uint64)
     categories = np.array([category(byte) for byte in range(256)], dtype=np.uint8)
 
     def rows(items) -> np.ndarray:

@@ -11,8 +11,10 @@ FINAL_NEWLINE), the engine
    condition holds at (prev, next); state = candidates & byte_positions[byte j].
 
 Edges without an assertion (ALWAYS) go through bit-parallel tables: follow(state) ORs
-one precomputed union per non-zero byte of the state (8 positions). The few
-conditional edges are listed and checked one by one. The C++ runtime does the same
+one precomputed union per non-zero block of the state (8 positions; 4 or 2 where a
+table of 256 unions per 8 positions would pass FOLLOW_TABLE_BUDGET: such tables grow with
+the square of the positions, and a few large patterns would otherwise take most of a set's
+memory). The few conditional edges are listed and checked one by one. The C++ runtime does the same
 (cpp_runtime/fsm/sets/nfa_engine.hpp).
 
 `max_length` is the longest match of the engine's patterns (None when unbounded): a
@@ -35,6 +37,8 @@ from ..automata.nfa import PositionAutomaton
 
 MAX_POSITIONS = 4096  # 64 words of state: a pattern past this is an error
 ENGINE_POSITIONS = 512  # patterns are packed into NFA engines of at most this many
+FOLLOW_TABLE_BUDGET = 128 << 10  # bytes of follow unions past which blocks get narrower
+BLOCK_WIDTHS = (8, 4, 2)  # positions a follow block may span, widest first
 
 
 @dataclass(frozen=True)
@@ -53,14 +57,27 @@ class NfaEngine:
     def position_count(self) -> int:
         return len(self.byte_masks)
 
+    @property
+    def block_width(self) -> int:
+        """Positions per follow block: the widest whose table fits FOLLOW_TABLE_BUDGET."""
+        return next((width for width in BLOCK_WIDTHS
+                     if _follow_words(self.position_count, width) * 8 <= FOLLOW_TABLE_BUDGET),
+                    BLOCK_WIDTHS[-1])
+
     def table_bytes(self) -> int:
         """Bytes of the C++ tables: byte positions and follow tables in 64-bit words,
         plus the lists."""
         words = (self.position_count + 63) // 64
-        blocks = (self.position_count + 7) // 8
         lists = (len(self.conditional_follow) + len(self.conditional_first)
                  + len(self.accepting) + len(self.empty_accepts))
-        return 8 * (words * (256 + 256 * blocks + 1) + 3 * lists)
+        follow = _follow_words(self.position_count, self.block_width)
+        return 8 * (words * (256 + 1) + follow + 3 * lists)
+
+
+def _follow_words(positions: int, width: int) -> int:
+    """64-bit words of the follow tables: 2^width unions of a state's words per block."""
+    blocks = (positions + width - 1) // width
+    return blocks * (1 << width) * ((positions + 63) // 64)
 
 
 def _mask(positions) -> int:
@@ -139,12 +156,13 @@ def byte_positions(engine: NfaEngine) -> list[int]:
 
 
 def follow_blocks(engine: NfaEngine) -> list[list[int]]:
-    """Per 8-position block b, per byte value v: the union of the (unconditional)
-    follow sets of the positions 8b + i for the bits i set in v."""
-    blocks = []
-    for block in range(0, engine.position_count, 8):
-        table = [0] * 256
-        for value in range(1, 256):
+    """Per block b of `block_width` positions, per value v of the block's bits: the union
+    of the (unconditional) follow sets of the positions width * b + i for the bits i set
+    in v."""
+    blocks, width = [], engine.block_width
+    for block in range(0, engine.position_count, width):
+        table = [0] * (1 << width)
+        for value in range(1, 1 << width):
             low = value & -value
             position = block + low.bit_length() - 1
             extra = engine.follow[position] if position < engine.position_count else 0
@@ -167,12 +185,13 @@ class NfaRunner:
         self.engine = engine
         self.byte_positions = byte_positions(engine)
         self.follow_blocks = follow_blocks(engine)
+        self.block_width = engine.block_width
 
     def follow(self, state: int) -> int:
-        result, block = 0, 0
+        result, block, width = 0, 0, self.block_width
         while state:
-            result |= self.follow_blocks[block][state & 0xFF]
-            state >>= 8
+            result |= self.follow_blocks[block][state & ((1 << width) - 1)]
+            state >>= width
             block += 1
         return result
 

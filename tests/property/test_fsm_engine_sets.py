@@ -7,7 +7,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
+from parafuse.fsm_compiler.engines import nfa_engine
 from parafuse.fsm_compiler.engines.engines import EngineSet, engine_kind
+from parafuse.fsm_compiler.engines.nfa_engine import BLOCK_WIDTHS
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.grammar.diagnostics import SourceFile
 from tests.property.fsm_engine_set_checks import assert_engine_set_equal_reference
@@ -49,11 +51,13 @@ def test_split_set_lists_every_engine_kind() -> None:
 
 @SETTINGS
 @given(patterns=pattern_lists, data=st.lists(st.sampled_from(HAYSTACK_BYTES), max_size=300),
-       max_states=st.sampled_from([3, 8, 30, 60]))
-def test_split_sets_equal_hyperscan_and_every_scheme(patterns, data, max_states,
-                                                     tmp_path) -> None:
+       max_states=st.sampled_from([3, 8, 30, 60]), block_width=st.sampled_from(BLOCK_WIDTHS))
+def test_split_sets_equal_hyperscan_and_every_scheme(patterns, data, max_states, block_width,
+                                                     tmp_path, monkeypatch) -> None:
+    """NFA follow blocks of every width (8, 4 and 2 positions) step alike."""
     require_module("hyperscan")
     require_cxx()
+    monkeypatch.setattr(nfa_engine, "BLOCK_WIDTHS", (block_width,))
     data = bytes(data)
     assume(hyperscan_refusal(patterns) is None)
     machine = compile_set(patterns, max_states)

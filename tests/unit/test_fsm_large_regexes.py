@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from parafuse.fsm_compiler.automata.nfa import build_position_automaton
 from parafuse.fsm_compiler.engines.engines import EngineSet, engine_kind
-from parafuse.fsm_compiler.engines.nfa_engine import longest_match
+from parafuse.fsm_compiler.engines.nfa_engine import (
+    FOLLOW_TABLE_BUDGET,
+    follow_blocks,
+    longest_match,
+)
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.fsm_compiler.reference_executor import run_reference
 from parafuse.grammar.diagnostics import Location, SourceFile
@@ -40,3 +44,24 @@ def test_ten_thousand_alternatives_compile() -> None:
     machine = compile_file(SourceFile("t.fsm", f"patterns p {{\n  t /{regex}/\n}}\n")).machines[0]
     result = run_reference(machine, b"a10000b a9999b a0b a00b", True)
     assert result.matches == [(14, 0), (18, 0)]
+
+
+def test_follow_tables_of_a_long_nfa_stay_within_their_budget() -> None:
+    """Follow tables grow with the square of the positions: 256 unions a block of 8
+    would take 9 MB for ~1500 positions, past the budget even in blocks of 4; blocks of
+    2 take 1/16 of it, and the unions of each block are its positions' follow sets."""
+    machine = compile_file(SourceFile("t.fsm", "patterns p {\n  a /abc/\n"
+                                      "  u /[a-c]{2}.{1,1500}z/\n}\n")).machines[0]
+    [nfa] = [engine for engine in machine.engines if engine_kind(engine) == "nfa"]
+    assert nfa.block_width == 2
+    widest = 256 * ((nfa.position_count + 7) // 8) * ((nfa.position_count + 63) // 64) * 8
+    assert FOLLOW_TABLE_BUDGET < nfa.table_bytes() < widest / 12
+    blocks = follow_blocks(nfa)
+    assert len(blocks) == (nfa.position_count + 1) // 2 and len(blocks[0]) == 4
+    for block, table in enumerate(blocks[:40]):
+        first, second = nfa.follow[2 * block], nfa.follow[2 * block + 1]
+        assert table == [0, first, second, first | second]
+    small = compile_file(SourceFile("t.fsm", "patterns p {\n  a /abc/\n"
+                                    "  u /[a-c]{2}.{1,20}z/\n}\n")).machines[0]
+    assert [engine.block_width for engine in small.engines if engine_kind(engine) == "nfa"] \
+        in ([], [8])

@@ -6,7 +6,8 @@
 //      holds at (prev, next), and every tag matching the empty string there;
 //   2. candidates = first | follow(state), conditional edges where they hold;
 //      state = candidates & byte_positions[byte j].
-// follow(state) ORs one precomputed union per non-zero byte of the state (8 positions).
+// follow(state) ORs one precomputed union per non-zero block of the state (block_width
+// positions: 8, or 4 or 2 where 8 would make the tables too large).
 // The runs themselves step a lazy DFA over these sets (fsm/sets/lazy_nfa.hpp).
 #pragma once
 
@@ -25,12 +26,12 @@
 namespace parafuse::fsm {
 inline namespace v1 {
 
-constexpr uint64_t kNfaMagic = 0x3141464e4d534650ull;  // "PFSMNFA1"
+constexpr uint64_t kNfaMagic = 0x3241464e4d534650ull;  // "PFSMNFA2"
 constexpr unsigned kPrevStart = 0, kNextEnd = 0, kNextFinalNewline = 4;
 
 // Blob layout: emitters/fsm/engine_set_blob.py.
 struct NfaTables {
-  uint64_t words = 1, blocks = 0, max_length = ~0ull;
+  uint64_t words = 1, blocks = 0, block_width = 8, max_length = ~0ull;
   uint64_t conditional_follows = 0, conditional_firsts = 0, accepts = 0, empty_accepts = 0;
   const uint8_t* categories = nullptr;  // [256]
   const uint64_t* byte_positions = nullptr;
@@ -61,7 +62,9 @@ inline bool intersects(const uint64_t* a, const std::vector<uint64_t>& b) {
 
 inline NfaTables parse_nfa(const uint8_t* blob, size_t size) {
   const uint64_t* slots = reinterpret_cast<const uint64_t*>(blob);
-  if (size < 64 || slots[0] != kNfaMagic) throw std::runtime_error("not a parafuse NFA blob");
+  constexpr size_t kHeaderSlots = 9;
+  if (size < 8 * kHeaderSlots + 256 || slots[0] != kNfaMagic)
+    throw std::runtime_error("not a parafuse NFA blob");
   NfaTables t;
   t.words = slots[1];
   t.blocks = slots[2];
@@ -70,12 +73,15 @@ inline NfaTables parse_nfa(const uint8_t* blob, size_t size) {
   t.conditional_firsts = slots[5];
   t.accepts = slots[6];
   t.empty_accepts = slots[7];
-  t.categories = blob + 64;
-  const uint64_t* next = slots + 8 + 32;
+  t.block_width = slots[8];
+  if (t.block_width != 8 && t.block_width != 4 && t.block_width != 2)
+    throw std::runtime_error("NFA blob: a follow block width other than 8, 4 or 2");
+  t.categories = blob + 8 * kHeaderSlots;
+  const uint64_t* next = slots + kHeaderSlots + 32;
   t.byte_positions = next;
   next += 256 * t.words;
   t.follow = next;
-  next += t.blocks * 256 * t.words;
+  next += (t.blocks << t.block_width) * t.words;
   t.first = next;
   next += t.words;
   t.any_first = next;
@@ -186,14 +192,17 @@ inline bool nfa_step(const NfaTables& t, uint64_t* state, uint64_t* cand, const 
         cand[position >> 6] |= uint64_t(1) << (position & 63);
       }
   if (any) {
+    const unsigned width = unsigned(t.block_width);
+    const uint64_t block_mask = (uint64_t(1) << width) - 1;
     for (size_t word = 0; word < words; ++word) {  // active positions are few: skip zeros
       uint64_t bits = state[word];
       while (bits) {
-        const unsigned low = unsigned(__builtin_ctzll(bits)) & ~7u;  // its 8-position block
-        const size_t block = word * 8 + low / 8;
-        const uint64_t* row = t.follow + (block * 256 + ((bits >> low) & 0xFF)) * words;
+        const unsigned low = unsigned(__builtin_ctzll(bits)) / width * width;  // its block
+        const size_t block = word * (64 / width) + low / width;
+        const uint64_t* row =
+            t.follow + ((block << width) + ((bits >> low) & block_mask)) * words;
         for (size_t w = 0; w < words; ++w) cand[w] |= row[w];
-        bits &= ~(uint64_t(0xFF) << low);
+        bits &= ~(block_mask << low);
       }
     }
     if (t.conditional_follows && intersects(state, t.conditional_mask)) {
