@@ -59,11 +59,12 @@ class LazyNfa {
     return sets_.data() + size_t(state >> shift_) * words_;
   }
 
-  // The cached transition on `byte` (not a final '\n'): the next state << 2 | its flags
-  // (kAlive, kMayAccept), or kLazyUnknown when not made yet.
-  int32_t cached(uint32_t state, bool inject, uint8_t byte) const {
-    return next_[state + (inject ? half_ : 0) + column_[byte]];
-  }
+  // The cached transitions: rows(inject)[state + columns()[byte]] is, for `byte` (not a
+  // final '\n'), the next state << 2 | its flags (kAlive, kMayAccept), or kLazyUnknown
+  // when not made yet. Valid for the life of the object (room for a full cache is
+  // reserved up front, and emptying it keeps the room), so a loop may keep the pointers.
+  const int32_t* rows(bool inject) const { return next_.data() + (inject ? half_ : 0); }
+  const uint16_t* columns() const { return column_; }
 
   // The state after data[at] (at < n); new threads start there only when `inject`. May
   // empty the cache: every state number from before is then void except the result.
@@ -132,7 +133,7 @@ class LazyNfa {
                                  kLazyUnknown, kLazyUnknown, kLazyUnknown, kLazyUnknown};
   const uint16_t* column_;  // [256]: the byte's column (NfaTables::byte_column)
   uint32_t half_ = 1, shift_ = 1;  // columns padded to a power of two; log2(2 * half_)
-  std::vector<int32_t> next_;  // [state][inject][column_[byte]]: cached(), packed
+  std::vector<int32_t> next_;  // [state][inject][column_[byte]]: rows(), packed
 };
 
 // The plain bit-parallel step behind LazyNfa's interface (one state, numbered 0): for

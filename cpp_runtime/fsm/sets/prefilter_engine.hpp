@@ -89,6 +89,26 @@ inline PrefilterTables parse_prefilter(const uint8_t* blob, size_t size) {
 using StartRange = std::pair<uint64_t, uint64_t>;  // inclusive [first, last] match starts
 constexpr size_t kPrefetchAhead = 4;  // ranges (or factor ends) ahead whose bytes are fetched
 
+// The tight loop of confirm_sweep: cached steps from data[at] up to `stop` while they
+// lead to live states, or to any state inside a range (`inject`), with report(state, at)
+// where the state may accept; returns where it stopped. A function of its own so that its
+// state stays in registers (inside confirm_sweep it was kept on the stack: 1.4x slower).
+template <class Report>
+[[gnu::noinline]] size_t sweep_cached(const int32_t* rows, const uint16_t* columns,
+                                      const uint8_t* data, size_t at, size_t stop, bool inject,
+                                      uint32_t& state, Report& report) {
+  uint32_t current = state;
+  while (at < stop) {
+    const int32_t next = rows[current + columns[data[at]]];
+    if (next < 0 || !(inject || (next & LazyNfa::kAlive))) break;  // no jump inside a range
+    current = uint32_t(next) >> 2;
+    ++at;
+    if (next & LazyNfa::kMayAccept) report(current, at);
+  }
+  state = current;
+  return at;
+}
+
 // The matches of one NFA that start in ranges[0, count) (sorted, disjoint), stepped by
 // the lazy DFA of fsm/sets/lazy_nfa.hpp. Cached transitions (to live states, or to any state
 // inside a range) take a tight loop up to the next range edge (the same `inject`
@@ -116,13 +136,7 @@ inline void confirm_sweep(const NfaTables& t, const uint8_t* data, size_t n,
     bool inject = index < count && ranges[index].first <= at;
     const size_t edge = inject ? ranges[index].second + 1 : index < count ? ranges[index].first : n;
     const size_t stop = std::min(edge, n - 1);  // a last byte takes step(): it may be a final '\n'
-    while (at < stop) {
-      const int32_t next = lazy.cached(state, inject, data[at]);
-      if (next < 0 || !(inject || (next & LazyNfa::kAlive))) break;  // no jump inside a range
-      state = uint32_t(next) >> 2;
-      ++at;
-      if (next & LazyNfa::kMayAccept) report(state, at);
-    }
+    at = sweep_cached(lazy.rows(inject), lazy.columns(), data, at, stop, inject, state, report);
     while (index < count && ranges[index].second < at) ++index;
     inject = index < count && ranges[index].first <= at;
     state = lazy.step(state, data, n, at, inject);
