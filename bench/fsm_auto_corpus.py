@@ -12,8 +12,10 @@ phases (--profile), so reading the input is not counted, and `auto`'s own choosi
 A fixed scheme that runs past LIMIT times seq's time is stopped and counted as that slow
 (enumeration of a big machine whose paths never meet can take minutes). `auto` is judged
 by the scheme it picked: that scheme's own runs (measured beside the others, so one noisy
-sample of a 5 ms run does not decide) plus what choosing cost in auto's runs; a rule set's
-mixture of schemes by auto's own runs. With --record
+sample of a 5 ms run does not decide) plus what choosing cost in auto's runs, where the
+fixed scheme ran the same phases; a rule set's mixture of schemes, and a scheme auto ran
+another way (its `enum` may take the merging paths where `--scheme enum` takes SIMD
+enumeration), by auto's own runs. With --record
 the table goes to bench/results/fsm_auto_corpus.md.
 """
 
@@ -64,6 +66,7 @@ class Run:
     seconds: float  # the run's phases, choosing included
     choosing: float  # auto's phases that chose ("choose..." phases of every engine)
     scheme: str
+    path: tuple[str, ...] = ()  # the names of the phases that ran the scheme
 
 
 def one_run(command: list[str], config: str, limit_s: float) -> Run:
@@ -76,7 +79,8 @@ def one_run(command: list[str], config: str, limit_s: float) -> Run:
     result = json.loads(done.stdout)
     phases = result["phases"]
     return Run(sum(p["seconds"] for p in phases),
-               sum(p["seconds"] for p in phases if "choose" in p["name"]), result["scheme"])
+               sum(p["seconds"] for p in phases if "choose" in p["name"]), result["scheme"],
+               tuple(p["name"] for p in phases if "choose" not in p["name"]))
 
 
 def measured(command: list[str], scheme: str, threads: int, repeat: int,
@@ -84,7 +88,8 @@ def measured(command: list[str], scheme: str, threads: int, repeat: int,
     """Medians of `repeat` runs; the scheme the last one ran."""
     runs = [one_run(command, f"{scheme}:{threads}:0", limit_s) for _ in range(repeat)]
     return Run(statistics.median(run.seconds for run in runs),
-               statistics.median(run.choosing for run in runs), runs[-1].scheme)
+               statistics.median(run.choosing for run in runs), runs[-1].scheme,
+               runs[-1].path)
 
 
 def judge(case: Case, work: Path, size: int, repeat: int) -> list[dict]:
@@ -94,17 +99,21 @@ def judge(case: Case, work: Path, size: int, repeat: int) -> list[dict]:
     command = driver_command(case, blob, data)
     rows = []
     for threads in THREADS:
-        seq = measured(command, "seq", threads, repeat, 600).seconds
-        times = {"seq": seq}
+        seq = measured(command, "seq", threads, repeat, 600)
+        runs = {"seq": seq}
         for scheme in FIXED[1:]:
-            times[scheme] = measured(command, scheme, threads, repeat,
-                                     max(2.0, LIMIT * seq)).seconds
+            runs[scheme] = measured(command, scheme, threads, repeat,
+                                    max(2.0, LIMIT * seq.seconds))
+        times = {scheme: run.seconds for scheme, run in runs.items()}
         auto = measured(command, "auto", threads, repeat, 600)
         best = min(times, key=times.get)
         # auto's pick, judged by that scheme's own runs (the same noise as the best's) plus
-        # what choosing cost; a set's mixture of schemes by auto's own runs
+        # what choosing cost where they ran the same way (the same phases); a set's mixture
+        # of schemes, or a scheme run another way (`enum` that took the merging paths where
+        # the fixed scheme took SIMD enumeration), by auto's own runs
         picked = auto.scheme.split(" ")[0]
-        auto_seconds = (times[picked] + auto.choosing if picked in times else auto.seconds)
+        same_way = picked in runs and runs[picked].path == auto.path
+        auto_seconds = times[picked] + auto.choosing if same_way else auto.seconds
         rows.append({"label": case.label, "kind": case.kind, "threads": threads,
                      "best": best, "best_gbs": size / times[best] / 1e9,
                      "auto": auto.scheme, "auto_gbs": size / auto_seconds / 1e9,
