@@ -33,7 +33,7 @@ from parafuse.grammar.regex_escapes import WORD
 
 from ..automata.assertions import ALWAYS, END, FINAL_NEWLINE, NEWLINE, OTHER, START, bit
 from ..automata.assertions import WORD as WORD_CATEGORY
-from ..automata.nfa import PositionAutomaton
+from ..automata.nfa import AT_START_ROW, PositionAutomaton
 
 MAX_POSITIONS = 4096  # 64 words of state: a pattern past this is an error
 ENGINE_POSITIONS = 512  # patterns are packed into NFA engines of at most this many
@@ -186,6 +186,9 @@ class NfaRunner:
         self.byte_positions = byte_positions(engine)
         self.follow_blocks = follow_blocks(engine)
         self.block_width = engine.block_width
+        held = [c for _, c in engine.conditional_first] + [c for _, c in engine.empty_accepts]
+        self.starts_at_zero_only = (not engine.first and bool(held)
+                                    and all(c & ~AT_START_ROW == 0 for c in held))
 
     def follow(self, state: int) -> int:
         result, block, width = 0, 0, self.block_width
@@ -230,8 +233,8 @@ class NfaRunner:
             where = boundary_condition(data, offset)
             if offset >= begin:
                 found += [(offset, tag) for tag in self.reports(state, where)]
-            if offset == size:
-                break
+            if offset == size or (offset > 0 and state == 0 and self.starts_at_zero_only):
+                break  # (no thread lives, and none can start past offset 0)
             state = self.step(state, data[offset], where)
         return found
 

@@ -78,13 +78,17 @@ class PrefilterEngine:
 
 def prefilterable(pattern_set: PatternSet) -> dict[int, Factors]:
     """The patterns worth a prefilter: a selective factor set with a bounded reach, and
-    an NFA within MAX_POSITIONS."""
+    an NFA within MAX_POSITIONS. Not those whose matches all start at offset 0 (a leading
+    `^`): every factor found past their first bytes would be confirmed for nothing, where
+    a DFA engine carries them dead after a few bytes and an NFA engine stops once none of
+    its threads lives."""
     chosen = {}
     for index, pattern in enumerate(pattern_set.patterns):
         factors = required_factors(pattern.regex)
         if factors is None:
             continue
-        if build_position_automaton([(index, pattern.regex)]).position_count <= MAX_POSITIONS:
+        automaton = build_position_automaton([(index, pattern.regex)])
+        if automaton.position_count <= MAX_POSITIONS and not automaton.starts_at_zero_only:
             chosen[index] = factors
     return chosen
 

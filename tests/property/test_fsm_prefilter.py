@@ -11,8 +11,13 @@ from __future__ import annotations
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from parafuse.fsm_compiler.automata.nfa import build_position_automaton
 from parafuse.fsm_compiler.engines.engines import EngineSet, engine_kind
-from parafuse.fsm_compiler.engines.prefilter_engine import ConfirmedPattern, start_ranges
+from parafuse.fsm_compiler.engines.prefilter_engine import (
+    ConfirmedPattern,
+    prefilterable,
+    start_ranges,
+)
 from parafuse.fsm_compiler.engines.required_literals import Factors, longest, required_factors
 from parafuse.grammar.diagnostics import SourceFile
 from parafuse.grammar.fsm_parser import parse_fsm
@@ -50,6 +55,23 @@ def test_required_factors_of_typical_rules() -> None:
     assert factor_texts("(?s).*XQZW") is None  # neither reach nor bytes bound the start
     assert factor_texts("ea") is None  # two common letters: not selective enough
     assert factor_texts("XQZW|[0-9]+") is None  # one alternative without a factor
+
+
+def test_patterns_that_start_at_offset_zero_are_not_prefiltered() -> None:
+    """A leading `^` (not multi-line) or `\\A` in every branch: every match starts at 0,
+    so a factor found later is confirmed for nothing; the pattern joins a DFA engine
+    instead (and an NFA engine stops once its threads die)."""
+    starts = {regex + flags: build_position_automaton([(0, parsed(regex, flags))])
+              .starts_at_zero_only
+              for regex, flags in [("^MID\\d+ Mozilla", ""), ("\\Akey|^secret", ""),
+                                   ("^MID\\d+ Mozilla", "m"), ("^key|secret", ""),
+                                   ("(?:^|x)Mozilla", ""), ("Mozilla", "")]}
+    assert starts == {"^MID\\d+ Mozilla": True, "\\Akey|^secret": True,
+                      "^MID\\d+ Mozilla" + "m": False, "^key|secret": False,
+                      "(?:^|x)Mozilla": False, "Mozilla": False}
+    source = "patterns p {\n  a /^(MID\\d+) Mozilla\\/5/\n  b /Mozilla\\/5/\n}\n"
+    kept = prefilterable(parse_fsm(SourceFile("p.fsm", source)).machines[0])
+    assert sorted(kept) == [1]
 
 
 def test_longest_and_start_ranges() -> None:

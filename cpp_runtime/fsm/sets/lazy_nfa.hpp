@@ -181,6 +181,7 @@ void nfa_scan_with(const NfaTables& t, const uint8_t* data, size_t n, size_t sca
     if (at >= begin && (lazy.may_accept(state) || t.empty_accepts))
       nfa_report(t, lazy.set(state), nfa_where(t, data, n, at), at, with_matches, tags, out);
     if (at == n) break;
+    if (t.starts_at_zero_only && at > 0 && !lazy.alive(state)) break;  // none can start again
     state = lazy.step(state, data, n, at, true);
   }
 }

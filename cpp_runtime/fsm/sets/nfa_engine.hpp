@@ -51,6 +51,9 @@ struct NfaTables {
   // columns, fsm/sets/lazy_nfa.hpp); byte_column[byte] < columns.
   std::vector<uint16_t> byte_column;
   size_t columns = 0;
+  // Every match starts at offset 0 (a leading `^`): each first position and empty match
+  // holds only where no byte precedes, so a run past offset 0 may stop once no thread lives.
+  bool starts_at_zero_only = false;
   bool bounded() const { return max_length != ~0ull; }
 };
 
@@ -118,6 +121,14 @@ inline NfaTables parse_nfa(const uint8_t* blob, size_t size) {
     t.byte_column[byte] = columns.emplace(std::move(key), uint16_t(columns.size())).first->second;
   }
   t.columns = columns.size();
+  constexpr uint64_t kAtStart = uint64_t(0x1F) << (5 * kPrevStart);  // bits where prev is START
+  bool held_at_zero = t.conditional_firsts + t.empty_accepts > 0;
+  for (size_t w = 0; w < t.words; ++w) held_at_zero &= t.first[w] == 0;
+  for (uint64_t c = 0; c < t.conditional_firsts; ++c)
+    held_at_zero &= (t.conditional_first[2 * c + 1] & ~kAtStart) == 0;
+  for (uint64_t a = 0; a < t.empty_accepts; ++a)
+    held_at_zero &= (t.empty_accept[2 * a + 1] & ~kAtStart) == 0;
+  t.starts_at_zero_only = held_at_zero;
   for (uint64_t c = 0; c < t.conditional_follows; ++c)
     t.conditional_mask[t.conditional_follow[3 * c] >> 6] |= uint64_t(1)
                                                              << (t.conditional_follow[3 * c] & 63);
