@@ -119,10 +119,16 @@ def _joined(factors: list[Factors]) -> Factors:
 
 def _confirmed(pattern_set: PatternSet, chosen: dict[int, Factors], group: list[int]
                ) -> tuple[ConfirmedPattern, ...]:
-    """The group's patterns, those with equal factors confirmed together."""
+    """The group's patterns, those with equal factors confirmed together: those with a
+    bounded reach, and apart from them those without one and with the same bytes before
+    (joined to one unbounded pattern whose `before` holds nearly every byte, the start
+    ranges of 110 uap-core patterns reached back to the previous range: one range over
+    the whole input, swept by an NFA of 12,936 positions)."""
     by_factors: dict[tuple, list[int]] = {}
     for index in group:
-        by_factors.setdefault(chosen[index].factors, []).append(index)
+        found = chosen[index]
+        key = (found.factors, None if found.reach is not None else found.before)
+        by_factors.setdefault(key, []).append(index)
     confirms = []
     for members in sorted(by_factors.values()):
         automaton = build_position_automaton(

@@ -74,6 +74,16 @@ def test_patterns_that_start_at_offset_zero_are_not_prefiltered() -> None:
     assert sorted(kept) == [1]
 
 
+def test_equal_factors_with_and_without_a_bound_are_confirmed_apart() -> None:
+    """Joined, a pattern without a bound on its reach would give its bytes-before to the
+    bounded ones, and their start ranges would reach back over the whole input."""
+    engine_set = compile_set([("; ?x[a-z]{1,9}Build", ""), ("; ?y[a-z]{1,9}Build", ""),
+                              ("[^;]*Build", ""), ("[^:]*Build", "")], 30)
+    [engine] = [engine for engine in engine_set.engines if engine_kind(engine) == "prefilter"]
+    assert sorted(confirm.tags for confirm in engine.confirms) == [(0, 1), (2,), (3,)]
+    assert [confirm.reach is None for confirm in engine.confirms] == [False, True, True]
+
+
 def test_longest_and_start_ranges() -> None:
     assert longest(parsed("a{2,5}(?:bc|d)").body) == 7
     assert longest(parsed("ab+").body) is None
