@@ -32,11 +32,8 @@ def microbatch_loop(stage: ir.MicroBatchStage, writer: StageWriter, backend: str
         local = block(part)
         code = ["{", f"  const int64_t lo = r0 * pf::inner_count({local}, 1), "
                 f"hi = r1 * pf::inner_count({local}, 1);", "  (void)lo; (void)hi;"]
-        writer.rows_of = part.type  # row norms of its rows: the micro-batch's only
-        try:
+        with writer.rows_of_chunk(part.type):
             code += ["  " + line for line in part_code(index, part)] + ["}"]
-        finally:
-            writer.rows_of = None
         between = writer.send_blocks(part)
         body += code if between else guarded(code, writer.plan.program.stage_placement(part))
     head = (f"// {stage.name} = microbatch({stage.parts[0].name}, ..., "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from parafuse.ccn_compiler import ir
@@ -70,9 +71,19 @@ class StageWriter:
     def __post_init__(self) -> None:
         self.buffers: dict[str, Buffer] = self.plan.buffers
         self.sizes: dict[str, str] = sizes_expressions(self.plan.program)
-        # while code for rows [r0, r1) of dim 0 of a stage is written (a micro-batch): the
-        # stage's type; row norms of values with its rows take those rows only
+        # while one chunk of rows of a stage is written (rows_of_chunk): the stage's type
         self.rows_of: ValueType | None = None
+
+    @contextmanager
+    def rows_of_chunk(self, stage_type: ValueType):
+        """While the code of one chunk of rows [r0, r1) of a stage of type `stage_type` is
+        written (an overlap's or a micro-batch's part): row norms of values with its rows
+        take those rows only."""
+        kept, self.rows_of = self.rows_of, stage_type
+        try:
+            yield
+        finally:
+            self.rows_of = kept
 
     def _chunk_rows(self, operand: ValueType, dim: int) -> bool:
         """Are a row function's rows those of the chunk being written (`rows_of`): the same

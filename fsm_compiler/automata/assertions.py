@@ -70,6 +70,13 @@ def holds(condition: int, prev: int, next_: int) -> bool:
     return bool(condition & bit(prev, next_))
 
 
+def only_at_start(conditions: list[int]) -> bool:
+    """Whether there are conditions and each holds only where no byte precedes (offset 0):
+    a pattern whose first positions and empty matches hold so starts only there."""
+    at_start = ROW << (5 * START)
+    return bool(conditions) and all(c & ~at_start == 0 for c in conditions)
+
+
 def depends_on_prev(condition: int) -> bool:
     rows = {next_row(condition, prev) for prev in PREV_CATEGORIES}
     return len(rows) > 1

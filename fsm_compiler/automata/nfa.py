@@ -27,11 +27,10 @@ from parafuse.grammar.regex_ast import (
     Repeat,
 )
 
-from .assertions import ALWAYS, NEVER, ROW, START, assertion_condition
+from .assertions import ALWAYS, NEVER, assertion_condition, only_at_start
 
 Edges = dict[int, int]  # position (or tag) -> condition
 _AT_START = assertion_condition("^", False)
-AT_START_ROW = ROW << (5 * START)  # the conditions' bits where no byte precedes
 
 
 @dataclass(frozen=True)
@@ -89,8 +88,7 @@ class PositionAutomaton:
     def starts_at_zero_only(self) -> bool:
         """Whether every match starts at offset 0: each first position and empty match
         holds only where no byte precedes (a leading `^` or `\\A` without multi-line)."""
-        held = [*self.first.values(), *self.empty_accepts.values()]
-        return bool(held) and all(c & ~AT_START_ROW == 0 for c in held)
+        return only_at_start([*self.first.values(), *self.empty_accepts.values()])
 
     @property
     def needs_conditions(self) -> bool:

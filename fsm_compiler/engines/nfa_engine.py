@@ -12,10 +12,11 @@ FINAL_NEWLINE), the engine
 
 Edges without an assertion (ALWAYS) go through bit-parallel tables: follow(state) ORs
 one precomputed union per non-zero block of the state (8 positions; 4 or 2 where a
-table of 256 unions per 8 positions would pass FOLLOW_TABLE_BUDGET: such tables grow with
-the square of the positions, and a few large patterns would otherwise take most of a set's
-memory). The few conditional edges are listed and checked one by one. The C++ runtime does the same
-(cpp_runtime/fsm/sets/nfa_engine.hpp).
+table of 256 unions per 8 positions would pass FOLLOW_TABLE_BUDGET: such tables grow
+with the square of the positions, and a few large patterns would otherwise take most of
+a set's memory). The few conditional edges are listed and checked one by one. An engine
+whose patterns all start at offset 0 (`starts_at_zero_only`) stops once no thread lives.
+The C++ runtime does the same (cpp_runtime/fsm/sets/nfa_engine.hpp).
 
 `max_length` is the longest match of the engine's patterns (None when unbounded): a
 run that starts `max_length` bytes before a chunk with an empty state reports exactly
@@ -31,9 +32,18 @@ from parafuse.grammar.diagnostics import CompileError
 from parafuse.grammar.fsm_ast import PatternDecl
 from parafuse.grammar.regex_escapes import WORD
 
-from ..automata.assertions import ALWAYS, END, FINAL_NEWLINE, NEWLINE, OTHER, START, bit
+from ..automata.assertions import (
+    ALWAYS,
+    END,
+    FINAL_NEWLINE,
+    NEWLINE,
+    OTHER,
+    START,
+    bit,
+    only_at_start,
+)
 from ..automata.assertions import WORD as WORD_CATEGORY
-from ..automata.nfa import AT_START_ROW, PositionAutomaton
+from ..automata.nfa import PositionAutomaton
 
 MAX_POSITIONS = 4096  # 64 words of state: a pattern past this is an error
 ENGINE_POSITIONS = 512  # patterns are packed into NFA engines of at most this many
@@ -63,6 +73,12 @@ class NfaEngine:
         return next((width for width in BLOCK_WIDTHS
                      if _follow_words(self.position_count, width) * 8 <= FOLLOW_TABLE_BUDGET),
                     BLOCK_WIDTHS[-1])
+
+    @property
+    def starts_at_zero_only(self) -> bool:
+        """Every match starts at offset 0 (see PositionAutomaton.starts_at_zero_only)."""
+        return not self.first and only_at_start(
+            [c for _, c in self.conditional_first] + [c for _, c in self.empty_accepts])
 
     def table_bytes(self) -> int:
         """Bytes of the C++ tables: byte positions and follow tables in 64-bit words,
@@ -186,9 +202,7 @@ class NfaRunner:
         self.byte_positions = byte_positions(engine)
         self.follow_blocks = follow_blocks(engine)
         self.block_width = engine.block_width
-        held = [c for _, c in engine.conditional_first] + [c for _, c in engine.empty_accepts]
-        self.starts_at_zero_only = (not engine.first and bool(held)
-                                    and all(c & ~AT_START_ROW == 0 for c in held))
+        self.starts_at_zero_only = engine.starts_at_zero_only
 
     def follow(self, state: int) -> int:
         result, block, width = 0, 0, self.block_width

@@ -121,6 +121,7 @@ inline NfaTables parse_nfa(const uint8_t* blob, size_t size) {
     t.byte_column[byte] = columns.emplace(std::move(key), uint16_t(columns.size())).first->second;
   }
   t.columns = columns.size();
+  // as NfaEngine.starts_at_zero_only (fsm_compiler/engines/nfa_engine.py)
   constexpr uint64_t kAtStart = uint64_t(0x1F) << (5 * kPrevStart);  // bits where prev is START
   bool held_at_zero = t.conditional_firsts + t.empty_accepts > 0;
   for (size_t w = 0; w < t.words; ++w) held_at_zero &= t.first[w] == 0;

@@ -71,12 +71,9 @@ class ChunkSteps:
             gemm = gemm_call(stage, self.writer)
             return gemm.lines + gemm.call("lo", "hi") + store_product(gemm, stage, self.writer,
                                                                       "lo", "hi")
-        if self.per_chunk:  # row norms of the chunk's rows [r0, r1) only
-            kept, self.writer.rows_of = self.writer.rows_of, stage.type
-            try:
+        if self.per_chunk:
+            with self.writer.rows_of_chunk(stage.type):
                 return self.writer.elementwise(stage, "lo", "hi")
-            finally:
-                self.writer.rows_of = kept
         if self.writer.send_blocks(stage):
             return self.writer.send_between(stage, ("lo", "hi"))
         if isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage)):

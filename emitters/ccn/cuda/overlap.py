@@ -43,12 +43,8 @@ class Chunked:
     def chunk(self) -> list[str]:
         stage, target = self.stage, self.writer.buffers[self.stage.name]
         if isinstance(stage, (ir.ElementwiseStage, ir.UpdateStage)):
-            # row norms of the chunk's rows [r0, r1) only
-            kept, self.writer.rows_of = self.writer.rows_of, stage.type
-            try:
+            with self.writer.rows_of_chunk(stage.type):
                 return self.writer.elementwise(stage, "lo", "hi")
-            finally:
-                self.writer.rows_of = kept
         if isinstance(stage, ir.MatmulStage):
             n, k = f"{self.lb}.shape[1]", f"{self.la}.shape[{self.la}.rank - 1]"
             if self.lt:
