@@ -26,6 +26,7 @@ from .scope import (
     did_you_mean,
 )
 from .special_calls import (
+    check_as_sliced,
     check_dropout,
     check_reduction,
     check_reshape,
@@ -236,6 +237,9 @@ def check_call(node: ast.Call, scope: Scope) -> ir.Expr:
         x, dim, start, stop = positional(node, 4, "slice(x, dim, start, stop)")
         return check_slice(node, check_expr(x, scope), dim, shape_dim(start, scope, zero=True),
                            shape_dim(stop, scope))
+    if name == "as_sliced":
+        x, dim = positional(node, 2, "as_sliced(x, dim)")
+        return check_as_sliced(node, check_expr(x, scope), dim, scope.placement)
     if name == "softmax":
         x, dim = positional(node, 2, "softmax(x, dim)")
         return check_softmax(node, check_expr(x, scope), dim)
@@ -244,7 +248,7 @@ def check_call(node: ast.Call, scope: Scope) -> ir.Expr:
                            hint=f"bind it to a name first: t = {name}(...)")
     known = list(ELEMENTWISE_UNARY + ELEMENTWISE_BINARY + REDUCTIONS + ROW_FUNCTIONS
                  + COLLECTIVES + ("where", "cast", "dropout", "transpose", "reshape", "slice",
-                                  "matmul", "update"))
+                                  "as_sliced", "matmul", "update"))
     raise CompileError(f"unknown function '{name}'", node.function.location,
                        hint=did_you_mean(name, known))
 

@@ -128,12 +128,23 @@ class Slice:
     location: Location
 
 
+@dataclass(frozen=True)
+class AsSliced:
+    """Each rank's block along `dim` of its own value of the operand (`local` or
+    `replicated`), as a `sliced(dim)` value: no data moves."""
+
+    operand: Expr
+    dim: int  # normalised
+    type: ValueType
+    location: Location
+
+
 ROW_REDUCTIONS = ("sum", "amax", "mean")  # RowFunction kinds that reduce each row to one
 
 Expr = (Const | Ref | Unary | Binary | Func | Cast | Reduce | Dropout | RowFunction | Transpose
-        | Reshape | Slice)
+        | Reshape | Slice | AsSliced)
 # Nodes computed into a buffer of their own before the loop that reads them.
-PRECOMPUTED = (Reduce, RowFunction, Transpose, Reshape, Slice)
+PRECOMPUTED = (Reduce, RowFunction, Transpose, Reshape, Slice, AsSliced)
 
 
 # ---- stages ---------------------------------------------------------------------------
@@ -359,7 +370,7 @@ def children(node: Expr) -> tuple[Expr, ...]:
     """The direct sub-expressions of an expression node."""
     if isinstance(node, (Const, Ref)):
         return ()
-    if isinstance(node, (Unary, Cast, Transpose, Reshape, Slice)):
+    if isinstance(node, (Unary, Cast, Transpose, Reshape, Slice, AsSliced)):
         return (node.operand,)
     if isinstance(node, Binary):
         return (node.left, node.right)

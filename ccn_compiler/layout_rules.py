@@ -110,6 +110,19 @@ def sliced_range_layout(layout: Layout, dim: int) -> Layout:
     return layout
 
 
+def as_sliced_layout(layout: Layout, dim: int, block_group: str | None) -> Layout:
+    """`as_sliced(x, dim)`: a local value splits over the world, or over the ranks of the
+    `on` block it is in (`block_group`); a replicated one over the ranks that share it."""
+    if layout.kind == "sliced":
+        if layout.dim == dim:
+            raise LayoutConflict(f"as_sliced() of a value that is already {layout}",
+                                 "drop the as_sliced(): each rank holds its block already")
+        raise LayoutConflict(f"as_sliced() along dim {dim} of a value that is {layout}",
+                             "allgather the value first")
+    group = layout.group if layout.kind == "replicated" and layout.group else block_group
+    return sliced(dim, group)
+
+
 def reshaped_layout(layout: Layout, old: tuple[Dim, ...], new: tuple[Dim, ...]) -> Layout:
     """A reshape keeps a sliced dim where it stays one dim of the same extent with the same
     number of elements before it (so each rank's block is the same run of elements)."""

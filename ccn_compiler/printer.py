@@ -60,6 +60,8 @@ def _format_call(node: ir.Expr) -> str:
     if isinstance(node, ir.Slice):
         stop = dims.add(node.start, node.type.shape[node.dim])
         return f"slice({format_expr(node.operand)[0]}, {node.dim}, {node.start}, {stop})"
+    if isinstance(node, ir.AsSliced):
+        return f"as_sliced({format_expr(node.operand)[0]}, {node.dim})"
     if isinstance(node, ir.Reshape):
         extents = ", ".join(str(d) for d in node.type.shape)
         return f"reshape({format_expr(node.operand)[0]}, {extents})"

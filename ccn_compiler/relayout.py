@@ -16,6 +16,7 @@ from .ir_edit import names_read
 from .layout_rules import (
     LayoutConflict,
     aligned_dim,
+    as_sliced_layout,
     join_all,
     matmul_layout,
     reshaped_layout,
@@ -64,6 +65,12 @@ def relayout_expr(node: ir.Expr, type_of: TypeOf) -> ir.Expr:
     if isinstance(node, ir.Slice):
         operand = relayout_expr(node.operand, type_of)
         layout = sliced_range_layout(operand.type.layout, node.dim)
+        return replace(node, operand=operand, type=_with_layout(node.type, layout))
+    if isinstance(node, ir.AsSliced):
+        operand = relayout_expr(node.operand, type_of)
+        if operand.type.layout == node.type.layout:  # a schedule sliced it already
+            return operand
+        layout = as_sliced_layout(operand.type.layout, node.dim, node.type.layout.group)
         return replace(node, operand=operand, type=_with_layout(node.type, layout))
     if isinstance(node, ir.Reshape):
         operand = relayout_expr(node.operand, type_of)

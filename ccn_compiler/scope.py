@@ -18,7 +18,8 @@ ROW_FUNCTIONS = ROW_NORMS + ("softmax", "mean")  # functions of each row: ir.Row
 COLLECTIVES = ("allreduce", "reducescatter", "allgather", "broadcast", "send")
 STAGE_FUNCTIONS = COLLECTIVES + ("matmul", "update")
 BUILTINS = (ELEMENTWISE_UNARY + ELEMENTWISE_BINARY + REDUCTIONS + ROW_FUNCTIONS + STAGE_FUNCTIONS
-            + ("where", "cast", "dropout", "transpose", "reshape", "slice", "blocks"))
+            + ("where", "cast", "dropout", "transpose", "reshape", "slice", "as_sliced",
+               "blocks"))
 REDUCE_OPS = ("sum", "prod", "max", "min", "avg")
 KEYWORDS = ("program", "param", "input", "state", "group", "output", "schedule", "for", "in", "on",
             "replicated", "sliced", "local")

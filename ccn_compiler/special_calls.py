@@ -8,6 +8,7 @@ from parafuse.grammar.diagnostics import CompileError
 from . import dims, ir
 from .layout_rules import (
     LayoutConflict,
+    as_sliced_layout,
     reshaped_layout,
     row_function_layout,
     sliced_range_layout,
@@ -174,6 +175,22 @@ def check_slice(node: ast.Call, x: ir.Expr, dim: ast.Expr, start: Dim, stop: Dim
         raise CompileError(conflict.message, x.location, hint=conflict.hint) from None
     shape = x.type.shape[:d] + (length,) + x.type.shape[d + 1:]
     return ir.Slice(x, d, start, ValueType(x.type.dtype, shape, layout), node.location)
+
+
+def check_as_sliced(node: ast.Call, x: ir.Expr, dim: ast.Expr,
+                    placement: ir.Placement | None) -> ir.Expr:
+    """as_sliced(x, d): each rank keeps the block along d that sliced(d) gives it, of its
+    own value of x; inside an `on G[k]` block the block's ranks split it."""
+    if x.type.dtype == "bool" or not x.type.shape:
+        raise CompileError(f"as_sliced() needs a numeric tensor with at least one dim, got "
+                           f"{x.type}", x.location, hint="cast(x, f32) first"
+                           if x.type.dtype == "bool" else None)
+    d = _dim_index("as_sliced", x, dim)
+    try:
+        layout = as_sliced_layout(x.type.layout, d, placement.group if placement else None)
+    except LayoutConflict as conflict:
+        raise CompileError(conflict.message, x.location, hint=conflict.hint) from None
+    return ir.AsSliced(x, d, ValueType(x.type.dtype, x.type.shape, layout), node.location)
 
 
 def check_reshape(node: ast.Call, x: ir.Expr, shape: tuple[Dim, ...]) -> ir.Expr:

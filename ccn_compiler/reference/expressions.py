@@ -182,6 +182,9 @@ def evaluate(node: ir.Expr, world: World, env: dict[str, PerRank]) -> PerRank:
             stop = start + dims.value(node.type.shape[node.dim], world.sizes)
             return [np.take(x, range(start, stop), axis=node.dim)
                     for x in evaluate(node.operand, world, env)]
+        if isinstance(node, ir.AsSliced):  # each rank's block of its own value
+            return [np.array(x[world.region(node.type, rank)])
+                    for rank, x in enumerate(evaluate(node.operand, world, env))]
         if isinstance(node, ir.Reshape):  # a rank's block holds the same elements
             return [x.reshape(world.block_shape(node.type, rank))
                     for rank, x in enumerate(evaluate(node.operand, world, env))]

@@ -67,7 +67,7 @@ def check_chunkable(stage: ir.SimpleStage, ref: ast.NameRef) -> None:
             if isinstance(node, ir.RowFunction) and node.dim == 0:
                 raise CompileError(f"'{ref.name}' takes {node.kind}() over dim 0, which needs "
                                    "every chunk at once", ref.location)
-            if isinstance(node, ir.Slice) and node.dim == 0:
+            if isinstance(node, (ir.Slice, ir.AsSliced)) and node.dim == 0:
                 raise CompileError(f"'{ref.name}' takes a range of dim 0, which needs every "
                                    "chunk at once", ref.location)
             if isinstance(node, ir.Reshape) and \

@@ -155,7 +155,7 @@ class StageWriter:
                     name, code = self._transpose(node, done)
                 elif isinstance(node, ir.Reshape):
                     name, code = self._reshape(node, done)
-                elif isinstance(node, ir.Slice):
+                elif isinstance(node, (ir.Slice, ir.AsSliced)):
                     name, code = self._slice(node, done)
                 else:
                     name, code = self._row_norm(node, done)
@@ -230,7 +230,8 @@ class StageWriter:
                      f"{local}.shape[{last}]{eps}{self.stream_arg});")
         return buf, lines
 
-    def _operand_and_result(self, node: ir.Transpose | ir.Slice, done: dict[int, object]
+    def _operand_and_result(self, node: ir.Transpose | ir.Slice | ir.AsSliced,
+                            done: dict[int, object]
                             ) -> tuple[Buffer, str, str, list[str]]:
         """For a node that moves its operand's elements: the operand in a buffer of its
         compute type (not rounded: an intermediate) and a buffer for the result's block:
@@ -279,16 +280,19 @@ class StageWriter:
             return [f"{var}[i] = static_cast<{ctype}>({code});"]
         return buf, lines + self.loop(space, body, self.resolve(space, done))
 
-    def _slice(self, node: ir.Slice, done: dict[int, object]) -> tuple[Buffer, list[str]]:
+    def _slice(self, node: ir.Slice | ir.AsSliced, done: dict[int, object]
+               ) -> tuple[Buffer, list[str]]:
         """The operand in a buffer, then `pf::slice_dim` copies the range into the result's
-        block (the dim is whole on every rank)."""
+        block: `slice`'s range (the dim is whole on every rank), or for `as_sliced` the
+        rank's own block of the dim."""
         buf, src, src_local, lines = self._operand_and_result(node, done)
         d, rank = node.dim, len(node.type.shape)
+        start = f"{buf.local}.start[{d}]" if isinstance(node, ir.AsSliced) else \
+            extent_code(node.start, self.sizes)
         lines.append(f"pf::slice_dim({self.pointer(src)}, {self.pointer(buf.var)}, "
                      f"{extent_product(src_local, range(d))}, {src_local}.shape[{d}], "
                      f"{extent_product(src_local, range(d + 1, rank))}, "
-                     f"{extent_code(node.start, self.sizes)}, {buf.local}.shape[{d}]"
-                     f"{self.stream_arg});")
+                     f"{start}, {buf.local}.shape[{d}]{self.stream_arg});")
         return buf, lines
 
     def norm_eps(self, node: ir.RowFunction, work: str,

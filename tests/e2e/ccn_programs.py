@@ -216,7 +216,8 @@ program attention(T, D) {
 # extent 1 is repeated along the other's. Then the shapes
 # around them: extents written as products, reshapes that keep a sliced dim, reductions
 # along every dim (a sliced one gives local partials: the sum over heads, completed by an
-# allreduce), and ranges of a dim (queries, keys and values from one fused projection).
+# allreduce), ranges of a dim (queries, keys and values from one fused projection), and
+# local values whose blocks are each rank's part (as_sliced), a matmul operand included.
 MULTIHEAD = """
 program multihead(T, D, H, E) {
     input x: bf16[T, D] replicated
@@ -238,6 +239,7 @@ program multihead(T, D, H, E) {
     input wqkv: bf16[H, D, 3 * E] sliced(0)
     input cube: f32[T, 2 * E, D] sliced(2)
     input one: f32[1, T, E] replicated
+    input lq: f32[H, T, E] local
     q = matmul(x, wq)
     k = matmul(x, wk)
     v = matmul(x, wv)
@@ -272,14 +274,18 @@ program multihead(T, D, H, E) {
     half = slice(cube, 1, E, 2 * E) * 2.0 + slice(cube, 1, 0, 1)
     b1 = matmul(one, full)
     b2 = matmul(rows, cast(reshape(one, 1, E, T), f32))
-    output hx, zsum, zmax, zmean, heads, flat, qkv, sq, ov, half, b1, b2
+    own = as_sliced(lq, 0) * cast(q, f32) + as_sliced(rep * 2.0, 0)
+    ol = matmul(as_sliced(lq, 0), full)
+    lt = as_sliced(lq - 1.0, 1) + rows
+    output hx, zsum, zmax, zmean, heads, flat, qkv, sq, ov, half, b1, b2, own, ol, lt
 }
 """
 MULTIHEAD_SIZES = {"T": 7, "D": 5, "H": 5, "E": 4}  # H uneven over 2 and 3 ranks; E over 3
 
 # Pipeline stages beyond the sample: a value every rank holds read inside a block, a
 # collective with its group implied, a sliced value sent between stages (it stays sliced),
-# a state and an update on the second stage, an output of each stage.
+# a local value split over the block's ranks (as_sliced), a state and an update on the
+# second stage, an output of each stage.
 STAGED = """
 program staged(B, H) {
     group stage = blocks(2)
@@ -290,7 +296,8 @@ program staged(B, H) {
         h = matmul(x, w)
         hs = gelu(h) * 2
         s = allreduce(sum, g)
-        output s
+        own = as_sliced(g, 0) * 3.0
+        output s, own
     }
     on stage[1] {
         state acc: f32[B, H] replicated

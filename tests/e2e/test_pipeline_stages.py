@@ -123,7 +123,7 @@ def test_python_module_of_a_pipeline_takes_and_gives_what_each_rank_holds(backen
                                                                            tmp_path) -> None:
     """STAGED's `--python` module on 2 ranks (a stage each) under mpirun with mpi4py (the
     CUDA one with numpy tensors on the emulated device): rank 0 takes x, w and g and
-    returns s; rank 1 takes x and acc and returns full and acc; the values equal the
+    returns s and own; rank 1 takes x and acc and returns full and acc; the values equal the
     reference's (`coconetc run` on the same inputs)."""
     project = staged_project(backend)
     rng = np.random.default_rng(2)
@@ -141,7 +141,7 @@ def test_python_module_of_a_pipeline_takes_and_gives_what_each_rank_holds(backen
                           env=launch_environment(2), timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     names = [json.loads((tmp_path / "py" / f"names.rank{r}.json").read_text()) for r in (0, 1)]
-    assert names == [{"tensors": ["g", "w", "x"], "results": ["s"]},
+    assert names == [{"tensors": ["g", "w", "x"], "results": ["own", "s"]},
                      {"tensors": ["acc", "x"], "results": ["acc", "full"]}], names
     (tmp_path / "staged.ccn").write_text(STAGED)
     reference = subprocess.run(
@@ -149,6 +149,6 @@ def test_python_module_of_a_pipeline_takes_and_gives_what_each_rank_holds(backen
          "--size", "B=5", "--size", "H=7", "--inputs", str(ins), "--outputs", "ref",
          "--seed", "3"], cwd=tmp_path, capture_output=True, text=True)
     assert reference.returncode == 0, reference.stderr
-    for rank, result in ((0, "s"), (1, "full"), (1, "acc")):
+    for rank, result in ((0, "s"), (0, "own"), (1, "full"), (1, "acc")):
         assert_close(np.load(tmp_path / "py" / f"{result}.rank{rank}.npy"),
                      np.load(tmp_path / "ref" / f"{result}.rank{rank}.npy"), "f32", result)

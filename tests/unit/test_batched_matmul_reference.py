@@ -14,6 +14,7 @@ from tests.e2e.ccn_programs import MULTIHEAD, MULTIHEAD_SIZES
 from tests.schedule_compare import logical_values, run_schedule
 
 PROGRAM = check_source(MULTIHEAD, "multihead.ccn").programs["multihead"]
+OWN_BLOCKS = {"own", "ol", "lt"}  # as_sliced of a local input: each rank's value differs
 
 
 def whole_results(ranks: int) -> dict[str, np.ndarray]:
@@ -28,6 +29,8 @@ def test_blocks_gather_to_the_one_rank_result(ranks: int) -> None:
     one, many = whole_results(1), whole_results(ranks)
     assert set(one) == set(many)
     for name, value in one.items():
+        if name in OWN_BLOCKS:
+            continue
         np.testing.assert_allclose(many[name], value, rtol=1e-5, atol=1e-5, err_msg=name)
 
 

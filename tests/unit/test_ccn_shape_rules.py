@@ -1,6 +1,6 @@
 """The layout rules of the shape operations (ccn_compiler/layout_rules.py): which sliced dim a
-reshape keeps, what a reduction along a sliced dim gives, ranges of a dim, and a batch dim
-of extent 1 that a batched matmul repeats."""
+reshape keeps, what a reduction along a sliced dim gives, ranges of a dim, a batch dim
+of extent 1 that a batched matmul repeats, and the blocks as_sliced keeps."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ import pytest
 from parafuse.ccn_compiler import dims
 from parafuse.ccn_compiler.layout_rules import (
     LayoutConflict,
+    as_sliced_layout,
     matmul_layout,
     reshaped_layout,
     row_function_layout,
     sliced_range_layout,
 )
-from parafuse.ccn_compiler.types import LOCAL, REPLICATED, ValueType, sliced
+from parafuse.ccn_compiler.types import LOCAL, REPLICATED, Layout, ValueType, sliced
 
 HE = dims.multiply("H", "E")
 
@@ -71,3 +72,55 @@ def test_extents_never_negative_by_their_least_value() -> None:
     assert dims.never_negative(dims.subtract(two_e, 1))           # 2E - 1 >= 1
     assert not dims.never_negative(dims.subtract("E", 2))         # E - 2 < 0 at E = 1
     assert not dims.never_negative(dims.subtract(dims.multiply("T", "T"), "T"))  # refused
+
+
+@pytest.mark.parametrize(("layout", "block_group", "result"), [
+    (LOCAL, None, sliced(1)),                                  # over the world
+    (LOCAL, "stage", sliced(1, "stage")),                      # inside `on stage[k]`
+    (REPLICATED, None, sliced(1)),
+    (REPLICATED, "stage", sliced(1, "stage")),
+    (Layout("replicated", None, "tp"), None, sliced(1, "tp")),  # among the ranks sharing it
+])
+def test_as_sliced_splits_over_the_ranks_that_hold_the_value(layout, block_group,
+                                                              result) -> None:
+    assert as_sliced_layout(layout, 1, block_group) == result
+
+
+@pytest.mark.parametrize("layout", [sliced(1), sliced(0)])
+def test_as_sliced_of_a_sliced_value_is_refused(layout) -> None:
+    with pytest.raises(LayoutConflict):
+        as_sliced_layout(layout, 1, None)
+
+
+SHARDED = """
+program zero(N) {
+    param lr: f32 = 0.5
+    input g: f32[N] local
+    state w: f32[N] replicated
+    gsum = allreduce(sum, g)
+    w1 = update(w, w - lr * gsum)
+    sw = as_sliced(w, 0) * 2.0
+    output w1, sw
+}
+schedule zero for zero {
+    rs, ag = split(gsum)
+    agw = reorder(ag, w1)
+    shard(w)
+}
+"""
+
+
+def test_as_sliced_of_a_state_the_schedule_shards_is_dropped_and_agrees() -> None:
+    """Once `shard` stores w sliced(0), as_sliced(w, 0) has nothing to do: the scheduled
+    program reads w's block as it is, and equals the default at R = 1..3 (N uneven)."""
+    from parafuse.ccn_compiler import ir
+    from parafuse.ccn_compiler.frontend import check_source
+    from tests.schedule_compare import assert_same_results
+
+    module = check_source(SHARDED, "zero.ccn")
+    default, sharded = module.programs["zero"], module.scheduled_program("zero", "zero")
+    nodes = [n for s in sharded.flat_stages() for e in ir.stage_exprs(s) for n in ir.walk(e)]
+    assert not any(isinstance(n, ir.AsSliced) for n in nodes)
+    assert sharded.tensor("w").type.layout == sliced(0)
+    for ranks in (1, 2, 3):
+        assert_same_results(default, sharded, ranks, {"N": 7}, what=f"R={ranks}")

@@ -23,9 +23,9 @@ for name in program.tensor_names():
     tensors[name] = np.load(local if local.exists() else Path(inputs) / f"{name}.npy")
 if backend == "cpu":
     results = program.step(tensors, seed=3, step=0)
-else:  # the CUDA module writes an output into a host array passed for it
-    mine = "s" if rank == 0 else "full"
-    out = {mine: np.empty(program.local_shape(mine), np.float32)}
+else:  # the CUDA module writes outputs into host arrays passed for them
+    mine = ("s", "own") if rank == 0 else ("full",)
+    out = {name: np.empty(program.local_shape(name), np.float32) for name in mine}
     results = program.step(tensors, seed=3, step=0, out=out)
 out = Path(outputs)
 out.mkdir(exist_ok=True)
