@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "fsm/core/engine.hpp"
+#include "fsm/core/run_result.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {

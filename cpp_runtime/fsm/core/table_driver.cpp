@@ -16,13 +16,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "fsm/auto/choice.hpp"
+#include "fsm/core/blob_file.hpp"
 #include "fsm/core/driver_config.hpp"
 #include "fsm/core/input.hpp"
 #include "fsm/core/json_output.hpp"
@@ -40,22 +38,6 @@ extern template RunResult run_typed<uint32_t>(const Tables&, const uint8_t*, siz
 namespace fsm = parafuse::fsm;
 
 namespace {
-
-struct AlignedBlob {
-  std::unique_ptr<uint8_t, decltype(&std::free)> bytes{nullptr, &std::free};
-  size_t size = 0;
-};
-
-AlignedBlob load_blob(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw std::runtime_error("cannot read blob '" + path + "'");
-  std::vector<char> raw((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  AlignedBlob blob;
-  blob.size = raw.size();
-  blob.bytes.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (raw.size() + 63) / 64 * 64 + 64)));
-  std::copy(raw.begin(), raw.end(), blob.bytes.get());
-  return blob;
-}
 
 bool same_matches(const std::vector<fsm::Match>& a, const std::vector<fsm::Match>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const fsm::Match& x, const fsm::Match& y) {
@@ -97,7 +79,7 @@ fsm::RunOptions parse_config(const std::string& text, bool matches, bool profile
 int main(int argc, char** argv) {
   try {
     if (argc < 3) throw std::runtime_error("usage: fsm_table_driver BLOB INPUT [--matches] CONFIG...");
-    const AlignedBlob blob = load_blob(argv[1]);
+    const fsm::AlignedBlob blob = fsm::load_blob(argv[1]);
     fsm::Tables tables = fsm::parse_tables(blob.bytes.get(), blob.size);
     tables.simd_kernels = fsm::simd_kernels_for(tables, fsm::driver_simd_kernels());
     const fsm::InputBytes input(argv[2]);

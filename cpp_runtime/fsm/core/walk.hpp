@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "fsm/core/match.hpp"
 #include "fsm/core/tables.hpp"
 
 namespace parafuse::fsm {
@@ -17,11 +18,6 @@ inline namespace v1 {
 
 constexpr int kLanes = 4;
 constexpr size_t kNoMiss = ~size_t(0);
-
-struct Match {
-  uint64_t offset;  // bytes consumed when the tag was reported
-  uint32_t tag;     // index into the machine's tags, in order of first appearance
-};
 
 // The entry at byte `offset` of the column of the byte's class, as one load: the column
 // depends only on the input, so the dependency chain from state to state is the load

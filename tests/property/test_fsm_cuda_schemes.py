@@ -1,0 +1,121 @@
+"""The GPU schemes (cpp_runtime/fsm/cuda/) on the emulated device give the reference
+executor's result (final state, counts, matches), as the CPU schemes do
+(test_fsm_cpp_schemes.py): every sample on empty, one-byte, random and real inputs, random
+machines (few and many states, converging and permutation-like, fused DFA complete or cut
+short) and random pattern sets; chunk counts 1, 2, 7, 64 and more than the input's bytes
+(a chunk boundary after every byte). The driver also compiles with nvcc."""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from parafuse.emitters.fsm.cuda_driver import cuda_table_driver
+from parafuse.grammar.diagnostics import CompileError
+from tests.property.fsm_cpp_driver import (
+    assert_all_equal_reference,
+    blob_of,
+    configurations,
+    random_machine,
+)
+from tests.property.fsm_regex_strategies import HAYSTACK_BYTES, compile_patterns, pattern_sets
+from tests.property.test_fsm_cpp_schemes import (
+    SAMPLE_NAMES,
+    SETTINGS,
+    sample_inputs,
+    sample_machine,
+)
+from tests.required_tools import require_nvcc
+
+GPU_SCHEMES = ("seq", "enum", "spec", "auto")
+VECTOR_STATES = 64  # kernels.cuh kMaxVector: enum's bound where the fused DFA is partial
+
+
+def gpu_configs(length: int, schemes=GPU_SCHEMES) -> list[str]:
+    return configurations(length, (1,), schemes)
+
+
+def check(machine, data: bytes, work, matches: bool = True, schemes=GPU_SCHEMES) -> list[dict]:
+    return assert_all_equal_reference(machine, data, work, gpu_configs(len(data), schemes),
+                                      matches=matches, driver=cuda_table_driver())
+
+
+def runnable_schemes(machine, work) -> tuple[str, ...]:
+    """Every GPU scheme, less enum where `auto` finds that a chunk's vector does not fit (a
+    partial fused DFA and more than VECTOR_STATES states): there it is refused."""
+    [auto] = check(machine, b"", work, schemes=("auto",))[:1]
+    assert auto["scheme"] == "enum" or machine.state_count > VECTOR_STATES
+    return GPU_SCHEMES if auto["scheme"] == "enum" else ("seq", "spec", "auto")
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_sample_every_gpu_scheme_equals_reference(name: str, tmp_path) -> None:
+    machine = sample_machine(name)
+    schemes = runnable_schemes(machine, tmp_path)
+    for data in sample_inputs(name).values():
+        for matches in (True, False):
+            check(machine, data, tmp_path, matches, schemes)
+
+
+@pytest.mark.parametrize("kind", ["converging", "permutation"])
+@pytest.mark.parametrize("states", [1, 3, 40, 300])
+def test_random_machines_every_gpu_scheme_equals_reference(kind: str, states: int,
+                                                           tmp_path) -> None:
+    """Permutation machines never converge: speculation's guesses fail, and what the
+    parallel rounds leave wrong is walked in order (the reason says how many chunks)."""
+    rng = np.random.default_rng(states * 7 + len(kind))
+    for bound in (4, 65536):  # a fused DFA cut short (chunks go on with vectors), a full one
+        machine = random_machine(rng, states, int(rng.integers(1, 6)), kind, bound)
+        data = rng.integers(0, 256, int(rng.integers(200, 5000)), dtype=np.uint8).tobytes()
+        schemes = runnable_schemes(machine, tmp_path)
+        for piece in (b"", data[:1], data):
+            results = check(machine, piece, tmp_path, schemes=schemes)
+        if kind == "permutation" and states >= 40:
+            spec = [r["reason"] for r in results if r["scheme"] == "spec" and r["chunks"] > 7]
+            assert any("walked in order" in reason for reason in spec), spec
+
+
+def test_enum_past_its_vector_is_refused_in_one_line(tmp_path) -> None:
+    machine = random_machine(np.random.default_rng(3), 300, 4, "permutation", 4)
+    blob, data = tmp_path / "m.blob", tmp_path / "m.input"
+    blob.write_bytes(blob_of(machine))
+    data.write_bytes(b"abc" * 100)
+    done = subprocess.run([str(cuda_table_driver()), str(blob), str(data), "enum:1:4"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == ("fsm_cuda_table_driver: error: enum on the GPU needs a complete "
+                           "fused DFA or at most 64 states; this machine has 300 and a partial "
+                           "fused DFA (use spec)\n")
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), states=st.integers(1, 60),
+       kind=st.sampled_from(["converging", "permutation"]), length=st.integers(0, 700))
+def test_hypothesis_machines_on_the_gpu(seed: int, states: int, kind: str, length: int,
+                                        tmp_path) -> None:
+    rng = np.random.default_rng(seed)
+    machine = random_machine(rng, states, int(rng.integers(1, 5)), kind,
+                             int(rng.choice([2, 50, 65536])))
+    check(machine, rng.integers(0, 256, length, dtype=np.uint8).tobytes(), tmp_path)
+
+
+@SETTINGS
+@given(patterns=pattern_sets, haystack=st.lists(st.sampled_from(HAYSTACK_BYTES), max_size=400))
+def test_hypothesis_pattern_sets_on_the_gpu(patterns, haystack, tmp_path) -> None:
+    try:
+        machine = compile_patterns(patterns)
+    except CompileError:
+        machine = None
+    assume(machine is not None)
+    check(machine, bytes(haystack), tmp_path, schemes=runnable_schemes(machine, tmp_path))
+
+
+def test_the_gpu_driver_compiles_with_nvcc() -> None:
+    require_nvcc()
+    from parafuse.emitters.toolchain.nvidia import find_nvcc
+
+    assert cuda_table_driver(emulated=False, nvcc=str(find_nvcc())).exists()
