@@ -2,8 +2,10 @@
 
     boostfsm check FILE
     boostfsm analyze FILE [--machine M] [--input SAMPLE] [--json]
-    boostfsm run FILE INPUT [--backend cpp|reference] [--machine M] [runner options]
-    boostfsm compile FILE [--machine M] [-o DIR] [--python] [--train SAMPLE] [--no-build]
+    boostfsm run FILE INPUT [--backend cpp|reference|cuda|cuda-emulated] [--machine M]
+                            [runner options]
+    boostfsm compile FILE [--machine M] [-o DIR] [--backend cpp|cuda|cuda-emulated]
+                          [--python] [--train SAMPLE] [--no-build]
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ from parafuse.cli.errors import (
 from parafuse.cli.fsm_inputs import check_input_readable, read_input, sample_file
 from parafuse.cli.fsm_kinds import (
     BACKENDS,
+    COMPILE_BACKENDS,
     Compiled,
     RunRequest,
+    check_compile_backend,
     kind_of,
     run_machine,
     run_runner,
@@ -181,13 +185,15 @@ def run(file, input_path, machine, backend, scheme, threads, chunks, repeat, wit
 @click.option("--machine", help="Compile only this machine.")
 @click.option("-o", "out_dir", help="Project folder (default: the machine's name; with several "
                                     "machines, one subfolder each).")
+@click.option("--backend", type=click.Choice(COMPILE_BACKENDS), default="cpp",
+              show_default=True, help="The project's target: CPUs, a GPU, or the emulated GPU.")
 @click.option("--python", "with_python", is_flag=True, help="Also build the pybind11 module.")
 @click.option("--train", "train_path", help="Sample input for auto's compile-time analysis.")
 @click.option("--no-build", is_flag=True, help="Write the project without building it.")
 @option_flags
 @reports_errors(PROG)
-def compile_command(file, machine, out_dir, with_python, train_path, no_build, max_states,
-                    max_fused_states, lookback) -> None:
+def compile_command(file, machine, out_dir, backend, with_python, train_path, no_build,
+                    max_states, max_fused_states, lookback) -> None:
     _no_empty_path("-o", out_dir)
     _no_empty_path("--train", train_path)
     compiled = _compile(file, _overrides(max_states, max_fused_states, lookback), machine)
@@ -195,12 +201,13 @@ def compile_command(file, machine, out_dir, with_python, train_path, no_build, m
     several = len(compiled.machines) > 1
     folders = [Path(out_dir or m.name) / (m.name if several and out_dir else "")
                for m in compiled.machines]
+    check_compile_backend(compiled.machines, backend)
     for folder in folders:  # every folder is checked before any is written
         check_output_folder(folder, "-o" if out_dir else None)
     for compiled_machine, folder in zip(compiled.machines, folders, strict=True):
         with writing_folder(folder, "-o" if out_dir else None):
             kind_of(compiled_machine).compile(compiled_machine, file, folder, with_python,
-                                              sample, no_build)
+                                              sample, no_build, backend)
         built = "" if no_build else f"; built {folder / 'build' / (compiled_machine.name + '_run')}"
         click.echo(f"wrote {folder} (machine {compiled_machine.name}){built}")
 

@@ -17,6 +17,7 @@ import click
 
 from parafuse.cli.errors import UsageError, exit_status
 from parafuse.cli.fsm_engine_report import engine_set_json, print_engine_set_analysis
+from parafuse.cli.fsm_gpu import check_gpu_kind, compile_gpu_project, gpu_runner
 from parafuse.cli.fsm_inputs import check_input_readable, descriptors_named, read_input
 from parafuse.cli.fsm_report import analysis_json, print_analysis, print_run
 from parafuse.cli.fsm_runtime_choice import engine_choices, runner_for, runtime_choice
@@ -75,6 +76,10 @@ class RunRequest:
         return self.backend == "cpp"
 
     @property
+    def gpu(self) -> bool:
+        return self.backend in GPU_BACKENDS
+
+    @property
     def may_run_warm(self) -> bool:
         """Whether a runner recorded for the same file and options may run it without a
         compile (cli/fsm_warm_runs.py): compiled runs other than a token set's."""
@@ -86,8 +91,23 @@ class RunRequest:
         return self.runner_args + (["--matches"] if self.matches else [])
 
 
-# `run --backend`: the compiled runner (built into the cache) or the Python reference
-BACKENDS = ("reference", "cpp")
+# `run --backend`: the compiled runner (built into the cache), the Python reference, or the
+# GPU runner (on a GPU, or on the emulated device: cli/fsm_gpu.py); `compile --backend`:
+# the projects
+GPU_BACKENDS = ("cuda", "cuda-emulated")
+BACKENDS = ("reference", "cpp") + GPU_BACKENDS
+COMPILE_BACKENDS = ("cpp",) + GPU_BACKENDS
+
+
+def emulated(backend: str) -> bool:
+    return backend == "cuda-emulated"
+
+
+def check_compile_backend(machines: list[Compiled], backend: str) -> None:
+    """Every machine has a project for `backend` (checked before any folder is written)."""
+    if backend in GPU_BACKENDS:
+        for machine in machines:
+            check_gpu_kind(machine)
 
 
 class Dfa:
@@ -105,6 +125,9 @@ class Dfa:
     def run(self, machine: CompiledMachine | EngineSet, request: RunRequest) -> int:
         if request.tokens or request.tokens_out:
             raise UsageError("--tokens and --tokens-out are for token sets")
+        if request.gpu:
+            return run_runner(gpu_runner(machine, request.file, emulated(request.backend)),
+                              request.input_path, request.dfa_runner_args)
         if request.compiled:
             runner = runner_for(machine, request.file)
             if request.warm:
@@ -125,7 +148,11 @@ class Dfa:
         return 0
 
     def compile(self, machine: CompiledMachine | EngineSet, file: str, folder: Path,
-                python: bool, sample: bytes | None, no_build: bool) -> None:
+                python: bool, sample: bytes | None, no_build: bool, backend: str) -> None:
+        if backend in GPU_BACKENDS:
+            compile_gpu_project(machine, file, folder, python, sample, no_build,
+                                emulated(backend))
+            return
         files = project_files(ProjectRequest(machine, file, analyse_for_project(machine, sample),
                                              python))
         if no_build:
@@ -168,7 +195,9 @@ class TokenSet:
                               descriptors_named(request.input_path))
 
     def compile(self, machine: CompiledTokenSet, file: str, folder: Path, python: bool,
-                sample: bytes | None, no_build: bool) -> None:
+                sample: bytes | None, no_build: bool, backend: str) -> None:
+        if backend in GPU_BACKENDS:
+            check_gpu_kind(machine)
         compile_token_project(machine, file, folder, python, sample, no_build)
 
 
@@ -189,6 +218,8 @@ def run_runner(runner: Path, input_path: str, args: list[str]) -> int:
 
 def run_machine(machine: Compiled, request: RunRequest) -> int:
     """`boostfsm run` of any kind: an input the runner could not read fails before a build."""
-    if request.compiled:
+    if request.gpu:
+        check_gpu_kind(machine)
+    if request.compiled or request.gpu:
         check_input_readable(request.input_path)
     return kind_of(machine).run(machine, request)

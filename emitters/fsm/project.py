@@ -85,7 +85,7 @@ def template_context(request: ProjectRequest, blob: bytes) -> dict[str, object]:
         "tag_names": machine.tag_names, "default_scheme": machine.options.scheme,
         "python": request.python, **blob_context(blob),
         "config_dependencies": CONFIG_DEPENDENCIES, "check_components": True,
-        "mpi_flag": f"{cxx_name}_WITH_MPI", "fits": fits, **simd_context(fits),
+        "mpi_flag": f"{cxx_name}_WITH_MPI", "fits": fits, **simd_context(fits), "gpu": False,
         "simd_units": True,  # src/M_simd*.cpp (token sets have no SIMD kernels)
     }
 

@@ -22,7 +22,7 @@ HEADERS = sorted(str(path.relative_to(CPP_RUNTIME)) for path in CPP_RUNTIME.rglo
 
 
 def _needs_nvcc(header: str) -> bool:
-    return header.startswith("ccn/cuda/")
+    return header.startswith(("ccn/cuda/", "fsm/cuda/"))
 
 
 @functools.cache

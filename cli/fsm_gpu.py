@@ -1,0 +1,60 @@
+"""`boostfsm run|compile --backend cuda|cuda-emulated` (the backends' records:
+cli/fsm_kinds.py): a DFA's GPU project (emitters/fsm/cuda_project.py), built by nvcc for a
+GPU or, `emulated`, as C++ for the emulated device."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from parafuse.cli.errors import UsageError
+from parafuse.emitters.fsm.cuda_project import (
+    cached_cuda_runner,
+    cmake_arguments,
+    cuda_project_files,
+    gpu_refusal,
+)
+from parafuse.emitters.fsm.project import ProjectRequest
+from parafuse.emitters.toolchain.cmake import build_tree, write_tree
+from parafuse.emitters.toolchain.nvidia import find_nvcc, gpu_present
+from parafuse.fsm_compiler.pipeline import analyse_for_project
+
+
+def check_gpu_kind(machine: object) -> None:
+    refusal = gpu_refusal(machine)
+    if refusal:
+        raise UsageError(refusal)
+
+
+def _nvcc(why: str) -> str:
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise UsageError(f"no nvcc (CUDA 13) on this machine to {why}")
+    return str(nvcc)
+
+
+def gpu_runner(machine, file: str, emulated: bool) -> Path:
+    """The runner of the machine's GPU project, built into the cache when new."""
+    check_gpu_kind(machine)
+    nvcc = None
+    if not emulated:
+        if not gpu_present():
+            raise UsageError("--backend cuda needs an NVIDIA GPU; --backend cuda-emulated runs "
+                             "the same code on the emulated device")
+        nvcc = _nvcc("build the CUDA runner")
+    request = ProjectRequest(machine, file, analyse_for_project(machine, None))
+    return cached_cuda_runner(request, emulated, nvcc)
+
+
+def compile_gpu_project(machine, file: str, folder: Path, python: bool, sample: bytes | None,
+                        no_build: bool, emulated: bool) -> None:
+    check_gpu_kind(machine)
+    if python:
+        raise UsageError("--python builds the cpp backend's module: the GPU project has no "
+                         "Python module yet")
+    files = cuda_project_files(ProjectRequest(machine, file, analyse_for_project(machine, sample)),
+                               emulated)
+    if no_build:
+        write_tree(folder, files)
+        return
+    nvcc = None if emulated else _nvcc("build the CUDA project (--no-build writes it only)")
+    build_tree(files, folder, cmake_arguments(emulated, nvcc))

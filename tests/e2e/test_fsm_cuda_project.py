@@ -1,0 +1,127 @@
+"""A DFA's GPU project through `boostfsm`: `run --backend cuda-emulated` gives what the
+reference executor (and so the CPU runner) gives: final state, counts, matches; so does its
+runner in every GPU scheme, with chunk boundaries after every byte of a small input.
+`compile --backend cuda|cuda-emulated` writes and builds the project (nvcc, where the
+machine has it); what the GPU does not run yet is refused in one line, before anything is
+written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from parafuse.emitters.fsm.cuda_project import cached_cuda_runner
+from parafuse.emitters.toolchain.nvidia import gpu_present
+from tests.conftest import SAMPLES
+from tests.property.fsm_cpp_driver import project_request
+from tests.property.test_fsm_cpp_schemes import sample_machine
+from tests.required_tools import require_cxx, require_nvcc
+
+BOOSTFSM = str(Path(sys.executable).parent / "boostfsm")
+COMPARED = ("machine", "bytes", "final_state", "counts", "matches")
+ENGINE_SET = """options { max_states 40 }
+patterns words {
+    one    /first/
+    river  /Tom.{3,6}river|river.{3,6}Tom$/m
+    window /[ab][^x]{6}y/
+}
+"""
+
+
+def boostfsm(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([BOOSTFSM, *args], capture_output=True, text=True, timeout=600, cwd=cwd)
+
+
+def run_json(*args: str) -> dict:
+    done = boostfsm("run", *args, "--matches", "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("sample", ["clexer", "weblog"])
+def test_gpu_runs_equal_the_reference(sample: str, tmp_path) -> None:
+    require_cxx()
+    source = str(SAMPLES / f"{sample}.fsm")
+    data = tmp_path / "input"
+    data.write_bytes((SAMPLES / f"{sample}.fsm").read_bytes() * 40)
+    expected = run_json(source, str(data), "--backend", "reference")
+    assert expected["matches"] and expected["final_state"]
+    assert pick(run_json(source, str(data), "--backend", "cuda-emulated")) == pick(expected)
+    machine = sample_machine(sample)  # the runner `boostfsm run` built, from the cache
+    runner = cached_cuda_runner(project_request(machine, source), emulated=True)
+    short = tmp_path / "short"
+    short.write_bytes(data.read_bytes()[:300])
+    expected_short = run_json(source, str(short), "--backend", "reference")
+    for scheme in ("seq", "enum", "spec", "auto"):
+        for path, chunks, want in ((data, "0", expected), (data, "3", expected),
+                                   (data, "200", expected), (short, "300", expected_short)):
+            done = subprocess.run([str(runner), str(path), "--scheme", scheme, "--chunks",
+                                   chunks, "--matches", "--json"],
+                                  capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+            gpu = json.loads(done.stdout)
+            assert pick(gpu) == pick(want), (scheme, chunks, gpu["reason"])
+            assert gpu["scheme"] == (scheme if scheme != "auto" else "enum")
+
+
+def pick(result: dict) -> dict:
+    return {key: result[key] for key in COMPARED}
+
+
+def test_compile_for_the_emulated_device_builds_a_runner(tmp_path) -> None:
+    require_cxx()
+    done = boostfsm("compile", str(SAMPLES / "div7.fsm"), "-o", "d7", "--backend",
+                    "cuda-emulated", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    runner = tmp_path / "d7" / "build" / "div7_run"
+    (tmp_path / "n").write_bytes(b"0123456789" * 30)
+    out = subprocess.run([str(runner), str(tmp_path / "n"), "--json", "--scheme", "spec"],
+                         capture_output=True, text=True, timeout=60)
+    expected = run_json(str(SAMPLES / "div7.fsm"), str(tmp_path / "n"), "--backend", "reference")
+    result = json.loads(out.stdout)
+    assert result["counts"] == expected["counts"] and result["scheme"] == "spec"
+    assert "div7.cu" in {p.name for p in (tmp_path / "d7" / "src").iterdir()}
+
+
+def test_compile_for_a_gpu_builds_with_nvcc(tmp_path) -> None:
+    require_nvcc()
+    done = boostfsm("compile", str(SAMPLES / "weblog.fsm"), "-o", "wl", "--backend", "cuda",
+                    cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "wl" / "build" / "weblog_run").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (("run", "words.fsm", "in", "--backend", "cuda-emulated"),
+     "boostfsm: error: 'words' is a pattern set of 2 engines: the GPU runs explicit machines "
+     "and pattern sets compiled to one DFA so far (docs/fsm.md, 'On GPUs')\n"),
+    (("compile", "words.fsm", "-o", "out", "--backend", "cuda"),
+     "boostfsm: error: 'words' is a pattern set of 2 engines: the GPU runs explicit machines "
+     "and pattern sets compiled to one DFA so far (docs/fsm.md, 'On GPUs')\n"),
+    (("run", str(SAMPLES / "tokens" / "json_tokens.fsm"), "in", "--backend", "cuda-emulated"),
+     "boostfsm: error: 'json_tokens' is a token set: the GPU runs explicit machines and "
+     "pattern sets compiled to one DFA so far (docs/fsm.md, 'On GPUs')\n"),
+    (("compile", str(SAMPLES / "div7.fsm"), "-o", "out", "--backend", "cuda", "--python"),
+     "boostfsm: error: --python builds the cpp backend's module: the GPU project has no "
+     "Python module yet\n"),
+])
+def test_what_the_gpu_does_not_run_is_refused_in_one_line(args, message, tmp_path) -> None:
+    (tmp_path / "words.fsm").write_text(ENGINE_SET)
+    (tmp_path / "in").write_bytes(b"first river")
+    done = boostfsm(*args, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", message)
+    assert not (tmp_path / "out").exists()
+
+
+def test_backend_cuda_without_a_gpu_says_what_runs_instead(tmp_path) -> None:
+    if gpu_present():
+        pytest.skip("this machine has a GPU")
+    (tmp_path / "in").write_bytes(b"7")
+    done = boostfsm("run", str(SAMPLES / "div7.fsm"), "in", "--backend", "cuda", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        1, "boostfsm: error: --backend cuda needs an NVIDIA GPU; --backend cuda-emulated runs "
+           "the same code on the emulated device\n")
