@@ -4,7 +4,8 @@ against the reference interpreter, at the fewest ranks its groups allow (NCCL wa
 per rank: a schedule that needs more ranks than there are GPUs is a row saying so), then the
 fused optimizer steps' achieved bandwidth against a device-to-device copy of the same bytes
 (a step faster than the copy is a FAILED row: a clock stopped early), then the benchmark of
-bench/gpu_bench.py (PyTorch's fused optimizers, the MLP block and a GEMM alone, side by side).
+bench/gpu_bench.py (PyTorch's fused optimizers, the MLP block and a GEMM alone, side by side),
+then boostfsm's DFA samples on the GPU against the CPU on all cores (bench/fsm_gpu_check.py).
 Each row is printed as it completes; each run has its own time limit (a run past it is a
 TIMED OUT row, and the check goes on), and a build that fails is a row too.
 
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parafuse.bench import gpu_bench
+from parafuse.bench.fsm_gpu_check import fsm_rows
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule, check_source
 from parafuse.ccn_compiler.reference.runner import RunOptions, run_reference
@@ -268,7 +270,7 @@ def build_all(device: Device, samples: list[str], table: Table) -> dict[str, Pat
         return device.build(module, sample, module.schedule_names(sample))
 
     projects: dict[str, Path] = {}
-    with ThreadPoolExecutor(max_workers=len(samples)) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, len(samples))) as pool:
         futures = {pool.submit(build, sample): sample for sample in samples}
         for future in as_completed(futures):
             sample = futures[future]
@@ -280,12 +282,13 @@ def build_all(device: Device, samples: list[str], table: Table) -> dict[str, Pat
 
 
 def main(device: Device | None = None, samples: list[str] | None = None,
-         emit: Callable[[str], None] = lambda line: print(line, flush=True)
-         ) -> list[list[str]]:
+         emit: Callable[[str], None] = lambda line: print(line, flush=True),
+         fsm: bool = True) -> list[list[str]]:
     """Build, compare with the reference, time; print each row of the table as it is done
-    and return the rows (sample, schedule, result, note)."""
+    and return the rows (sample, schedule, result, note). `samples=[]` and `fsm`: the FSM
+    rows alone (bench/fsm_gpu_check.py)."""
     device = device or gpu_device()
-    samples = samples or list(SIZES)
+    samples = list(SIZES) if samples is None else samples
     start = time.time()
     table = Table(device.where, emit)
     projects = build_all(device, samples, table)
@@ -299,6 +302,8 @@ def main(device: Device | None = None, samples: list[str] | None = None,
     if "mlp" in projects:
         gpu_bench.mlp_and_gemm(table.add, projects["mlp"], device.build, list(device.mlp_sizes),
                                device.peers, device.run_timeout_s)
+    if fsm:
+        fsm_rows(table.add, emulated=not device.copy_peer, timeout_s=device.run_timeout_s)
     emit(f"(done in {time.time() - start:.0f} s)")
     return table.rows
 
@@ -307,4 +312,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--emulated", action="store_true",
                         help="check on the emulated device (no GPU, no CUDA toolkit)")
-    main(EMULATED if parser.parse_args().emulated else None)
+    parser.add_argument("--only", choices=["ccn", "fsm"],
+                        help="the coconetc rows or the boostfsm rows alone")
+    args = parser.parse_args()
+    main(EMULATED if args.emulated else None, [] if args.only == "fsm" else None,
+         fsm=args.only != "ccn")

@@ -6,7 +6,9 @@
 # GPUs is a row saying so), measures the fused optimizer steps' bandwidth against a
 # device-to-device copy, and runs bench/gpu_bench.py: PyTorch's fused optimizers, the MLP
 # block against PyTorch eager and torch.compile, a GEMM against torch.matmul (PyTorch from
-# the machine's python3; a time past the copy's bandwidth or the GPU's peak FLOP/s fails). Each row is printed as it completes; each run has its own time
+# the machine's python3; a time past the copy's bandwidth or the GPU's peak FLOP/s fails),
+# then boostfsm's DFA samples on the GPU against the CPU on all cores (bench/fsm_gpu_check.py;
+# `--only ccn` or `--only fsm` runs one part). Each row is printed as it completes; each run has its own time
 # limit (a hung run is a TIMED OUT row); a failed build is a row.
 # `bench/gpu_check.sh --emulated` is the same check on the emulated device (no GPU, no
 # CUDA toolkit); tests/e2e/test_gpu_check_script.py runs it in `make test`.

@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pytest
 
-from parafuse.bench import gpu_bench, gpu_check
+from parafuse.bench import fsm_gpu_check, gpu_bench, gpu_check
 from parafuse.ccn_compiler.reference.runner import RunOptions, run_reference
 from parafuse.ccn_compiler.reference.tolerances import assert_same_outputs
 from parafuse.emitters.toolchain.cmake import BuildError
@@ -47,7 +47,7 @@ def test_gpu_check_covers_every_sample_at_sizes_no_power_of_two() -> None:
 def test_gpu_check_runs_on_the_emulated_device_row_by_row() -> None:
     printed: list[tuple[float, str]] = []
     rows = gpu_check.main(gpu_check.EMULATED, DRY_RUN,
-                          emit=lambda line: printed.append((time.monotonic(), line)))
+                          emit=lambda line: printed.append((time.monotonic(), line)), fsm=False)
     lines = [line for _, line in printed]
     assert lines[0] == "CUDA backend GPU check on the emulated device, not a GPU"
     for sample, schedule, result, note in rows:
@@ -101,7 +101,7 @@ def test_a_failed_build_and_a_run_past_its_limit_are_rows(monkeypatch) -> None:
         return gpu_check.EMULATED.build(module, program, schedules)
 
     device = dataclasses.replace(gpu_check.EMULATED, build=broken, run_timeout_s=0.01)
-    rows = gpu_check.main(device, ["send_ring", "sgd"], emit=lambda line: None)
+    rows = gpu_check.main(device, ["send_ring", "sgd"], emit=lambda line: None, fsm=False)
     assert rows[0][:3] == ["send_ring", "all", "build FAILED"] and "error" in rows[0][3], rows
     sgd = sample_module("sgd").schedule_names("sgd")
     assert [row[1] for row in rows if row[2] == "TIMED OUT"] == sgd, rows
@@ -123,7 +123,21 @@ def test_the_check_finds_an_output_file_that_disagrees(tmp_path) -> None:
         assert_same_outputs(program, tmp_path / "a", tmp_path / "b")
 
 
-def test_the_script_takes_emulated() -> None:
+def test_the_script_takes_emulated_and_only() -> None:
     done = subprocess.run([sys.executable, "-m", "parafuse.bench.gpu_check", "--help"],
                           capture_output=True, text=True)
     assert done.returncode == 0 and "--emulated" in done.stdout, done.stdout + done.stderr
+    assert "--only {ccn,fsm}" in done.stdout, done.stdout
+
+
+def test_the_fsm_rows_compare_with_the_cpu_and_give_both_rates() -> None:
+    """bench/fsm_gpu_check.py on the emulated device: a row per sample and GPU scheme, each
+    equal to the CPU's result, with GB/s from device and from host memory."""
+    rows: list[list[str]] = []
+    fsm_gpu_check.fsm_rows(lambda *row: rows.append(list(row)), emulated=True,
+                           samples=("div7", "clexer"))
+    assert [row[:2] for row in rows] == [
+        [name, scheme] for name in ("div7", "clexer")
+        for scheme in ("gpu enum", "gpu spec", "gpu auto:enum")], rows
+    assert all(row[2] == "ok" and " GB/s device, " in row[3] and " GB/s host; " in row[3]
+               for row in rows), rows

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "fsm/core/engine.hpp"
+#include "fsm/core/run_result.hpp"
 #include "fsm/core/json_output.hpp"
 
 namespace parafuse::fsm {

@@ -7,10 +7,13 @@
 //          then one thread settles the chunks still wrong, walking them in order
 //   auto   enum where a chunk's vector fits (a complete fused DFA, or at most kMaxVector
 //          states), else spec: a rule, not yet a measurement
-// Then every chunk is walked from its true start to count (and list) the matches.
+// Then every chunk is walked from its true start to count (and list) the matches. With
+// RunOptions::profile the result has two phases: "copy in" (the input to device memory) and
+// "on the device" (the schemes, counts and matches, until the results are on the host).
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -101,6 +104,30 @@ inline void find_starts(const std::string& scheme, const DeviceTables& t, const 
             std::to_string(chunks) + " chunks walked in order";
 }
 
+// Phase times for RunOptions::profile: each lap waits for the stream, so a lap is the
+// device's time for what was queued since the last one.
+class PhaseClock {
+ public:
+  PhaseClock(bool on, cudaStream_t stream, std::vector<PhaseTiming>& phases)
+      : on_(on), stream_(stream), phases_(phases) {
+    if (on_) PF_FSM_CUDA(cudaStreamSynchronize(stream_)), last_ = now();
+  }
+  void lap(const char* name, bool parallel) {
+    if (!on_) return;
+    PF_FSM_CUDA(cudaStreamSynchronize(stream_));
+    const auto at = now();
+    phases_.push_back(PhaseTiming{name, parallel, std::chrono::duration<double>(at - last_).count(), {}});
+    last_ = at;
+  }
+
+ private:
+  static std::chrono::steady_clock::time_point now() { return std::chrono::steady_clock::now(); }
+  bool on_;
+  cudaStream_t stream_;
+  std::vector<PhaseTiming>& phases_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
 inline RunResult run_machine_cuda(const Tables& t, const uint8_t* host_data, size_t n,
                                   const RunOptions& options) {
   RunResult result;
@@ -115,8 +142,10 @@ inline RunResult run_machine_cuda(const Tables& t, const uint8_t* host_data, siz
   if (n) {
     RunStream stream;
     UploadedTables tables(t, stream);
+    PhaseClock clock(options.profile, stream, result.phases);
     DeviceArray<uint8_t> data(n);
     data.upload(host_data, n, stream);
+    clock.lap("copy in", false);
     DeviceArray<uint32_t> starts(chunks), ends(chunks);
     find_starts(result.scheme, tables.view(), t, data.get(), n, chunks, starts.get(), stream,
                 result.reason);
@@ -141,6 +170,7 @@ inline RunResult run_machine_cuda(const Tables& t, const uint8_t* host_data, siz
       PF_FSM_CUDA(cudaGetLastError());
       result.matches = matches.download(total, stream);
     }
+    clock.lap("on the device", true);
   }
   result.counts.assign(t.tag_count, 0);
   for (uint32_t r = 0; r < reporting; ++r) {
