@@ -14,6 +14,9 @@
 //                      matches they make), and the state after the chunk
 //   write_matches      each chunk again, writing its matches where a scan of the counts
 //                      put them
+// Each kernel first copies the tables it walks to shared memory (device_tables.cuh
+// in_shared), so every thread of a block runs to its __syncthreads before a thread past the
+// last chunk leaves; each walk reads its chunk 16 bytes a load (for_each_byte).
 #pragma once
 
 #include <cstddef>
@@ -36,29 +39,55 @@ __device__ inline uint64_t thread_index() {
   return uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
 }
 
-__global__ void enumerate_chunks(DeviceTables t, const uint8_t* data, uint64_t n,
+// visit(byte, index) for the bytes [begin, end) of `data` (16-byte aligned, as cudaMalloc
+// gives it), in order: the 16-byte words inside the range as one load each.
+template <class Visit>
+__device__ inline void for_each_byte(const uint8_t* data, uint64_t begin, uint64_t end,
+                                     Visit&& visit) {
+  uint64_t i = begin;
+  for (; i < end && (i & 15); ++i) visit(data[i], i);
+  for (; i + 16 <= end; i += 16) {
+    const uint4 word = *reinterpret_cast<const uint4*>(data + i);
+    const uint32_t parts[4] = {word.x, word.y, word.z, word.w};
+#pragma unroll
+    for (int k = 0; k < 16; ++k) visit(uint8_t(parts[k >> 2] >> (8 * (k & 3))), i + k);
+  }
+  for (; i < end; ++i) visit(data[i], i);
+}
+
+__device__ inline uint32_t walk(const DeviceTables& t, const uint8_t* data, uint64_t begin,
+                                uint64_t end, uint32_t state) {
+  for_each_byte(data, begin, end, [&](uint8_t byte, uint64_t) { state = step(t, state, byte); });
+  return state;
+}
+
+__global__ void enumerate_chunks(DeviceTables global, const uint8_t* data, uint64_t n,
                                  uint64_t chunks, uint32_t* map) {
+  __shared__ SharedTables shared;
+  const DeviceTables t = in_shared(global, true, shared);
   const uint64_t c = thread_index();
   if (c >= chunks) return;
-  const uint64_t end = chunk_begin(n, chunks, c + 1);
-  uint64_t i = chunk_begin(n, chunks, c);
   uint32_t fused = t.fused_start_offset;
-  for (; i < end; ++i) {
-    const uint32_t next = fused_step(t, fused, data[i]);
-    if (next == kFusedMissing) break;
-    fused = next;
-  }
-  const uint32_t* vector = t.fused_vectors + size_t(fused >> t.fused_shift) * t.states;
-  uint32_t* out = map + c * t.states;
-  if (i == end) {
-    for (uint32_t s = 0; s < t.states; ++s) out[s] = vector[s] << t.shift;
-    return;
-  }
+  bool partial = false;  // left the fused DFA: `live` holds the vector
   uint32_t live[kMaxVector];  // the host runs this scheme only where states <= kMaxVector
-  for (uint32_t s = 0; s < t.states; ++s) live[s] = vector[s] << t.shift;
-  for (; i < end; ++i)
-    for (uint32_t s = 0; s < t.states; ++s) live[s] = step(t, live[s], data[i]);
-  for (uint32_t s = 0; s < t.states; ++s) out[s] = live[s];
+  for_each_byte(data, chunk_begin(n, chunks, c), chunk_begin(n, chunks, c + 1),
+                [&](uint8_t byte, uint64_t) {
+    if (!partial) {
+      const uint32_t next = fused_step(t, fused, byte);
+      if (next != kFusedMissing) {
+        fused = next;
+        return;
+      }
+      const uint32_t* vector = global.fused_vectors + size_t(fused >> t.fused_shift) * t.states;
+      for (uint32_t s = 0; s < t.states; ++s) live[s] = vector[s] << t.shift;
+      partial = true;
+    }
+    // the tables in shared memory are the fused ones: the machine's come from `global`
+    for (uint32_t s = 0; s < t.states; ++s) live[s] = step(global, live[s], byte);
+  });
+  uint32_t* out = map + c * t.states;
+  const uint32_t* vector = global.fused_vectors + size_t(fused >> t.fused_shift) * t.states;
+  for (uint32_t s = 0; s < t.states; ++s) out[s] = partial ? live[s] : vector[s] << t.shift;
 }
 
 __global__ void compose_chunks(DeviceTables t, uint64_t chunks, const uint32_t* map,
@@ -71,15 +100,11 @@ __global__ void compose_chunks(DeviceTables t, uint64_t chunks, const uint32_t* 
   }
 }
 
-__device__ inline uint32_t walk(const DeviceTables& t, const uint8_t* data, uint64_t begin,
-                                uint64_t end, uint32_t state) {
-  for (uint64_t i = begin; i < end; ++i) state = step(t, state, data[i]);
-  return state;
-}
-
-__global__ void speculate_chunks(DeviceTables t, const uint8_t* data, uint64_t n,
+__global__ void speculate_chunks(DeviceTables global, const uint8_t* data, uint64_t n,
                                  uint64_t chunks, uint32_t lookback, uint32_t* guesses,
                                  uint32_t* ends) {
+  __shared__ SharedTables shared;
+  const DeviceTables t = in_shared(global, false, shared);
   const uint64_t c = thread_index();
   if (c >= chunks) return;
   const uint64_t begin = chunk_begin(n, chunks, c);
@@ -99,8 +124,11 @@ __global__ void mark_wrong_guesses(DeviceTables t, uint64_t chunks, uint32_t* gu
   if (wrong[c]) guesses[c] = want, add_count(wrong_count, 1ull);
 }
 
-__global__ void rewalk_guesses(DeviceTables t, const uint8_t* data, uint64_t n, uint64_t chunks,
-                               const uint32_t* guesses, const uint8_t* wrong, uint32_t* ends) {
+__global__ void rewalk_guesses(DeviceTables global, const uint8_t* data, uint64_t n,
+                               uint64_t chunks, const uint32_t* guesses, const uint8_t* wrong,
+                               uint32_t* ends) {
+  __shared__ SharedTables shared;
+  const DeviceTables t = in_shared(global, false, shared);
   const uint64_t c = thread_index();
   if (c >= chunks || !wrong[c]) return;
   ends[c] = walk(t, data, chunk_begin(n, chunks, c), chunk_begin(n, chunks, c + 1), guesses[c]);
@@ -123,56 +151,58 @@ __global__ void settle_guesses(DeviceTables t, const uint8_t* data, uint64_t n, 
 }
 
 // `counts`: [reporting states]; `match_counts` (or null): [chunks], the matches of each.
-__global__ void count_chunks(DeviceTables t, const uint8_t* data, uint64_t n, uint64_t chunks,
-                             const uint32_t* starts, unsigned long long* counts,
+__global__ void count_chunks(DeviceTables global, const uint8_t* data, uint64_t n,
+                             uint64_t chunks, const uint32_t* starts, unsigned long long* counts,
                              uint32_t reporting, unsigned long long* match_counts,
                              uint32_t* ends) {
+  __shared__ SharedTables shared;
   __shared__ unsigned long long block_counts[kSharedCounts];
-  const bool shared = reporting <= kSharedCounts;
-  if (shared) {
+  const bool in_block = reporting <= kSharedCounts;
+  if (in_block)
     for (uint32_t r = threadIdx.x; r < reporting; r += blockDim.x) block_counts[r] = 0;
-    __syncthreads();
-  }
+  const DeviceTables t = in_shared(global, false, shared);  // its __syncthreads covers both
   const uint64_t c = thread_index();
   if (c < chunks) {
     uint32_t state = starts[c];
     unsigned long long matches = 0;
-    const uint64_t end = chunk_begin(n, chunks, c + 1);
-    for (uint64_t i = chunk_begin(n, chunks, c); i < end; ++i) {
-      state = step(t, state, data[i]);
-      if (state < t.floor_offset) continue;
+    for_each_byte(data, chunk_begin(n, chunks, c), chunk_begin(n, chunks, c + 1),
+                  [&](uint8_t byte, uint64_t) {
+      state = step(t, state, byte);
+      if (state < t.floor_offset) return;
       const uint32_t r = (state - t.floor_offset) >> t.shift;
-      add_count(shared ? &block_counts[r] : &counts[r], 1ull);
+      add_count(in_block ? &block_counts[r] : &counts[r], 1ull);
       const uint32_t internal = state >> t.shift;
       matches += t.tag_begin[internal + 1] - t.tag_begin[internal];
-    }
+    });
     if (match_counts) match_counts[c] = matches;
     ends[c] = state;
   }
-  if (shared) {
+  if (in_block) {
     __syncthreads();
     for (uint32_t r = threadIdx.x; r < reporting; r += blockDim.x)
       if (block_counts[r]) add_count(&counts[r], block_counts[r]);
   }
 }
 
-__global__ void write_matches(DeviceTables t, const uint8_t* data, uint64_t n, uint64_t chunks,
-                              const uint32_t* starts, const unsigned long long* first,
-                              Match* out) {
+__global__ void write_matches(DeviceTables global, const uint8_t* data, uint64_t n,
+                              uint64_t chunks, const uint32_t* starts,
+                              const unsigned long long* first, Match* out) {
+  __shared__ SharedTables shared;
+  const DeviceTables t = in_shared(global, false, shared);
   const uint64_t c = thread_index();
   if (c >= chunks) return;
   uint32_t state = starts[c];
   Match* next = out + first[c];
-  const uint64_t end = chunk_begin(n, chunks, c + 1);
-  for (uint64_t i = chunk_begin(n, chunks, c); i < end; ++i) {
-    state = step(t, state, data[i]);
-    if (state < t.floor_offset) continue;
+  for_each_byte(data, chunk_begin(n, chunks, c), chunk_begin(n, chunks, c + 1),
+                [&](uint8_t byte, uint64_t i) {
+    state = step(t, state, byte);
+    if (state < t.floor_offset) return;
     const uint32_t internal = state >> t.shift;
     for (uint32_t k = t.tag_begin[internal]; k < t.tag_begin[internal + 1]; ++k) {
       const uint32_t entry = t.tag_list[k];
       *next++ = Match{i + 1 - (entry >> 31), entry & ~kDelayed};
     }
-  }
+  });
 }
 
 }  // namespace parafuse::fsm::cuda
