@@ -48,13 +48,10 @@ def gpu_runner(machine, file: str, emulated: bool) -> Path:
 def compile_gpu_project(machine, file: str, folder: Path, python: bool, sample: bytes | None,
                         no_build: bool, emulated: bool) -> None:
     check_gpu_kind(machine)
-    if python:
-        raise UsageError("--python builds the cpp backend's module: the GPU project has no "
-                         "Python module yet")
-    files = cuda_project_files(ProjectRequest(machine, file, analyse_for_project(machine, sample)),
-                               emulated)
+    request = ProjectRequest(machine, file, analyse_for_project(machine, sample), python)
+    files = cuda_project_files(request, emulated)
     if no_build:
         write_tree(folder, files)
         return
     nvcc = None if emulated else _nvcc("build the CUDA project (--no-build writes it only)")
-    build_tree(files, folder, cmake_arguments(emulated, nvcc))
+    build_tree(files, folder, cmake_arguments(emulated, nvcc, python))

@@ -4,8 +4,9 @@ CPU project (templates/fsm/), over the runtime of cpp_runtime/fsm/cuda/.
 
     cuda_project_files(request, emulated, cuda_arch) -> {path: content}: CMakeLists.txt,
         include/M.hpp (the CPU library's API), src/M.cu, src/M_tables.cpp + src/M.tables.bin,
-        src/M_run.cpp (the CPU runner's options and JSON), runtime/ (with `emulated`, also
-        the emulated device's headers and src/M_emulated.cpp)
+        src/M_run.cpp (the CPU runner's options and JSON), src/M_python.cpp (the CPU
+        module's: host buffers in, numpy out), runtime/ (with `emulated`, also the emulated
+        device's headers and src/M_emulated.cpp)
     cached_cuda_runner(request, emulated) -> the runner of a build in the content-keyed cache
 
 Pattern sets of several engines and token sets have no GPU project yet (docs/fsm.md, "On
@@ -14,7 +15,6 @@ GPUs"); `gpu_refusal` says so for `boostfsm`.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from parafuse.emitters.jinja_env import render
@@ -46,7 +46,7 @@ def cuda_project_files(request: ProjectRequest, emulated: bool,
     assert isinstance(machine, CompiledMachine), gpu_refusal(machine)
     name = machine.name
     blob = machine_blob(machine, request.analysis)
-    context = template_context(replace(request, python=False), blob)
+    context = template_context(request, blob)
     if context["default_scheme"] not in GPU_SCHEMES:  # a CPU scheme the file asks for
         context["default_scheme"] = "auto"
     context.update(gpu=True, emulated=emulated, cuda_arch=cuda_arch)
@@ -57,6 +57,7 @@ def cuda_project_files(request: ProjectRequest, emulated: bool,
         f"src/{name}_tables.cpp": render("fsm/tables.cpp.j2", **context),
         f"src/{name}.tables.bin": blob,
         f"src/{name}_run.cpp": render("fsm/runner.cpp.j2", **context),
+        f"src/{name}_python.cpp": render("fsm/python.cpp.j2", **context),
         **runtime_files(RUNTIME_HEADERS + GPU_HEADERS),
     }
     if emulated:
@@ -66,8 +67,8 @@ def cuda_project_files(request: ProjectRequest, emulated: bool,
     return files
 
 
-def cmake_arguments(emulated: bool, nvcc: str | None = None) -> list[str]:
-    args = Toolchain.current().cmake_args(False, False, False)
+def cmake_arguments(emulated: bool, nvcc: str | None = None, python: bool = False) -> list[str]:
+    args = Toolchain.current().cmake_args(False, python, False)
     return args if emulated else args + [f"-DCMAKE_CUDA_COMPILER={nvcc}"]
 
 

@@ -1,8 +1,8 @@
 """A DFA's GPU project through `boostfsm`: `run --backend cuda-emulated` gives what the
 reference executor (and so the CPU runner) gives: final state, counts, matches; so does its
 runner in every GPU scheme, with chunk boundaries after every byte of a small input.
-`compile --backend cuda|cuda-emulated` writes and builds the project (nvcc, where the
-machine has it); what the GPU does not run yet is refused in one line, before anything is
+`compile --backend cuda|cuda-emulated` writes and builds the project and its Python
+module (nvcc, where the machine has it); what the GPU does not run yet is refused in one line, before anything is
 written."""
 
 from __future__ import annotations
@@ -72,19 +72,28 @@ def pick(result: dict) -> dict:
     return {key: result[key] for key in COMPARED}
 
 
-def test_compile_for_the_emulated_device_builds_a_runner(tmp_path) -> None:
+def test_compile_for_the_emulated_device_builds_a_runner_and_a_module(tmp_path) -> None:
     require_cxx()
     done = boostfsm("compile", str(SAMPLES / "div7.fsm"), "-o", "d7", "--backend",
-                    "cuda-emulated", cwd=tmp_path)
+                    "cuda-emulated", "--python", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    runner = tmp_path / "d7" / "build" / "div7_run"
+    build = tmp_path / "d7" / "build"
     (tmp_path / "n").write_bytes(b"0123456789" * 30)
-    out = subprocess.run([str(runner), str(tmp_path / "n"), "--json", "--scheme", "spec"],
-                         capture_output=True, text=True, timeout=60)
     expected = run_json(str(SAMPLES / "div7.fsm"), str(tmp_path / "n"), "--backend", "reference")
+    out = subprocess.run([str(build / "div7_run"), str(tmp_path / "n"), "--json", "--scheme",
+                          "spec"], capture_output=True, text=True, timeout=60)
     result = json.loads(out.stdout)
     assert result["counts"] == expected["counts"] and result["scheme"] == "spec"
     assert "div7.cu" in {p.name for p in (tmp_path / "d7" / "src").iterdir()}
+    script = ("import json, sys, div7; r = div7.run(open(sys.argv[1], 'rb').read(), "
+              "scheme='enum', matches=True); print(json.dumps([r['final_state'], r['counts'], "
+              "r['scheme'], r['matches'].tolist()]))")
+    module = subprocess.run([sys.executable, "-c", script, str(tmp_path / "n")], cwd=build,
+                            capture_output=True, text=True, timeout=60)
+    assert module.returncode == 0, module.stderr
+    final, counts, scheme, matches = json.loads(module.stdout)
+    assert (final, counts, scheme) == (expected["final_state"], expected["counts"], "enum")
+    assert matches == [[offset, 0] for offset, _ in expected["matches"]]
 
 
 def test_compile_for_a_gpu_builds_with_nvcc(tmp_path) -> None:
@@ -105,9 +114,6 @@ def test_compile_for_a_gpu_builds_with_nvcc(tmp_path) -> None:
     (("run", str(SAMPLES / "tokens" / "json_tokens.fsm"), "in", "--backend", "cuda-emulated"),
      "boostfsm: error: 'json_tokens' is a token set: the GPU runs explicit machines and "
      "pattern sets compiled to one DFA so far (docs/fsm.md, 'On GPUs')\n"),
-    (("compile", str(SAMPLES / "div7.fsm"), "-o", "out", "--backend", "cuda", "--python"),
-     "boostfsm: error: --python builds the cpp backend's module: the GPU project has no "
-     "Python module yet\n"),
 ])
 def test_what_the_gpu_does_not_run_is_refused_in_one_line(args, message, tmp_path) -> None:
     (tmp_path / "words.fsm").write_text(ENGINE_SET)
