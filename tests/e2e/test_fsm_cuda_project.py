@@ -2,8 +2,8 @@
 reference executor (and so the CPU runner) gives: final state, counts, matches; so does its
 runner in every GPU scheme, with chunk boundaries after every byte of a small input.
 `compile --backend cuda|cuda-emulated` writes and builds the project and its Python
-module (nvcc, where the machine has it); what the GPU does not run yet is refused in one line, before anything is
-written."""
+module (nvcc, where the machine has it); what the GPU does not run yet is refused in one
+line, before anything is written."""
 
 from __future__ import annotations
 
