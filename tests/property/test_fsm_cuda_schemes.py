@@ -7,6 +7,7 @@ short) and random pattern sets; chunk counts 1, 2, 7, 64 and more than the input
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import numpy as np
@@ -39,9 +40,10 @@ def gpu_configs(length: int, schemes=GPU_SCHEMES) -> list[str]:
     return configurations(length, (1,), schemes)
 
 
-def check(machine, data: bytes, work, matches: bool = True, schemes=GPU_SCHEMES) -> list[dict]:
+def check(machine, data: bytes, work, matches: bool = True, schemes=GPU_SCHEMES,
+          env: dict | None = None) -> list[dict]:
     return assert_all_equal_reference(machine, data, work, gpu_configs(len(data), schemes),
-                                      matches=matches, driver=cuda_table_driver())
+                                      matches=matches, driver=cuda_table_driver(), env=env)
 
 
 def runnable_schemes(machine, work) -> tuple[str, ...]:
@@ -77,6 +79,20 @@ def test_random_machines_every_gpu_scheme_equals_reference(kind: str, states: in
         if kind == "permutation" and states >= 40:
             spec = [r["reason"] for r in results if r["scheme"] == "spec" and r["chunks"] > 7]
             assert any("walked in order" in reason for reason in spec), spec
+
+
+@pytest.mark.parametrize("lazy", ["none", "all"])
+@pytest.mark.parametrize("name", ["clexer", "weblog"])
+def test_inputs_in_pieces_equal_reference(name: str, lazy: str, tmp_path) -> None:
+    """An input of several pieces (777 bytes each here, 1 GiB by default): each piece is
+    copied while the one before is walked, and starts where it ended. PF_EMU_LAZY=all runs a
+    stream's work only when something waits for it: a missing event between the copies and
+    the walks reads a buffer not yet written, or overwritten."""
+    machine = sample_machine(name)
+    env = {**os.environ, "PARAFUSE_FSM_GPU_PIECE_BYTES": "777", "PF_EMU_LAZY": lazy}
+    data = sample_inputs(name)["real"][:5000]
+    for matches in (True, False):
+        check(machine, data, tmp_path, matches, runnable_schemes(machine, tmp_path), env)
 
 
 def test_enum_past_its_vector_is_refused_in_one_line(tmp_path) -> None:

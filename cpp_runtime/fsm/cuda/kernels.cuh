@@ -184,9 +184,10 @@ __global__ void count_chunks(DeviceTables global, const uint8_t* data, uint64_t 
   }
 }
 
+// Match offsets are `base` plus the offsets in `data`.
 __global__ void write_matches(DeviceTables global, const uint8_t* data, uint64_t n,
                               uint64_t chunks, const uint32_t* starts,
-                              const unsigned long long* first, Match* out) {
+                              const unsigned long long* first, uint64_t base, Match* out) {
   __shared__ SharedTables shared;
   const DeviceTables t = in_shared(global, false, shared);
   const uint64_t c = thread_index();
@@ -200,7 +201,7 @@ __global__ void write_matches(DeviceTables global, const uint8_t* data, uint64_t
     const uint32_t internal = state >> t.shift;
     for (uint32_t k = t.tag_begin[internal]; k < t.tag_begin[internal + 1]; ++k) {
       const uint32_t entry = t.tag_list[k];
-      *next++ = Match{i + 1 - (entry >> 31), entry & ~kDelayed};
+      *next++ = Match{base + i + 1 - (entry >> 31), entry & ~kDelayed};
     }
   });
 }

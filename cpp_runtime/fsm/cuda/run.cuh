@@ -9,11 +9,13 @@
 //          states), else spec: a rule, not yet a measurement
 // Then every chunk is walked from its true start to count (and list) the matches. With
 // RunOptions::profile the result has two phases: "copy in" (the input to device memory) and
-// "on the device" (the schemes, counts and matches, until the results are on the host).
+// "on the device" (the schemes, counts and matches, until the results are on the host); an
+// input of several pieces has one, "pieces, copied while walked".
 #pragma once
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -21,13 +23,12 @@
 #include <vector>
 
 #include "fsm/core/run_result.hpp"
-#include "fsm/cuda/kernels.cuh"
+#include "fsm/cuda/starts.cuh"
 
 namespace parafuse::fsm::cuda {
 
 constexpr size_t kDefaultChunkBytes = 16 << 10;  // chunks of at least this many bytes
 constexpr size_t kMaxChunks = size_t(1) << 20;
-constexpr int kRounds = 2;  // parallel re-validation rounds before the rest is settled in order
 
 inline bool enum_fits(const Tables& t) { return t.fused_complete || t.states <= kMaxVector; }
 
@@ -56,54 +57,6 @@ inline size_t gpu_chunks(const std::string& scheme, size_t n, size_t asked) {
   return std::clamp<size_t>(wanted, 1, std::min(n, kMaxChunks));
 }
 
-// The chunks' start states (offsets) on the device, by `scheme`.
-inline void find_starts(const std::string& scheme, const DeviceTables& t, const Tables& host,
-                        const uint8_t* data, size_t n, size_t chunks, uint32_t* starts,
-                        cudaStream_t stream, std::string& reason) {
-  const unsigned grid = blocks_for(chunks);
-  if (scheme == "seq") {
-    const uint32_t start = host.start << host.shift;
-    PF_FSM_CUDA(cudaMemcpyAsync(starts, &start, sizeof start, cudaMemcpyHostToDevice, stream));
-    PF_FSM_CUDA(cudaStreamSynchronize(stream));  // `start` is a local
-    return;
-  }
-  if (scheme == "enum") {
-    DeviceArray<uint32_t> map(chunks * host.states);
-    PF_FSM_LAUNCH(enumerate_chunks, grid, kBlockThreads, stream, t, data, n, chunks, map.get());
-    PF_FSM_LAUNCH(compose_chunks, 1, 1, stream, t, chunks, map.get(), starts);
-    PF_FSM_CUDA(cudaGetLastError());
-    PF_FSM_CUDA(cudaStreamSynchronize(stream));  // before `map` is freed
-    return;
-  }
-  DeviceArray<uint32_t> ends(chunks);
-  DeviceArray<uint8_t> wrong(chunks);
-  DeviceArray<unsigned long long> wrong_count(1);
-  PF_FSM_LAUNCH(speculate_chunks, grid, kBlockThreads, stream, t, data, n, chunks, host.lookback,
-                starts, ends.get());
-  // A round moves each wrong guess to the end before it and walks that chunk again, so
-  // each guess and the end after it stay a pair; the round that finds none wrong ends.
-  int rounds = 0;
-  bool settled = false;
-  for (; rounds < kRounds && !settled; ++rounds) {
-    wrong_count.zero(stream);
-    PF_FSM_LAUNCH(mark_wrong_guesses, grid, kBlockThreads, stream, t, chunks, starts, ends.get(),
-                  wrong.get(), wrong_count.get());
-    PF_FSM_CUDA(cudaGetLastError());
-    settled = wrong_count.download(1, stream)[0] == 0;
-    if (!settled)
-      PF_FSM_LAUNCH(rewalk_guesses, grid, kBlockThreads, stream, t, data, n, chunks, starts,
-                    wrong.get(), ends.get());
-  }
-  reason += "; " + std::to_string(rounds) + " re-validation round" + (rounds == 1 ? "" : "s");
-  if (settled) return;
-  wrong_count.zero(stream);
-  PF_FSM_LAUNCH(settle_guesses, 1, 1, stream, t, data, n, chunks, starts, ends.get(),
-                wrong_count.get());
-  PF_FSM_CUDA(cudaGetLastError());
-  reason += ", then " + std::to_string(wrong_count.download(1, stream)[0]) + " of " +
-            std::to_string(chunks) + " chunks walked in order";
-}
-
 // Phase times for RunOptions::profile: each lap waits for the stream, so a lap is the
 // device's time for what was queued since the last one.
 class PhaseClock {
@@ -128,11 +81,70 @@ class PhaseClock {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// The input goes to the device in pieces of at most piece_bytes() (default 1 GiB,
+// $PARAFUSE_FSM_GPU_PIECE_BYTES to change it), two buffers in turn: piece k + 1 is copied on
+// a stream of its own while piece k is walked, each piece from the state the one before
+// ended in. `--chunks` counts the chunks of one piece.
+inline size_t piece_bytes() {
+  const char* text = std::getenv("PARAFUSE_FSM_GPU_PIECE_BYTES");
+  const unsigned long long asked = text ? std::strtoull(text, nullptr, 10) : 0;
+  return asked ? size_t(asked) : size_t(1) << 30;
+}
+
+class RunEvent {
+ public:
+  RunEvent() { PF_FSM_CUDA(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
+  RunEvent(const RunEvent&) = delete;
+  RunEvent& operator=(const RunEvent&) = delete;
+  ~RunEvent() { cudaEventDestroy(event_); }
+  operator cudaEvent_t() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// What the walk of the pieces adds up.
+struct PieceTotals {
+  DeviceArray<unsigned long long> visits;  // [reporting states]
+  std::vector<Match> matches;
+  uint32_t state;  // the offset the input so far ended in
+};
+
+// One piece of `n` bytes at `base` in `data` (device memory), from `totals.state`.
+inline void walk_piece(const std::string& scheme, const UploadedTables& tables, const Tables& t,
+                       const uint8_t* data, size_t n, uint64_t base, size_t chunks,
+                       bool matches, cudaStream_t stream, PieceTotals& totals,
+                       std::string& reason) {
+  DeviceTables view = tables.view();
+  view.start_offset = totals.state;
+  DeviceArray<uint32_t> starts(chunks), ends(chunks);
+  find_starts(scheme, view, t, data, n, chunks, starts.get(), stream, reason);
+  DeviceArray<unsigned long long> match_counts(matches ? chunks : 0);
+  PF_FSM_LAUNCH(count_chunks, blocks_for(chunks), kBlockThreads, stream, view, data, n, chunks,
+                starts.get(), totals.visits.get(), t.reporting_states(),
+                matches ? match_counts.get() : nullptr, ends.get());
+  PF_FSM_CUDA(cudaGetLastError());
+  totals.state = ends.download(chunks, stream).back();
+  if (!matches) return;
+  std::vector<unsigned long long> first = match_counts.download(chunks, stream);
+  unsigned long long total = 0;
+  for (auto& count : first) total += count, count = total - count;  // exclusive scan
+  DeviceArray<unsigned long long> first_on_device(chunks);
+  first_on_device.upload(first.data(), chunks, stream);
+  DeviceArray<Match> found(total);
+  PF_FSM_LAUNCH(write_matches, blocks_for(chunks), kBlockThreads, stream, view, data, n, chunks,
+                starts.get(), first_on_device.get(), base, found.get());
+  PF_FSM_CUDA(cudaGetLastError());
+  const std::vector<Match> piece = found.download(total, stream);
+  totals.matches.insert(totals.matches.end(), piece.begin(), piece.end());
+}
+
 inline RunResult run_machine_cuda(const Tables& t, const uint8_t* host_data, size_t n,
                                   const RunOptions& options) {
   RunResult result;
   result.scheme = gpu_scheme(t, options.scheme, result.reason);
-  const size_t chunks = gpu_chunks(result.scheme, n, options.chunks);
+  const size_t piece = std::min(n, piece_bytes());
+  const size_t chunks = gpu_chunks(result.scheme, piece, options.chunks);
   result.threads = int(chunks);
   result.chunks = chunks;
   result.entry_bytes = int(t.entry_bytes);
@@ -140,37 +152,37 @@ inline RunResult run_machine_cuda(const Tables& t, const uint8_t* host_data, siz
   std::vector<unsigned long long> visits(reporting, 0);
   uint32_t final_offset = t.start << t.shift;
   if (n) {
-    RunStream stream;
+    RunStream stream, copies;
     UploadedTables tables(t, stream);
     PhaseClock clock(options.profile, stream, result.phases);
-    DeviceArray<uint8_t> data(n);
-    data.upload(host_data, n, stream);
-    clock.lap("copy in", false);
-    DeviceArray<uint32_t> starts(chunks), ends(chunks);
-    find_starts(result.scheme, tables.view(), t, data.get(), n, chunks, starts.get(), stream,
-                result.reason);
-    DeviceArray<unsigned long long> counts(std::max<uint32_t>(reporting, 1));
-    DeviceArray<unsigned long long> match_counts(options.matches ? chunks : 0);
-    counts.zero(stream);
-    PF_FSM_LAUNCH(count_chunks, blocks_for(chunks), kBlockThreads, stream, tables.view(),
-                  data.get(), n, chunks, starts.get(), counts.get(), reporting,
-                  options.matches ? match_counts.get() : nullptr, ends.get());
-    PF_FSM_CUDA(cudaGetLastError());
-    visits = counts.download(reporting, stream);
-    final_offset = ends.download(chunks, stream).back();
-    if (options.matches) {
-      std::vector<unsigned long long> first = match_counts.download(chunks, stream);
-      unsigned long long total = 0;
-      for (auto& count : first) total += count, count = total - count;  // exclusive scan
-      DeviceArray<unsigned long long> first_on_device(chunks);
-      first_on_device.upload(first.data(), chunks, stream);
-      DeviceArray<Match> matches(total);
-      PF_FSM_LAUNCH(write_matches, blocks_for(chunks), kBlockThreads, stream, tables.view(),
-                    data.get(), n, chunks, starts.get(), first_on_device.get(), matches.get());
-      PF_FSM_CUDA(cudaGetLastError());
-      result.matches = matches.download(total, stream);
+    PieceTotals totals{DeviceArray<unsigned long long>(std::max<uint32_t>(reporting, 1)), {},
+                       t.start << t.shift};
+    totals.visits.zero(stream);
+    DeviceArray<uint8_t> buffers[2] = {DeviceArray<uint8_t>(piece),
+                                       DeviceArray<uint8_t>(n > piece ? piece : 0)};
+    RunEvent copied[2], walked[2];
+    buffers[0].upload(host_data, piece, copies);
+    PF_FSM_CUDA(cudaEventRecord(copied[0], copies));
+    if (n == piece) PF_FSM_CUDA(cudaStreamWaitEvent(stream, copied[0], 0)), clock.lap("copy in", false);
+    for (size_t begin = 0, k = 0; begin < n; begin += piece, ++k) {
+      const size_t length = std::min(piece, n - begin), b = k % 2;
+      PF_FSM_CUDA(cudaStreamWaitEvent(stream, copied[b], 0));
+      if (begin + length < n) {  // the next piece, into the other buffer once it is walked
+        if (k) PF_FSM_CUDA(cudaStreamWaitEvent(copies, walked[1 - b], 0));
+        buffers[1 - b].upload(host_data + begin + length, std::min(piece, n - begin - length),
+                              copies);
+        PF_FSM_CUDA(cudaEventRecord(copied[1 - b], copies));
+      }
+      walk_piece(result.scheme, tables, t, buffers[b].get(), length, begin,
+                 gpu_chunks(result.scheme, length, options.chunks), options.matches, stream,
+                 totals, result.reason);
+      PF_FSM_CUDA(cudaEventRecord(walked[b], stream));
     }
-    clock.lap("on the device", true);
+    visits = totals.visits.download(reporting, stream);
+    PF_FSM_CUDA(cudaStreamSynchronize(copies));
+    final_offset = totals.state;
+    result.matches = std::move(totals.matches);
+    clock.lap(n == piece ? "on the device" : "pieces, copied while walked", true);
   }
   result.counts.assign(t.tag_count, 0);
   for (uint32_t r = 0; r < reporting; ++r) {

@@ -1,0 +1,64 @@
+// parafuse boostfsm on GPUs: the start state of every chunk of one piece of the input, by
+// scheme (run.cuh says what each does).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "fsm/core/tables.hpp"
+#include "fsm/cuda/kernels.cuh"
+
+namespace parafuse::fsm::cuda {
+
+constexpr int kRounds = 2;  // parallel re-validation rounds before the rest is settled in order
+
+// The chunks' start states (offsets) on the device, by `scheme`, from `t.start_offset`.
+inline void find_starts(const std::string& scheme, const DeviceTables& t, const Tables& host,
+                        const uint8_t* data, size_t n, size_t chunks, uint32_t* starts,
+                        cudaStream_t stream, std::string& reason) {
+  const unsigned grid = blocks_for(chunks);
+  if (scheme == "seq") {
+    const uint32_t start = t.start_offset;
+    PF_FSM_CUDA(cudaMemcpyAsync(starts, &start, sizeof start, cudaMemcpyHostToDevice, stream));
+    PF_FSM_CUDA(cudaStreamSynchronize(stream));  // `start` is a local
+    return;
+  }
+  if (scheme == "enum") {
+    DeviceArray<uint32_t> map(chunks * host.states);
+    PF_FSM_LAUNCH(enumerate_chunks, grid, kBlockThreads, stream, t, data, n, chunks, map.get());
+    PF_FSM_LAUNCH(compose_chunks, 1, 1, stream, t, chunks, map.get(), starts);
+    PF_FSM_CUDA(cudaGetLastError());
+    PF_FSM_CUDA(cudaStreamSynchronize(stream));  // before `map` is freed
+    return;
+  }
+  DeviceArray<uint32_t> ends(chunks);
+  DeviceArray<uint8_t> wrong(chunks);
+  DeviceArray<unsigned long long> wrong_count(1);
+  PF_FSM_LAUNCH(speculate_chunks, grid, kBlockThreads, stream, t, data, n, chunks, host.lookback,
+                starts, ends.get());
+  // A round moves each wrong guess to the end before it and walks that chunk again, so
+  // each guess and the end after it stay a pair; the round that finds none wrong ends.
+  int rounds = 0;
+  bool settled = false;
+  for (; rounds < kRounds && !settled; ++rounds) {
+    wrong_count.zero(stream);
+    PF_FSM_LAUNCH(mark_wrong_guesses, grid, kBlockThreads, stream, t, chunks, starts, ends.get(),
+                  wrong.get(), wrong_count.get());
+    PF_FSM_CUDA(cudaGetLastError());
+    settled = wrong_count.download(1, stream)[0] == 0;
+    if (!settled)
+      PF_FSM_LAUNCH(rewalk_guesses, grid, kBlockThreads, stream, t, data, n, chunks, starts,
+                    wrong.get(), ends.get());
+  }
+  reason += "; " + std::to_string(rounds) + " re-validation round" + (rounds == 1 ? "" : "s");
+  if (settled) return;
+  wrong_count.zero(stream);
+  PF_FSM_LAUNCH(settle_guesses, 1, 1, stream, t, data, n, chunks, starts, ends.get(),
+                wrong_count.get());
+  PF_FSM_CUDA(cudaGetLastError());
+  reason += ", then " + std::to_string(wrong_count.download(1, stream)[0]) + " of " +
+            std::to_string(chunks) + " chunks walked in order";
+}
+
+}  // namespace parafuse::fsm::cuda
