@@ -85,15 +85,70 @@ def test_compile_for_the_emulated_device_builds_a_runner_and_a_module(tmp_path) 
     result = json.loads(out.stdout)
     assert result["counts"] == expected["counts"] and result["scheme"] == "spec"
     assert "div7.cu" in {p.name for p in (tmp_path / "d7" / "src").iterdir()}
-    script = ("import json, sys, div7; r = div7.run(open(sys.argv[1], 'rb').read(), "
-              "scheme='enum', matches=True); print(json.dumps([r['final_state'], r['counts'], "
-              "r['scheme'], r['matches'].tolist()]))")
-    module = subprocess.run([sys.executable, "-c", script, str(tmp_path / "n")], cwd=build,
-                            capture_output=True, text=True, timeout=60)
+    module = subprocess.run([sys.executable, "-c", DLPACK_SCRIPT, str(tmp_path / "n")],
+                            cwd=build, capture_output=True, text=True, timeout=60)
     assert module.returncode == 0, module.stderr
-    final, counts, scheme, matches = json.loads(module.stdout)
-    assert (final, counts, scheme) == (expected["final_state"], expected["counts"], "enum")
-    assert matches == [[offset, 0] for offset, _ in expected["matches"]]
+    for line in module.stdout.splitlines()[:2]:  # a bytes object, then a DLPack tensor
+        final, counts, scheme, matches = json.loads(line)
+        assert (final, counts, scheme) == (expected["final_state"], expected["counts"], "enum")
+        assert matches == [[offset, 0] for offset, _ in expected["matches"]]
+    assert module.stdout.splitlines()[2] == "div7.run needs a C-contiguous tensor"
+    # run_device over device memory, from C++ (no framework holds emulated device memory)
+    (tmp_path / "device.cpp").write_text(DEVICE_PROGRAM)
+    project = tmp_path / "d7"
+    subprocess.run(["c++", "-std=c++17", "-DPF_CUDA_EMULATION",
+                    f"-I{project / 'runtime/ccn/cuda_emulated'}", f"-I{project / 'runtime'}",
+                    f"-I{project / 'include'}", str(tmp_path / "device.cpp"),
+                    str(build / "libdiv7.a"), "-lpthread", "-o", str(tmp_path / "device")],
+                   check=True, timeout=120)
+    done = subprocess.run([str(tmp_path / "device"), str(tmp_path / "n")], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(expected["counts"]["divisible"]),
+                                   str(len(expected["matches"])), expected["final_state"]]
+
+
+DLPACK_SCRIPT = """
+import json, sys
+import numpy as np
+import div7
+
+class Tensor:  # DLPack alone, no buffer protocol
+    def __init__(self, array): self.array = array
+    def __dlpack__(self, **kwargs): return self.array.__dlpack__(**kwargs)
+    def __dlpack_device__(self): return self.array.__dlpack_device__()
+
+data = open(sys.argv[1], "rb").read()
+for given in (data, Tensor(np.frombuffer(bytearray(data), np.uint8))):
+    r = div7.run(given, scheme="enum", matches=True)
+    print(json.dumps([r["final_state"], r["counts"], r["scheme"], r["matches"].tolist()]))
+try:
+    div7.run(Tensor(np.arange(10, dtype=np.uint16)[::2]))
+except ValueError as error:
+    print(error)
+"""
+
+DEVICE_PROGRAM = r"""
+#include <cuda_runtime.h>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <vector>
+#include "div7.hpp"
+int main(int, char** argv) {
+  std::ifstream file(argv[1], std::ios::binary);
+  const std::vector<char> text((std::istreambuf_iterator<char>(file)), {});
+  uint8_t* device = nullptr;
+  if (cudaMalloc(&device, text.size()) != cudaSuccess) return 1;
+  cudaMemcpy(device, text.data(), text.size(), cudaMemcpyHostToDevice);
+  div7::Options options;
+  options.matches = true;
+  const div7::Result result = div7::run_device(device, text.size(), options);
+  std::printf("%llu %zu %s\n", (unsigned long long)result.counts[0], result.matches.size(),
+              div7::state_name(result.final_state));
+  return cudaFree(device) != cudaSuccess;
+}
+"""
 
 
 def test_compile_for_a_gpu_builds_with_nvcc(tmp_path) -> None:

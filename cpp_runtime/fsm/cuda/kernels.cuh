@@ -39,13 +39,13 @@ __device__ inline uint64_t thread_index() {
   return uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
 }
 
-// visit(byte, index) for the bytes [begin, end) of `data` (16-byte aligned, as cudaMalloc
-// gives it), in order: the 16-byte words inside the range as one load each.
+// visit(byte, index) for the bytes [begin, end) of `data`, in order: the aligned 16-byte
+// words inside the range as one load each.
 template <class Visit>
 __device__ inline void for_each_byte(const uint8_t* data, uint64_t begin, uint64_t end,
                                      Visit&& visit) {
   uint64_t i = begin;
-  for (; i < end && (i & 15); ++i) visit(data[i], i);
+  for (; i < end && (reinterpret_cast<uintptr_t>(data + i) & 15); ++i) visit(data[i], i);
   for (; i + 16 <= end; i += 16) {
     const uint4 word = *reinterpret_cast<const uint4*>(data + i);
     const uint32_t parts[4] = {word.x, word.y, word.z, word.w};

@@ -15,9 +15,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -69,7 +69,8 @@ class PhaseClock {
     if (!on_) return;
     PF_FSM_CUDA(cudaStreamSynchronize(stream_));
     const auto at = now();
-    phases_.push_back(PhaseTiming{name, parallel, std::chrono::duration<double>(at - last_).count(), {}});
+    const double seconds = std::chrono::duration<double>(at - last_).count();
+    phases_.push_back(PhaseTiming{name, parallel, seconds, {}});
     last_ = at;
   }
 
@@ -139,11 +140,45 @@ inline void walk_piece(const std::string& scheme, const UploadedTables& tables, 
   totals.matches.insert(totals.matches.end(), piece.begin(), piece.end());
 }
 
-inline RunResult run_machine_cuda(const Tables& t, const uint8_t* host_data, size_t n,
-                                  const RunOptions& options) {
+// The pieces of a host input: piece k + 1 copied on `copies` while piece k is walked.
+inline void walk_in_pieces(const std::string& scheme, const UploadedTables& tables,
+                           const Tables& t, const uint8_t* host_data, size_t n, size_t piece,
+                           const RunOptions& options, cudaStream_t stream, PhaseClock& clock,
+                           PieceTotals& totals, std::string& reason) {
+  RunStream copies;
+  DeviceArray<uint8_t> buffers[2] = {DeviceArray<uint8_t>(piece),
+                                     DeviceArray<uint8_t>(n > piece ? piece : 0)};
+  RunEvent copied[2], walked[2];
+  buffers[0].upload(host_data, piece, copies);
+  PF_FSM_CUDA(cudaEventRecord(copied[0], copies));
+  if (n == piece) {
+    PF_FSM_CUDA(cudaStreamWaitEvent(stream, copied[0], 0));
+    clock.lap("copy in", false);
+  }
+  for (size_t begin = 0, k = 0; begin < n; begin += piece, ++k) {
+    const size_t length = std::min(piece, n - begin), b = k % 2;
+    PF_FSM_CUDA(cudaStreamWaitEvent(stream, copied[b], 0));
+    if (begin + length < n) {  // the next piece, into the other buffer once it is walked
+      if (k) PF_FSM_CUDA(cudaStreamWaitEvent(copies, walked[1 - b], 0));
+      buffers[1 - b].upload(host_data + begin + length, std::min(piece, n - begin - length),
+                            copies);
+      PF_FSM_CUDA(cudaEventRecord(copied[1 - b], copies));
+    }
+    walk_piece(scheme, tables, t, buffers[b].get(), length, begin,
+               gpu_chunks(scheme, length, options.chunks), options.matches, stream, totals,
+               reason);
+    PF_FSM_CUDA(cudaEventRecord(walked[b], stream));
+  }
+  PF_FSM_CUDA(cudaStreamSynchronize(copies));
+}
+
+// `on_device`: `data` is device memory, walked where it is (no pieces, no copies) once the
+// device has finished what was queued before (whichever stream writes it); else host memory.
+inline RunResult run_machine_cuda(const Tables& t, const uint8_t* data, size_t n,
+                                  const RunOptions& options, bool on_device = false) {
   RunResult result;
   result.scheme = gpu_scheme(t, options.scheme, result.reason);
-  const size_t piece = std::min(n, piece_bytes());
+  const size_t piece = on_device ? n : std::min(n, piece_bytes());
   const size_t chunks = gpu_chunks(result.scheme, piece, options.chunks);
   result.threads = int(chunks);
   result.chunks = chunks;
@@ -152,34 +187,20 @@ inline RunResult run_machine_cuda(const Tables& t, const uint8_t* host_data, siz
   std::vector<unsigned long long> visits(reporting, 0);
   uint32_t final_offset = t.start << t.shift;
   if (n) {
-    RunStream stream, copies;
+    if (on_device) PF_FSM_CUDA(cudaDeviceSynchronize());
+    RunStream stream;
     UploadedTables tables(t, stream);
     PhaseClock clock(options.profile, stream, result.phases);
     PieceTotals totals{DeviceArray<unsigned long long>(std::max<uint32_t>(reporting, 1)), {},
                        t.start << t.shift};
     totals.visits.zero(stream);
-    DeviceArray<uint8_t> buffers[2] = {DeviceArray<uint8_t>(piece),
-                                       DeviceArray<uint8_t>(n > piece ? piece : 0)};
-    RunEvent copied[2], walked[2];
-    buffers[0].upload(host_data, piece, copies);
-    PF_FSM_CUDA(cudaEventRecord(copied[0], copies));
-    if (n == piece) PF_FSM_CUDA(cudaStreamWaitEvent(stream, copied[0], 0)), clock.lap("copy in", false);
-    for (size_t begin = 0, k = 0; begin < n; begin += piece, ++k) {
-      const size_t length = std::min(piece, n - begin), b = k % 2;
-      PF_FSM_CUDA(cudaStreamWaitEvent(stream, copied[b], 0));
-      if (begin + length < n) {  // the next piece, into the other buffer once it is walked
-        if (k) PF_FSM_CUDA(cudaStreamWaitEvent(copies, walked[1 - b], 0));
-        buffers[1 - b].upload(host_data + begin + length, std::min(piece, n - begin - length),
-                              copies);
-        PF_FSM_CUDA(cudaEventRecord(copied[1 - b], copies));
-      }
-      walk_piece(result.scheme, tables, t, buffers[b].get(), length, begin,
-                 gpu_chunks(result.scheme, length, options.chunks), options.matches, stream,
-                 totals, result.reason);
-      PF_FSM_CUDA(cudaEventRecord(walked[b], stream));
-    }
+    if (on_device)
+      walk_piece(result.scheme, tables, t, data, n, 0, chunks, options.matches, stream, totals,
+                 result.reason);
+    else
+      walk_in_pieces(result.scheme, tables, t, data, n, piece, options, stream, clock, totals,
+                     result.reason);
     visits = totals.visits.download(reporting, stream);
-    PF_FSM_CUDA(cudaStreamSynchronize(copies));
     final_offset = totals.state;
     result.matches = std::move(totals.matches);
     clock.lap(n == piece ? "on the device" : "pieces, copied while walked", true);
