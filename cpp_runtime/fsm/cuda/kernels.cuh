@@ -29,6 +29,7 @@ namespace parafuse::fsm::cuda {
 
 constexpr uint32_t kMaxVector = 64;       // states a chunk's vector may hold (enumeration)
 constexpr uint32_t kSharedCounts = 1024;  // reporting states counted in shared memory
+constexpr uint32_t kThreadCounts = 8;     // ... and in each thread's own counters first
 
 __host__ __device__ inline uint64_t chunk_begin(uint64_t n, uint64_t chunks, uint64_t c) {
   const uint64_t q = n / chunks, r = n % chunks;
@@ -151,13 +152,17 @@ __global__ void settle_guesses(DeviceTables t, const uint8_t* data, uint64_t n, 
 }
 
 // `counts`: [reporting states]; `match_counts` (or null): [chunks], the matches of each.
+// Visits are counted by each thread for at most kThreadCounts reporting states (no two
+// threads touch one counter while they walk: a machine reporting at every byte would
+// otherwise serialise a warp on one counter), then in the block's shared counters for at most
+// kSharedCounts, else in device memory.
 __global__ void count_chunks(DeviceTables global, const uint8_t* data, uint64_t n,
                              uint64_t chunks, const uint32_t* starts, unsigned long long* counts,
                              uint32_t reporting, unsigned long long* match_counts,
                              uint32_t* ends) {
   __shared__ SharedTables shared;
   __shared__ unsigned long long block_counts[kSharedCounts];
-  const bool in_block = reporting <= kSharedCounts;
+  const bool in_block = reporting <= kSharedCounts, in_thread = reporting <= kThreadCounts;
   if (in_block)
     for (uint32_t r = threadIdx.x; r < reporting; r += blockDim.x) block_counts[r] = 0;
   const DeviceTables t = in_shared(global, false, shared);  // its __syncthreads covers both
@@ -165,15 +170,20 @@ __global__ void count_chunks(DeviceTables global, const uint8_t* data, uint64_t 
   if (c < chunks) {
     uint32_t state = starts[c];
     unsigned long long matches = 0;
+    unsigned long long mine[kThreadCounts] = {};
     for_each_byte(data, chunk_begin(n, chunks, c), chunk_begin(n, chunks, c + 1),
                   [&](uint8_t byte, uint64_t) {
       state = step(t, state, byte);
       if (state < t.floor_offset) return;
       const uint32_t r = (state - t.floor_offset) >> t.shift;
-      add_count(in_block ? &block_counts[r] : &counts[r], 1ull);
+      if (in_thread) ++mine[r];
+      else add_count(in_block ? &block_counts[r] : &counts[r], 1ull);
       const uint32_t internal = state >> t.shift;
       matches += t.tag_begin[internal + 1] - t.tag_begin[internal];
     });
+    if (in_thread)
+      for (uint32_t r = 0; r < reporting; ++r)
+        if (mine[r]) add_count(&block_counts[r], mine[r]);
     if (match_counts) match_counts[c] = matches;
     ends[c] = state;
   }
