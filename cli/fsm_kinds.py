@@ -196,8 +196,7 @@ class TokenSet:
 
     def compile(self, machine: CompiledTokenSet, file: str, folder: Path, python: bool,
                 sample: bytes | None, no_build: bool, backend: str) -> None:
-        if backend in GPU_BACKENDS:
-            check_gpu_kind(machine)
+        # `backend` is cpp: check_compile_backend refuses the GPU ones for token sets
         compile_token_project(machine, file, folder, python, sample, no_build)
 
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
-from parafuse.emitters.toolchain.runtime import CPP_RUNTIME, runtime_files, runtime_folders
+from parafuse.emitters.toolchain.cmake import cached_build
+from parafuse.emitters.toolchain.runtime import runtime_files
 
+from .cuda_project import GPU_HEADERS, cmake_arguments, emulated_device_files
 from .project import RUNTIME_HEADERS
 
 DRIVER = "fsm_cuda_table_driver"
-GPU_HEADERS = sorted(path.relative_to(CPP_RUNTIME).as_posix()
-                     for path in (CPP_RUNTIME / "fsm" / "cuda").glob("*.cuh"))
 
 EMULATED_CMAKE = f"""\
 cmake_minimum_required(VERSION 3.18)
@@ -55,15 +54,12 @@ def cuda_driver_files(emulated: bool) -> dict[str, str | bytes]:
     }
     if emulated:
         files["src/table_driver_emulated.cpp"] = '#include "fsm/cuda/table_driver.cu"\n'
-        files.update(runtime_folders(["ccn/cuda_emulated"], under="runtime"))
-        files.update(runtime_files(["ccn/namespace.hpp"]))
+        files.update(emulated_device_files())
     return files
 
 
 def cuda_table_driver(emulated: bool = True, nvcc: str | None = None) -> Path:
     """The driver, built once per content: for the emulated device, or by `nvcc`."""
     name = "fsm-cuda-driver" + ("-emulated" if emulated else "")
-    args = Toolchain.current().cmake_args(False, False, False)
-    if not emulated:
-        args.append(f"-DCMAKE_CUDA_COMPILER={nvcc}")
-    return cached_build(name, cuda_driver_files(emulated), args) / "build" / DRIVER
+    return cached_build(name, cuda_driver_files(emulated), cmake_arguments(emulated, nvcc)) / \
+        "build" / DRIVER

@@ -19,15 +19,15 @@ from pathlib import Path
 
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
-from parafuse.emitters.toolchain.runtime import runtime_files, runtime_folders
+from parafuse.emitters.toolchain.runtime import CPP_RUNTIME, runtime_files, runtime_folders
 from parafuse.fsm_compiler.compiled import CompiledMachine
 
-from .cuda_driver import GPU_HEADERS
 from .project import RUNTIME_HEADERS, ProjectRequest, machine_blob, template_context
 
 GPU_SCHEMES = ("auto", "seq", "enum", "spec")
 DEFAULT_CUDA_ARCH = "90;80"
-EMULATION = "runtime/ccn/cuda_emulated"
+GPU_HEADERS = sorted(path.relative_to(CPP_RUNTIME).as_posix()
+                     for path in (CPP_RUNTIME / "fsm" / "cuda").glob("*.cuh"))
 
 
 def gpu_refusal(machine: object) -> str | None:
@@ -62,9 +62,16 @@ def cuda_project_files(request: ProjectRequest, emulated: bool,
     }
     if emulated:
         files[f"src/{name}_emulated.cpp"] = f'#include "{name}.cu"\n'
-        files.update(runtime_folders(["ccn/cuda_emulated"], under="runtime"))
-        files.update(runtime_files(["ccn/namespace.hpp"]))
+        files.update(emulated_device_files())
     return files
+
+
+def emulated_device_files() -> dict[str, bytes]:
+    """The emulated device's headers (cpp_runtime/ccn/cuda_emulated/) under runtime/: a
+    project compiles its CUDA unit as C++ with PF_CUDA_EMULATION and `-I
+    runtime/ccn/cuda_emulated` first."""
+    return {**runtime_folders(["ccn/cuda_emulated"], under="runtime"),
+            **runtime_files(["ccn/namespace.hpp"])}
 
 
 def cmake_arguments(emulated: bool, nvcc: str | None = None, python: bool = False) -> list[str]:
