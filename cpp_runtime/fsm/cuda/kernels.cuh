@@ -12,8 +12,9 @@
 //                      only the chunks whose guess is still wrong
 //   count_chunks       each chunk from its true start: visits of reporting states (and the
 //                      matches they make), and the state after the chunk
-//   write_matches      each chunk again, writing its matches where a scan of the counts
-//                      put them
+//   scan_counts        one block: the exclusive prefix sums of the chunks' match counts
+//                      (where each chunk's matches go) and their total
+//   write_matches      each chunk again, writing its matches where the scan put them
 // Each kernel first copies the tables it walks to shared memory (device_tables.cuh
 // in_shared), so every thread of a block runs to its __syncthreads before a thread past the
 // last chunk leaves; each walk reads its chunk 16 bytes a load (for_each_byte).
@@ -192,6 +193,34 @@ __global__ void count_chunks(DeviceTables global, const uint8_t* data, uint64_t 
     for (uint32_t r = threadIdx.x; r < reporting; r += blockDim.x)
       if (block_counts[r]) add_count(&counts[r], block_counts[r]);
   }
+}
+
+constexpr int kScanThreads = 256;
+
+// `first[c]`: the matches of the chunks before c; `first[chunks]`: all of them. One block of
+// kScanThreads: each thread sums a run of chunks, the runs' sums are scanned, and each thread
+// writes its run's prefixes.
+__global__ void scan_counts(const unsigned long long* counts, uint64_t chunks,
+                            unsigned long long* first) {
+  __shared__ unsigned long long runs[kScanThreads];
+  const uint64_t begin = chunk_begin(chunks, kScanThreads, threadIdx.x);
+  const uint64_t end = chunk_begin(chunks, kScanThreads, threadIdx.x + 1);
+  unsigned long long sum = 0;
+  for (uint64_t c = begin; c < end; ++c) sum += counts[c];
+  runs[threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long total = 0;
+    for (int k = 0; k < kScanThreads; ++k) {
+      const unsigned long long run = runs[k];
+      runs[k] = total;
+      total += run;
+    }
+    first[chunks] = total;
+  }
+  __syncthreads();
+  unsigned long long running = runs[threadIdx.x];
+  for (uint64_t c = begin; c < end; ++c) first[c] = running, running += counts[c];
 }
 
 // Match offsets are `base` plus the offsets in `data`.

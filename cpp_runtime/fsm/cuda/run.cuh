@@ -127,14 +127,16 @@ inline void walk_piece(const std::string& scheme, const UploadedTables& tables, 
   PF_FSM_CUDA(cudaGetLastError());
   totals.state = ends.download(chunks, stream).back();
   if (!matches) return;
-  std::vector<unsigned long long> first = match_counts.download(chunks, stream);
-  unsigned long long total = 0;
-  for (auto& count : first) total += count, count = total - count;  // exclusive scan
-  DeviceArray<unsigned long long> first_on_device(chunks);
-  first_on_device.upload(first.data(), chunks, stream);
+  DeviceArray<unsigned long long> first(chunks + 1);
+  PF_FSM_LAUNCH(scan_counts, 1, kScanThreads, stream, match_counts.get(), chunks, first.get());
+  PF_FSM_CUDA(cudaGetLastError());
+  unsigned long long total = 0;  // first[chunks]
+  PF_FSM_CUDA(cudaMemcpyAsync(&total, first.get() + chunks, sizeof total, cudaMemcpyDeviceToHost,
+                              stream));
+  PF_FSM_CUDA(cudaStreamSynchronize(stream));
   DeviceArray<Match> found(total);
   PF_FSM_LAUNCH(write_matches, blocks_for(chunks), kBlockThreads, stream, view, data, n, chunks,
-                starts.get(), first_on_device.get(), base, found.get());
+                starts.get(), first.get(), base, found.get());
   PF_FSM_CUDA(cudaGetLastError());
   const std::vector<Match> piece = found.download(total, stream);
   totals.matches.insert(totals.matches.end(), piece.begin(), piece.end());
