@@ -29,8 +29,8 @@ def aligned_dim(layout: Layout, operand_rank: int, result_rank: int) -> Layout:
 def _conflict_sliced_local(s: Layout, local: Layout) -> LayoutConflict:
     return LayoutConflict(
         f"cannot combine a {s} value with a {local} value",
-        "reducescatter the local value so that it is sliced the same way, "
-        "or allgather the sliced value first",
+        "reducescatter the local value so that it is sliced the same way (as_sliced(x, d) "
+        "if each rank's block of it is its own), or allgather the sliced value first",
     )
 
 
