@@ -8,6 +8,7 @@ line, before anything is written."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -149,6 +150,22 @@ int main(int, char** argv) {
   return cudaFree(device) != cudaSuccess;
 }
 """
+
+
+def test_the_runners_time_is_the_devices(tmp_path) -> None:
+    """With every stream late (PF_EMU_LAZY=all: work runs only when something waits for it)
+    and each operation taking 3 ms, a run's time covers its operations: the clock stops
+    once the results are on the host. A run queues at least its input's copy, the tables'
+    copies (8) and three kernels (speculate, mark, count)."""
+    require_cxx()
+    runner = cached_cuda_runner(project_request(sample_machine("div7"),
+                                                str(SAMPLES / "div7.fsm")), emulated=True)
+    (tmp_path / "n").write_bytes(b"0123456789" * 100)
+    env = {**os.environ, "PF_EMU_LAZY": "all", "PF_EMU_OPERATION_US": "3000"}
+    done = subprocess.run([str(runner), str(tmp_path / "n"), "--scheme", "spec", "--json"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["seconds"] >= 12 * 0.003, done.stdout
 
 
 def test_compile_for_a_gpu_builds_with_nvcc(tmp_path) -> None:
