@@ -45,7 +45,7 @@ def sample_input(name: str, size: int) -> bytes:
     return (piece * (size // len(piece) + 1))[:size]
 
 
-def _runs(command: list[str], timeout_s: float) -> list[dict]:
+def driver_runs(command: list[str], timeout_s: float) -> list[dict]:
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr else "failed")
@@ -78,7 +78,7 @@ def fsm_rows(add: Add, emulated: bool, timeout_s: float = 120.0,
             blob.write_bytes(machine_blob(machine, untrained_analysis(machine)))
             data.write_bytes(sample_input(name, size))
             try:
-                cpu_runs = _runs([str(cpu), str(blob), str(data), "--profile",
+                cpu_runs = driver_runs([str(cpu), str(blob), str(data), "--profile",
                                   *[f"auto:{cores}:0"] * REPEAT], timeout_s)
             except (RuntimeError, subprocess.TimeoutExpired) as error:
                 add(name, "cpu auto", "FAILED", str(error))
@@ -86,7 +86,7 @@ def fsm_rows(add: Add, emulated: bool, timeout_s: float = 120.0,
             cpu_gbps = size / _median(cpu_runs) / 1e9
             for scheme in GPU_SCHEMES:
                 try:
-                    runs = _runs([str(gpu), str(blob), str(data), "--profile",
+                    runs = driver_runs([str(gpu), str(blob), str(data), "--profile",
                                   *[f"{scheme}:1:0"] * REPEAT], timeout_s)
                 except (RuntimeError, subprocess.TimeoutExpired) as error:
                     add(name, f"gpu {scheme}", "FAILED", str(error))

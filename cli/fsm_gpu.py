@@ -8,6 +8,7 @@ from pathlib import Path
 
 from parafuse.cli.errors import UsageError
 from parafuse.emitters.fsm.cuda_project import (
+    GPU_SCHEMES,
     cached_cuda_runner,
     cmake_arguments,
     cuda_project_files,
@@ -17,12 +18,15 @@ from parafuse.emitters.fsm.project import ProjectRequest
 from parafuse.emitters.toolchain.cmake import build_tree, write_tree
 from parafuse.emitters.toolchain.nvidia import find_nvcc, gpu_present
 from parafuse.fsm_compiler.pipeline import analyse_for_project
+from parafuse.grammar.diagnostics import CompileError
 
 
 def check_gpu_kind(machine: object) -> None:
+    """A machine the GPU does not run yet is refused at its definition in the file."""
     refusal = gpu_refusal(machine)
     if refusal:
-        raise UsageError(refusal)
+        raise CompileError(refusal, machine.location,
+                           hint="--backend cpp runs it on the CPU's cores")
 
 
 def _nvcc(why: str) -> str:
@@ -32,9 +36,13 @@ def _nvcc(why: str) -> str:
     return str(nvcc)
 
 
-def gpu_runner(machine, file: str, emulated: bool) -> Path:
-    """The runner of the machine's GPU project, built into the cache when new."""
+def gpu_runner(machine, file: str, emulated: bool, scheme: str | None) -> Path:
+    """The runner of the machine's GPU project, built into the cache when new; a scheme
+    the GPU does not run is refused before the build."""
     check_gpu_kind(machine)
+    if scheme is not None and scheme not in GPU_SCHEMES:
+        raise UsageError(f"--scheme {scheme} does not run on the GPU (its schemes: "
+                         f"{', '.join(GPU_SCHEMES)})")
     nvcc = None
     if not emulated:
         if not gpu_present():

@@ -126,8 +126,8 @@ class Dfa:
         if request.tokens or request.tokens_out:
             raise UsageError("--tokens and --tokens-out are for token sets")
         if request.gpu:
-            return run_runner(gpu_runner(machine, request.file, emulated(request.backend)),
-                              request.input_path, request.dfa_runner_args)
+            runner = gpu_runner(machine, request.file, emulated(request.backend), request.scheme)
+            return run_runner(runner, request.input_path, request.dfa_runner_args)
         if request.compiled:
             runner = runner_for(machine, request.file)
             if request.warm:

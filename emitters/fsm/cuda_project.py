@@ -21,6 +21,7 @@ from parafuse.emitters.jinja_env import render
 from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME, runtime_files, runtime_folders
 from parafuse.fsm_compiler.compiled import CompiledMachine
+from parafuse.fsm_compiler.tokens.token_sets import CompiledTokenSet
 
 from .project import RUNTIME_HEADERS, ProjectRequest, machine_blob, template_context
 
@@ -34,7 +35,7 @@ def gpu_refusal(machine: object) -> str | None:
     """Why `machine` has no GPU project, or None."""
     if isinstance(machine, CompiledMachine):
         return None
-    what = "a token set" if type(machine).__name__ == "CompiledTokenSet" else \
+    what = "a token set" if isinstance(machine, CompiledTokenSet) else \
         f"a pattern set of {len(machine.engines)} engines"
     return (f"'{machine.name}' is {what}: the GPU runs explicit machines and pattern sets "
             "compiled to one DFA so far (docs/fsm.md, 'On GPUs')")

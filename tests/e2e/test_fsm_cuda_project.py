@@ -176,18 +176,25 @@ def test_compile_for_a_gpu_builds_with_nvcc(tmp_path) -> None:
     assert (tmp_path / "wl" / "build" / "weblog_run").exists()
 
 
+REFUSED = ("the GPU runs explicit machines and pattern sets compiled to one DFA so far "
+           "(docs/fsm.md, 'On GPUs')\n")
+HINT = "hint: --backend cpp runs it on the CPU's cores\n"
+WORDS = ("words.fsm:2:1: error: 'words' is a pattern set of 2 engines: " + REFUSED +
+         "    patterns words {\n    ^^^^^^^^^^^^^^^^\n" + HINT)
+
+
 @pytest.mark.parametrize("args, message", [
-    (("run", "words.fsm", "in", "--backend", "cuda-emulated"),
-     "boostfsm: error: 'words' is a pattern set of 2 engines: the GPU runs explicit machines "
-     "and pattern sets compiled to one DFA so far (docs/fsm.md, 'On GPUs')\n"),
-    (("compile", "words.fsm", "-o", "out", "--backend", "cuda"),
-     "boostfsm: error: 'words' is a pattern set of 2 engines: the GPU runs explicit machines "
-     "and pattern sets compiled to one DFA so far (docs/fsm.md, 'On GPUs')\n"),
+    (("run", "words.fsm", "in", "--backend", "cuda-emulated"), WORDS),
+    (("compile", "words.fsm", "-o", "out", "--backend", "cuda"), WORDS),
     (("run", str(SAMPLES / "tokens" / "json_tokens.fsm"), "in", "--backend", "cuda-emulated"),
-     "boostfsm: error: 'json_tokens' is a token set: the GPU runs explicit machines and "
-     "pattern sets compiled to one DFA so far (docs/fsm.md, 'On GPUs')\n"),
+     f"{SAMPLES / 'tokens' / 'json_tokens.fsm'}:4:1: error: 'json_tokens' is a token set: "
+     + REFUSED + "    tokens json_tokens {\n    ^^^^^^^^^^^^^^^^^^^^\n" + HINT),
+    (("run", str(SAMPLES / "div7.fsm"), "in", "--backend", "cuda-emulated", "--scheme", "hspec"),
+     "boostfsm: error: --scheme hspec does not run on the GPU (its schemes: auto, seq, enum, "
+     "spec)\n"),
 ])
-def test_what_the_gpu_does_not_run_is_refused_in_one_line(args, message, tmp_path) -> None:
+def test_what_the_gpu_does_not_run_is_refused_before_a_build(args, message, tmp_path) -> None:
+    """At the machine's definition, with a hint; nothing written, nothing built."""
     (tmp_path / "words.fsm").write_text(ENGINE_SET)
     (tmp_path / "in").write_bytes(b"first river")
     done = boostfsm(*args, cwd=tmp_path)

@@ -141,3 +141,20 @@ def test_the_fsm_rows_compare_with_the_cpu_and_give_both_rates() -> None:
         for scheme in ("gpu enum", "gpu spec", "gpu auto:enum")], rows
     assert all(row[2] == "ok" and " GB/s device, " in row[3] and " GB/s host; " in row[3]
                for row in rows), rows
+
+
+def test_an_fsm_row_that_differs_from_the_cpu_says_so(monkeypatch) -> None:
+    """The GPU's counts one off in one tag: every GPU row is a mismatch."""
+    runs = fsm_gpu_check.driver_runs
+
+    def one_off(command: list[str], timeout_s: float) -> list[dict]:
+        found = runs(command, timeout_s)
+        if "cuda" in command[0]:
+            for run in found:
+                run["counts"][0] += 1
+        return found
+
+    monkeypatch.setattr(fsm_gpu_check, "driver_runs", one_off)
+    rows: list[list[str]] = []
+    fsm_gpu_check.fsm_rows(lambda *row: rows.append(list(row)), emulated=True, samples=("div7",))
+    assert [row[2] for row in rows] == ["MISMATCH with CPU"] * 3, rows

@@ -78,3 +78,9 @@ def test_wheel_installs_and_both_compilers_run_outside_the_repository(installed,
                                 "--backend", "reference", "--json"], tmp_path, env))
     assert result["counts"] == reference["counts"] and result["counts"], result
     assert (tmp_path / "div7" / "build" / "div7_run").exists()
+    # the GPU project on the emulated device: its templates and runtime (.cuh, .cu) shipped
+    gpu = json.loads(run([str(installed / "boostfsm"), "run", "div7.fsm", "bits.txt",
+                          "--backend", "cuda-emulated", "--json"], tmp_path, env))
+    assert gpu["counts"] == reference["counts"], gpu
+    package = Path(located).parent
+    assert (package / "cpp_runtime" / "fsm" / "cuda" / "table_driver.cu").exists()

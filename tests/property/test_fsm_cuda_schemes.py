@@ -104,6 +104,20 @@ def test_inputs_in_pieces_equal_reference(name: str, lazy: str, tmp_path) -> Non
         check(machine, data, tmp_path, matches, runnable_schemes(machine, tmp_path), env)
 
 
+@pytest.mark.parametrize("value", ["abc", "0", "12x", "-5"])
+def test_a_piece_size_that_is_no_number_is_refused(value: str, tmp_path) -> None:
+    machine = sample_machine("div7")
+    blob, data = tmp_path / "m.blob", tmp_path / "m.input"
+    blob.write_bytes(blob_of(machine))
+    data.write_bytes(b"0123456789")
+    done = subprocess.run([str(cuda_table_driver()), str(blob), str(data), "seq:1:1"],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PARAFUSE_FSM_GPU_PIECE_BYTES": value})
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (f"fsm_cuda_table_driver: error: PARAFUSE_FSM_GPU_PIECE_BYTES="
+                           f"'{value}' is not a number of bytes of at least 1\n")
+
+
 def test_enum_past_its_vector_is_refused_in_one_line(tmp_path) -> None:
     machine = random_machine(np.random.default_rng(3), 300, 4, "permutation", 4)
     blob, data = tmp_path / "m.blob", tmp_path / "m.input"

@@ -109,4 +109,17 @@ __device__ inline void add_count(unsigned int* count, unsigned int by) {
 #endif
 }
 
+// An event that orders one stream after another.
+class RunEvent {
+ public:
+  RunEvent() { PF_FSM_CUDA(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
+  RunEvent(const RunEvent&) = delete;
+  RunEvent& operator=(const RunEvent&) = delete;
+  ~RunEvent() { cudaEventDestroy(event_); }
+  operator cudaEvent_t() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 }  // namespace parafuse::fsm::cuda

@@ -88,21 +88,14 @@ class PhaseClock {
 // ended in. `--chunks` counts the chunks of one piece.
 inline size_t piece_bytes() {
   const char* text = std::getenv("PARAFUSE_FSM_GPU_PIECE_BYTES");
-  const unsigned long long asked = text ? std::strtoull(text, nullptr, 10) : 0;
-  return asked ? size_t(asked) : size_t(1) << 30;
+  if (!text) return size_t(1) << 30;
+  char* end = nullptr;
+  const unsigned long long asked = std::strtoull(text, &end, 10);
+  if (*text < '0' || *text > '9' || *end || asked == 0)
+    throw std::runtime_error(std::string("PARAFUSE_FSM_GPU_PIECE_BYTES='") + text +
+                             "' is not a number of bytes of at least 1");
+  return size_t(asked);
 }
-
-class RunEvent {
- public:
-  RunEvent() { PF_FSM_CUDA(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
-  RunEvent(const RunEvent&) = delete;
-  RunEvent& operator=(const RunEvent&) = delete;
-  ~RunEvent() { cudaEventDestroy(event_); }
-  operator cudaEvent_t() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
 
 // What the walk of the pieces adds up.
 struct PieceTotals {
