@@ -86,6 +86,16 @@ def test_as_sliced_splits_over_the_ranks_that_hold_the_value(layout, block_group
     assert as_sliced_layout(layout, 1, block_group) == result
 
 
+def test_as_sliced_inside_a_stage_splits_over_the_stages_ranks() -> None:
+    """STAGED's `own = as_sliced(g, 0) * 3.0` inside `on stage[0]`: sliced among that
+    stage's ranks, not the world's."""
+    from parafuse.ccn_compiler.frontend import check_source
+    from tests.e2e.ccn_programs import STAGED
+
+    program = check_source(STAGED, "staged.ccn").programs["staged"]
+    assert program.value_type("own").layout == sliced(0, "stage")
+
+
 @pytest.mark.parametrize("layout", [sliced(1), sliced(0)])
 def test_as_sliced_of_a_sliced_value_is_refused(layout) -> None:
     with pytest.raises(LayoutConflict):
