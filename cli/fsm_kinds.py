@@ -17,7 +17,13 @@ import click
 
 from parafuse.cli.errors import UsageError, exit_status
 from parafuse.cli.fsm_engine_report import engine_set_json, print_engine_set_analysis
-from parafuse.cli.fsm_gpu import check_gpu_kind, compile_gpu_project, gpu_runner
+from parafuse.cli.fsm_gpu import (
+    check_gpu_kind,
+    compile_gpu_project,
+    compile_gpu_token_project,
+    gpu_runner,
+    gpu_token_runner,
+)
 from parafuse.cli.fsm_inputs import check_input_readable, descriptors_named, read_input
 from parafuse.cli.fsm_report import analysis_json, print_analysis, print_run
 from parafuse.cli.fsm_runtime_choice import engine_choices, runner_for, runtime_choice
@@ -185,18 +191,24 @@ class TokenSet:
     def run(self, machine: CompiledTokenSet, request: RunRequest) -> int:
         if request.matches:
             raise UsageError("a token set lists tokens (--tokens), not --matches")
-        if not request.compiled:
+        if not request.compiled and not request.gpu:
             run_reference_tokens(machine, read_input(request.input_path), request.repeat,
                                  request.tokens, request.tokens_out, request.as_json)
             return 0
         args = request.runner_args + (["--tokens"] if request.tokens else []) + (
             ["--tokens-out", request.tokens_out] if request.tokens_out else [])
+        if request.gpu:
+            runner = gpu_token_runner(machine, request.file, emulated(request.backend),
+                                      request.scheme)
+            return run_runner(runner, request.input_path, args)
         return run_cpp_tokens(machine, request.file, request.input_path, args,
                               descriptors_named(request.input_path))
 
     def compile(self, machine: CompiledTokenSet, file: str, folder: Path, python: bool,
                 sample: bytes | None, no_build: bool, backend: str) -> None:
-        # `backend` is cpp: check_compile_backend refuses the GPU ones for token sets
+        if backend in GPU_BACKENDS:
+            compile_gpu_token_project(machine, file, folder, python, no_build, emulated(backend))
+            return
         compile_token_project(machine, file, folder, python, sample, no_build)
 
 

@@ -1,10 +1,13 @@
-"""The FSM runtime's GPU half (cpp_runtime/fsm/cuda/) built as the table-driven driver the
-tests use: `fsm_cuda_table_driver BLOB INPUT [--matches] SCHEME:THREADS:CHUNKS ...`, on the
-emulated device (compiled as C++ against cpp_runtime/ccn/cuda_emulated/, no CUDA toolkit)
-or, for a real GPU, compiled by nvcc.
+"""The FSM runtime's GPU half (cpp_runtime/fsm/cuda/) built as the drivers the tests use, on
+the emulated device (compiled as C++ against cpp_runtime/ccn/cuda_emulated/, no CUDA
+toolkit) or, for a real GPU, compiled by nvcc:
 
-    cuda_table_driver(emulated=True) -> the driver's path, built once per content
-    cuda_driver_files(emulated)      -> {path: content}: CMakeLists.txt, the runtime tree
+    fsm_cuda_table_driver BLOB INPUT [--matches] SCHEME:THREADS:CHUNKS ...   (machines)
+    fsm_cuda_token_driver MANIFEST [--on-device] SCHEME:THREADS:CHUNKS ...   (token sets)
+
+    cuda_table_driver(emulated=True) -> the machine driver's path, built once per content
+    cuda_token_driver(emulated=True) -> the token-set driver's path, likewise
+    cuda_driver_files(driver, emulated) -> {path: content}: CMakeLists.txt, the runtime tree
 """
 
 from __future__ import annotations
@@ -17,49 +20,61 @@ from parafuse.emitters.toolchain.runtime import runtime_files
 from .cuda_project import GPU_HEADERS, cmake_arguments, emulated_device_files
 from .project import RUNTIME_HEADERS
 
-DRIVER = "fsm_cuda_table_driver"
+DRIVER_SOURCES = {"fsm_cuda_table_driver": "table_driver.cu",
+                  "fsm_cuda_token_driver": "token_driver.cu"}
 
-EMULATED_CMAKE = f"""\
+EMULATED_CMAKE = """\
 cmake_minimum_required(VERSION 3.18)
-project({DRIVER} LANGUAGES CXX)
+project({driver} LANGUAGES CXX)
 set(CMAKE_CXX_STANDARD 17)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)
 find_package(Threads REQUIRED)
-add_executable({DRIVER} src/table_driver_emulated.cpp)
-target_include_directories({DRIVER} BEFORE PRIVATE runtime/ccn/cuda_emulated)
-target_include_directories({DRIVER} PRIVATE runtime)
-target_compile_definitions({DRIVER} PRIVATE PF_CUDA_EMULATION)
-target_compile_options({DRIVER} PRIVATE -O1 -Wno-unknown-pragmas)
-target_link_libraries({DRIVER} PRIVATE Threads::Threads)
+add_executable({driver} src/{driver}_emulated.cpp)
+target_include_directories({driver} BEFORE PRIVATE runtime/ccn/cuda_emulated)
+target_include_directories({driver} PRIVATE runtime)
+target_compile_definitions({driver} PRIVATE PF_CUDA_EMULATION)
+target_compile_options({driver} PRIVATE -O1 -Wno-unknown-pragmas)
+target_link_libraries({driver} PRIVATE Threads::Threads)
 """
 
-NVCC_CMAKE = f"""\
+NVCC_CMAKE = """\
 cmake_minimum_required(VERSION 3.18)
-project({DRIVER} LANGUAGES CXX CUDA)
+project({driver} LANGUAGES CXX CUDA)
 set(CMAKE_CXX_STANDARD 17)
 set(CMAKE_CUDA_STANDARD 17)
 if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
   set(CMAKE_CUDA_ARCHITECTURES 90)
 endif()
-add_executable({DRIVER} runtime/fsm/cuda/table_driver.cu)
-target_include_directories({DRIVER} PRIVATE runtime)
-target_compile_options({DRIVER} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-O3>)
+add_executable({driver} runtime/fsm/cuda/{source})
+target_include_directories({driver} PRIVATE runtime)
+target_compile_options({driver} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-O3>)
 """
 
 
-def cuda_driver_files(emulated: bool) -> dict[str, str | bytes]:
+def cuda_driver_files(driver: str, emulated: bool) -> dict[str, str | bytes]:
+    source = DRIVER_SOURCES[driver]
+    cmake = (EMULATED_CMAKE if emulated else NVCC_CMAKE).format(driver=driver, source=source)
     files: dict[str, str | bytes] = {
-        "CMakeLists.txt": EMULATED_CMAKE if emulated else NVCC_CMAKE,
-        **runtime_files(RUNTIME_HEADERS + GPU_HEADERS + ["fsm/cuda/table_driver.cu"]),
+        "CMakeLists.txt": cmake,
+        **runtime_files(RUNTIME_HEADERS + GPU_HEADERS + [f"fsm/cuda/{source}"]),
     }
     if emulated:
-        files["src/table_driver_emulated.cpp"] = '#include "fsm/cuda/table_driver.cu"\n'
+        files[f"src/{driver}_emulated.cpp"] = f'#include "fsm/cuda/{source}"\n'
         files.update(emulated_device_files())
     return files
 
 
+def _cuda_driver(driver: str, emulated: bool, nvcc: str | None) -> Path:
+    name = driver.replace("_", "-") + ("-emulated" if emulated else "")
+    return cached_build(name, cuda_driver_files(driver, emulated),
+                        cmake_arguments(emulated, nvcc)) / "build" / driver
+
+
 def cuda_table_driver(emulated: bool = True, nvcc: str | None = None) -> Path:
-    """The driver, built once per content: for the emulated device, or by `nvcc`."""
-    name = "fsm-cuda-driver" + ("-emulated" if emulated else "")
-    return cached_build(name, cuda_driver_files(emulated), cmake_arguments(emulated, nvcc)) / \
-        "build" / DRIVER
+    """The machine driver, built once per content: for the emulated device, or by `nvcc`."""
+    return _cuda_driver("fsm_cuda_table_driver", emulated, nvcc)
+
+
+def cuda_token_driver(emulated: bool = True, nvcc: str | None = None) -> Path:
+    """The token-set driver, built once per content: for the emulated device, or by `nvcc`."""
+    return _cuda_driver("fsm_cuda_token_driver", emulated, nvcc)

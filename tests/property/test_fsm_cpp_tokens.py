@@ -7,18 +7,14 @@ and the sample lexers over generated inputs."""
 
 from __future__ import annotations
 
-import sys
-
-import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.grammar.diagnostics import SourceFile
-from tests.conftest import SAMPLES
 from tests.required_tools import require_cxx
 
-from .fsm_token_driver import assert_tokens_equal_reference
+from .fsm_token_driver import assert_tokens_equal_reference, sample_cases
 from .fsm_token_strategies import compile_tokens, token_inputs, token_rules
 
 LEXER = r"""
@@ -49,11 +45,11 @@ tokens loops {
 """
 
 
-def _token_sets():
+def lexer_token_sets():
     return {m.name: m for m in compile_file(SourceFile("lexer.fsm", LEXER)).machines}
 
 
-def _hard_inputs() -> list[tuple[str, bytes]]:
+def hard_inputs() -> list[tuple[str, bytes]]:
     program = b'if (x1 >= 2.5e3) { s = "a \\" /* b */"; } /* if "else */ while (y) x = x / 2;\n'
     strings = b'"a" "b c" "d" ' * 300  # a wrong start inside a string never falls in step
     return [
@@ -84,15 +80,15 @@ def _self_loop_inputs() -> list[tuple[str, bytes]]:
 
 def test_self_loops_every_scheme_equals_reference(tmp_path) -> None:
     require_cxx()
-    token_sets = _token_sets()
+    token_sets = lexer_token_sets()
     assert_tokens_equal_reference([(token_sets[name], data) for name, data in
                                    _self_loop_inputs()], tmp_path)
 
 
 def test_hard_inputs_every_scheme_equals_reference(tmp_path) -> None:
     require_cxx()
-    token_sets = _token_sets()
-    cases = [(token_sets[name], data) for name, data in _hard_inputs()]
+    token_sets = lexer_token_sets()
+    cases = [(token_sets[name], data) for name, data in hard_inputs()]
     assert_tokens_equal_reference(cases, tmp_path)
 
 
@@ -116,14 +112,4 @@ def test_random_token_sets_every_scheme_equals_reference(tmp_path, generated) ->
 
 def test_samples_every_scheme_equals_reference(tmp_path) -> None:
     require_cxx()
-    sys.path.insert(0, str(SAMPLES / "tokens"))
-    import token_inputs
-
-    cases = []
-    noise = np.random.default_rng(5).integers(0, 256, 2000, dtype=np.uint8).tobytes()
-    for name, generate in token_inputs.GENERATORS.items():
-        path = SAMPLES / "tokens" / f"{name}.fsm"
-        token_set = compile_file(SourceFile(str(path), path.read_text())).machines[0]
-        real = generate(6000)
-        cases += [(token_set, data) for data in (b"", real[:1], noise, real)]
-    assert_tokens_equal_reference(cases, tmp_path)
+    assert_tokens_equal_reference(sample_cases(), tmp_path)

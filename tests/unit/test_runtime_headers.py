@@ -39,8 +39,18 @@ def _dnnl_includes() -> tuple[str, ...]:
     return (f"-I{Path(folder).parents[2] / 'include'}",) if folder else ()
 
 
+@functools.cache
+def _python_includes() -> tuple[str, ...]:
+    """pybind11's and Python's headers (common/dlpack_input.hpp, for generated modules)."""
+    import sysconfig
+
+    import pybind11
+
+    return (f"-I{pybind11.get_include()}", f"-I{sysconfig.get_paths()['include']}")
+
+
 def _command(header: str, folder: Path) -> list[str]:
-    include = ["-I", str(CPP_RUNTIME), *_mpi_includes(), *_dnnl_includes()]
+    include = ["-I", str(CPP_RUNTIME), *_mpi_includes(), *_dnnl_includes(), *_python_includes()]
     if not _needs_nvcc(header):
         return ["c++", "-std=c++17", "-fsyntax-only", "-fopenmp", *include, "-x", "c++", "-"]
     source = folder / (header.replace("/", "_") + ".cu")

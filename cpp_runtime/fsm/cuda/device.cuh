@@ -70,6 +70,12 @@ class DeviceArray {
     PF_FSM_CUDA(cudaStreamSynchronize(stream));
     return host;
   }
+  T at(size_t index, cudaStream_t stream) const {  // one element, once the stream is done
+    T value;
+    PF_FSM_CUDA(cudaMemcpyAsync(&value, data_ + index, sizeof(T), cudaMemcpyDeviceToHost, stream));
+    PF_FSM_CUDA(cudaStreamSynchronize(stream));
+    return value;
+  }
   void zero(cudaStream_t stream) {
     if (count_) PF_FSM_CUDA(cudaMemsetAsync(data_, 0, count_ * sizeof(T), stream));
   }

@@ -118,15 +118,12 @@ inline void walk_piece(const std::string& scheme, const UploadedTables& tables, 
                 starts.get(), totals.visits.get(), t.reporting_states(),
                 matches ? match_counts.get() : nullptr, ends.get());
   PF_FSM_CUDA(cudaGetLastError());
-  totals.state = ends.download(chunks, stream).back();
+  totals.state = ends.at(chunks - 1, stream);
   if (!matches) return;
   DeviceArray<unsigned long long> first(chunks + 1);
   PF_FSM_LAUNCH(scan_counts, 1, kScanThreads, stream, match_counts.get(), chunks, first.get());
   PF_FSM_CUDA(cudaGetLastError());
-  unsigned long long total = 0;  // first[chunks]
-  PF_FSM_CUDA(cudaMemcpyAsync(&total, first.get() + chunks, sizeof total, cudaMemcpyDeviceToHost,
-                              stream));
-  PF_FSM_CUDA(cudaStreamSynchronize(stream));
+  const unsigned long long total = first.at(chunks, stream);
   DeviceArray<Match> found(total);
   PF_FSM_LAUNCH(write_matches, blocks_for(chunks), kBlockThreads, stream, view, data, n, chunks,
                 starts.get(), first.get(), base, found.get());

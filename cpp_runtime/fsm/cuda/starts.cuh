@@ -46,7 +46,7 @@ inline void find_starts(const std::string& scheme, const DeviceTables& t, const 
     PF_FSM_LAUNCH(mark_wrong_guesses, grid, kBlockThreads, stream, t, chunks, starts, ends.get(),
                   wrong.get(), wrong_count.get());
     PF_FSM_CUDA(cudaGetLastError());
-    settled = wrong_count.download(1, stream)[0] == 0;
+    settled = wrong_count.at(0, stream) == 0;
     if (!settled)
       PF_FSM_LAUNCH(rewalk_guesses, grid, kBlockThreads, stream, t, data, n, chunks, starts,
                     wrong.get(), ends.get());
@@ -57,7 +57,7 @@ inline void find_starts(const std::string& scheme, const DeviceTables& t, const 
   PF_FSM_LAUNCH(settle_guesses, 1, 1, stream, t, data, n, chunks, starts, ends.get(),
                 wrong_count.get());
   PF_FSM_CUDA(cudaGetLastError());
-  reason += ", then " + std::to_string(wrong_count.download(1, stream)[0]) + " of " +
+  reason += ", then " + std::to_string(wrong_count.at(0, stream)) + " of " +
             std::to_string(chunks) + " chunks walked in order";
 }
 
