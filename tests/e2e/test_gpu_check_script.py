@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pytest
 
-from parafuse.bench import fsm_gpu_check, gpu_bench, gpu_check
+from parafuse.bench import fsm_gpu_check, fsm_gpu_token_check, gpu_bench, gpu_check
 from parafuse.ccn_compiler.reference.runner import RunOptions, run_reference
 from parafuse.ccn_compiler.reference.tolerances import assert_same_outputs
 from parafuse.emitters.toolchain.cmake import BuildError
@@ -158,3 +158,28 @@ def test_an_fsm_row_that_differs_from_the_cpu_says_so(monkeypatch) -> None:
     rows: list[list[str]] = []
     fsm_gpu_check.fsm_rows(lambda *row: rows.append(list(row)), emulated=True, samples=("div7",))
     assert [row[2] for row in rows] == ["MISMATCH with CPU"] * 3, rows
+
+
+def test_the_token_rows_compare_with_the_cpu_and_give_both_rates() -> None:
+    rows: list[list[str]] = []
+    fsm_gpu_token_check.token_rows(lambda *row: rows.append(list(row)), emulated=True,
+                                   samples=("json_tokens",))
+    assert [row[:3] for row in rows] == [["json_tokens", "gpu tokens spec", "ok"]], rows
+    assert " GB/s device, " in rows[0][3] and " GB/s host; " in rows[0][3], rows
+
+
+def test_a_token_row_that_differs_from_the_cpu_says_so(monkeypatch) -> None:
+    """The GPU's count of one kind one off, in its device-memory runs only: a mismatch."""
+    runs = fsm_gpu_token_check.driver_runs
+
+    def one_off(command: list[str], timeout_s: float) -> list[dict]:
+        found = runs(command, timeout_s)
+        if "--on-device" in command:
+            found[0]["runs"][-1]["counted"][0] += 1
+        return found
+
+    monkeypatch.setattr(fsm_gpu_token_check, "driver_runs", one_off)
+    rows: list[list[str]] = []
+    fsm_gpu_token_check.token_rows(lambda *row: rows.append(list(row)), emulated=True,
+                                   samples=("json_tokens",))
+    assert [row[2] for row in rows] == ["MISMATCH with CPU"], rows

@@ -2,13 +2,17 @@
 // on the CPU: it loads token-set blobs (emitters/fsm/token_blob.py) at run time and
 // tokenizes on the device under each configuration.
 //
-//   fsm_cuda_token_driver MANIFEST [--on-device] [--reread-bytes B] SCHEME:THREADS:CHUNKS ...
+//   fsm_cuda_token_driver MANIFEST [--on-device] [--counts-only] [--reread-bytes B]
+//                         SCHEME:THREADS:CHUNKS ...
 //
 // MANIFEST has one case a line: `BLOB INPUT`. Per case, one JSON line: {"runs": [...]}, one
-// run per configuration: config, scheme, reason, tokens as [start, end, kind], counts, and
-// the counts of a run that lists no tokens ("counted"). --on-device: the input is copied to
-// device memory first and tokenized where it is; --reread-bytes: a thread's budget where
-// rules may never close (fsm/cuda/token_run.cuh). THREADS is read and ignored.
+// run per configuration: config, scheme, reason, tokens as [start, end, kind] and counts of
+// a run that lists them (not with --counts-only), the counts of a run that lists no tokens
+// ("counted") and its time ("seconds", until its counts are on the host). --on-device: the
+// input is copied to device memory first and tokenized where it is; --reread-bytes: a
+// thread's budget where rules may never close (fsm/cuda/token_run.cuh). THREADS is read and
+// ignored.
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -24,7 +28,7 @@ namespace fsm = parafuse::fsm;
 namespace {
 
 struct DriverFlags {
-  bool on_device = false;
+  bool on_device = false, counts_only = false;
   uint64_t reread_bytes = 0;
 };
 
@@ -42,23 +46,32 @@ std::string run_json(const std::string& config, const fsm::TokenTables& tables,
   fsm::TokenRunOptions options;
   options.scheme = config.substr(0, a);
   options.chunks = size_t(std::stoull(config.substr(b + 1)));
-  std::vector<fsm::Token> tokens;
-  const fsm::TokenRunResult listed = fsm::cuda::run_token_set_cuda(
-      tables, data, n, options, &tokens, flags.on_device, flags.reread_bytes);
+  const auto began = std::chrono::steady_clock::now();
   const fsm::TokenRunResult counted = fsm::cuda::run_token_set_cuda<fsm::Token>(
       tables, data, n, options, nullptr, flags.on_device, flags.reread_bytes);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   std::string out = "{\"config\": ";
   fsm::append_json_string(out, config);
   out += ", \"scheme\": ";
-  fsm::append_json_string(out, listed.scheme);
+  fsm::append_json_string(out, counted.scheme);
   out += ", \"reason\": ";
+  fsm::append_json_string(out, counted.reason);
+  out += ", \"counted\": " + counts_json(counted.counts);
+  char seconds_text[32];
+  std::snprintf(seconds_text, sizeof seconds_text, "%.9g", seconds);
+  out += ", \"seconds\": " + std::string(seconds_text);
+  if (flags.counts_only) return out + "}";
+  std::vector<fsm::Token> tokens;
+  const fsm::TokenRunResult listed = fsm::cuda::run_token_set_cuda(
+      tables, data, n, options, &tokens, flags.on_device, flags.reread_bytes);
+  out += ", \"listed_reason\": ";
   fsm::append_json_string(out, listed.reason);
   out += ", \"tokens\": [";
   for (size_t i = 0; i < tokens.size(); ++i)
     out += (i ? ", [" : "[") + std::to_string(tokens[i].start) + ", " +
            std::to_string(tokens[i].end) + ", " + std::to_string(tokens[i].kind) + "]";
-  out += "], \"counts\": " + counts_json(listed.counts);
-  return out + ", \"counted\": " + counts_json(counted.counts) + "}";
+  return out + "], \"counts\": " + counts_json(listed.counts) + "}";
 }
 
 void run_case(const std::string& blob_path, const std::string& input_path,
@@ -84,12 +97,13 @@ int main(int argc, char** argv) {
   try {
     if (argc < 2)
       throw std::runtime_error("usage: fsm_cuda_token_driver MANIFEST [--on-device] "
-                               "[--reread-bytes B] CONFIG...");
+                               "[--counts-only] [--reread-bytes B] CONFIG...");
     DriverFlags flags;
     std::vector<std::string> configs;
     for (int i = 2; i < argc; ++i) {
       const std::string arg = argv[i];
       if (arg == "--on-device") flags.on_device = true;
+      else if (arg == "--counts-only") flags.counts_only = true;
       else if (arg == "--reread-bytes" && i + 1 < argc) flags.reread_bytes = std::stoull(argv[++i]);
       else configs.push_back(arg);
     }
