@@ -4,9 +4,11 @@ toolkit) or, for a real GPU, compiled by nvcc:
 
     fsm_cuda_table_driver BLOB INPUT [--matches] SCHEME:THREADS:CHUNKS ...   (machines)
     fsm_cuda_token_driver MANIFEST [--on-device] SCHEME:THREADS:CHUNKS ...   (token sets)
+    fsm_cuda_engine_set_driver BLOB TAGS INPUT [--matches] [--on-device] ...  (engine sets)
 
     cuda_table_driver(emulated=True) -> the machine driver's path, built once per content
     cuda_token_driver(emulated=True) -> the token-set driver's path, likewise
+    cuda_engine_set_driver(emulated=True) -> the engine-set driver's path, likewise
     cuda_driver_files(driver, emulated) -> {path: content}: CMakeLists.txt, the runtime tree
 """
 
@@ -21,7 +23,8 @@ from .cuda_project import GPU_HEADERS, cmake_arguments, emulated_device_files
 from .project import RUNTIME_HEADERS
 
 DRIVER_SOURCES = {"fsm_cuda_table_driver": "table_driver.cu",
-                  "fsm_cuda_token_driver": "token_driver.cu"}
+                  "fsm_cuda_token_driver": "token_driver.cu",
+                  "fsm_cuda_engine_set_driver": "engine_set_driver.cu"}
 
 EMULATED_CMAKE = """\
 cmake_minimum_required(VERSION 3.18)
@@ -78,3 +81,8 @@ def cuda_table_driver(emulated: bool = True, nvcc: str | None = None) -> Path:
 def cuda_token_driver(emulated: bool = True, nvcc: str | None = None) -> Path:
     """The token-set driver, built once per content: for the emulated device, or by `nvcc`."""
     return _cuda_driver("fsm_cuda_token_driver", emulated, nvcc)
+
+
+def cuda_engine_set_driver(emulated: bool = True, nvcc: str | None = None) -> Path:
+    """The engine-set driver, built once per content: for the emulated device, or by `nvcc`."""
+    return _cuda_driver("fsm_cuda_engine_set_driver", emulated, nvcc)

@@ -23,18 +23,20 @@ def reference_triple(engine_set: EngineSet, data: bytes) -> tuple:
 
 
 def driver_results(engine_set: EngineSet, data: bytes, configs: list[str], work: Path,
-                   train: bytes | None = None, runs: tuple[bool, ...] = (True,)
+                   train: bytes | None = None, runs: tuple[bool, ...] = (True,),
+                   driver: Path | None = None, flags: tuple[str, ...] = ()
                    ) -> list[list[dict]]:
     """The driver's results for every configuration, once per entry of `runs` (True:
-    with --matches, False: counts only); the blob is written once."""
+    with --matches, False: counts only); the blob is written once. `driver`: another
+    driver of the same command line (the GPU's), with its `flags`."""
     blob, data_path = work / "set.blob", work / "set.input"
     blob.write_bytes(engine_set_blob(engine_set, analyse_for_project(engine_set, train)))
     data_path.write_bytes(data)
     all_results = []
     for matches in runs:
-        done = subprocess.run([str(engine_set_driver()), str(blob),
+        done = subprocess.run([str(driver or engine_set_driver()), str(blob),
                                str(len(engine_set.tag_names)), str(data_path),
-                               *(["--matches"] if matches else []), *configs],
+                               *(["--matches"] if matches else []), *flags, *configs],
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr
         results = [json.loads(line) for line in done.stdout.splitlines()]
@@ -45,11 +47,13 @@ def driver_results(engine_set: EngineSet, data: bytes, configs: list[str], work:
 
 def assert_engine_set_equal_reference(engine_set: EngineSet, data: bytes, work: Path,
                                       configs: list[str] | None = None,
-                                      train: bytes | None = None) -> tuple:
+                                      train: bytes | None = None, driver: Path | None = None,
+                                      flags: tuple[str, ...] = ()) -> tuple:
     """Every configuration's (final states, counts, matches) equal the reference's."""
     expected = reference_triple(engine_set, data)
     configs = configs or configurations(len(data))
-    listed, counted = driver_results(engine_set, data, configs, work, train, (True, False))
+    listed, counted = driver_results(engine_set, data, configs, work, train, (True, False),
+                                     driver, flags)
     for config, result in zip(configs, listed, strict=True):
         got = result["final_state"], result["counts"], result["matches"]
         assert got == expected, f"{config} ({result['reason']})"

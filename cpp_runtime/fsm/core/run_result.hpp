@@ -42,6 +42,16 @@ struct RunResult {
   int entry_bytes = 0;          // bytes of a transition table entry
 };
 
+// A pattern set of several engines (fsm/sets/engine_set.hpp; fsm/cuda/engine_set_run.cuh).
+struct SetResult {
+  std::vector<PhaseTiming> phases;  // with options.profile: every engine's, named "engine i: ..."
+  std::vector<int64_t> final_states;  // per engine; -1: an engine without numbered states
+  std::vector<uint64_t> counts;
+  std::vector<Match> matches;
+  std::string scheme, reason;
+  int threads = 1;
+};
+
 // Sort matches by (offset, tag) when each is at most a few places from its place, as
 // delayed and end-of-data reports leave them: insertion sort, linear in that case.
 inline void restore_match_order(std::vector<Match>& matches) {

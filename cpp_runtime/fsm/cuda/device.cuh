@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 // Launch __global__ `kernel` on `grid` blocks of `threads` on `stream`.
@@ -55,6 +56,14 @@ class DeviceArray {
   }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
+  DeviceArray(DeviceArray&& other) noexcept : data_(other.data_), count_(other.count_) {
+    other.data_ = nullptr, other.count_ = 0;
+  }
+  DeviceArray& operator=(DeviceArray&& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(count_, other.count_);
+    return *this;
+  }
   ~DeviceArray() {
     if (data_) cudaFree(data_);
   }

@@ -164,10 +164,10 @@ inline void walk_in_pieces(const std::string& scheme, const UploadedTables& tabl
   PF_FSM_CUDA(cudaStreamSynchronize(copies));
 }
 
-// `on_device`: `data` is device memory, walked where it is (no pieces, no copies) once the
-// device has finished what was queued before (whichever stream writes it); else host memory.
-inline RunResult run_machine_cuda(const Tables& t, const uint8_t* data, size_t n,
-                                  const RunOptions& options, bool on_device = false) {
+// The machine over data[0, n), its work queued on `stream`: device memory (`on_device`, walked
+// where it is, one piece) or host memory (in pieces).
+inline RunResult run_machine_on(const Tables& t, const uint8_t* data, size_t n,
+                                const RunOptions& options, bool on_device, cudaStream_t stream) {
   RunResult result;
   result.scheme = gpu_scheme(t, options.scheme, result.reason);
   const size_t piece = on_device ? n : std::min(n, piece_bytes());
@@ -179,8 +179,6 @@ inline RunResult run_machine_cuda(const Tables& t, const uint8_t* data, size_t n
   std::vector<unsigned long long> visits(reporting, 0);
   uint32_t final_offset = t.start << t.shift;
   if (n) {
-    if (on_device) PF_FSM_CUDA(cudaDeviceSynchronize());
-    RunStream stream;
     UploadedTables tables(t, stream);
     PhaseClock clock(options.profile, stream, result.phases);
     PieceTotals totals{DeviceArray<unsigned long long>(std::max<uint32_t>(reporting, 1)), {},
@@ -212,6 +210,15 @@ inline RunResult run_machine_cuda(const Tables& t, const uint8_t* data, size_t n
   }
   if (options.matches) restore_match_order(result.matches);
   return result;
+}
+
+// `on_device`: `data` is device memory, walked where it is (no pieces, no copies) once the
+// device has finished what was queued before (whichever stream writes it); else host memory.
+inline RunResult run_machine_cuda(const Tables& t, const uint8_t* data, size_t n,
+                                  const RunOptions& options, bool on_device = false) {
+  if (n && on_device) PF_FSM_CUDA(cudaDeviceSynchronize());
+  RunStream stream;
+  return run_machine_on(t, data, n, options, on_device, stream);
 }
 
 }  // namespace parafuse::fsm::cuda

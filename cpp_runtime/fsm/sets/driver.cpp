@@ -39,21 +39,6 @@ std::vector<uint8_t, std::allocator<uint8_t>> read_file(const std::string& path)
   return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
 }
 
-std::string result_line(const fsm::SetResult& result, bool matches) {
-  std::string out = "{\"scheme\": ";
-  fsm::append_json_string(out, result.scheme);
-  out += ", \"reason\": ";
-  fsm::append_json_string(out, result.reason);
-  out += ", \"threads\": " + std::to_string(result.threads) + ", \"final_state\": [";
-  for (size_t i = 0; i < result.final_states.size(); ++i)
-    out += (i ? ", " : "") + (result.final_states[i] < 0 ? std::string("null")
-                                                         : std::to_string(result.final_states[i]));
-  out += "]";
-  fsm::append_counts_and_matches(out, result.counts, matches ? &result.matches : nullptr);
-  if (!result.phases.empty()) out += fsm::phases_json(result.phases);
-  return out + "}\n";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,7 +63,7 @@ int main(int argc, char** argv) {
       options.profile = profile;
       const fsm::SetResult result =
           fsm::run_engine_set(engines, tags, input.data(), input.size(), options);
-      fsm::write_all(result_line(result, matches));
+      fsm::write_all(fsm::set_result_line(result, matches));
     }
     return 0;
   } catch (const std::exception& error) {

@@ -2,10 +2,7 @@
 // with the schemes of fsm/auto/choice.hpp; bit-parallel NFAs, fsm/sets/nfa_engine.hpp; and
 // prefiltered engines, fsm/sets/prefilter_engine.hpp) over the same input. Counts add up per
 // tag; matches merge by offset, then tag.
-//
-// Container blob (emitters/fsm/engine_set_blob.py): u64 magic "PFSMSET1", engine count,
-// then per engine (kind: 0 DFA / 1 NFA / 2 prefiltered, offset, size); each engine's
-// blob 64-byte aligned.
+// The container blob: fsm/sets/engine_directory.hpp.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +12,7 @@
 #include <vector>
 
 #include "fsm/auto/choice.hpp"
+#include "fsm/sets/engine_directory.hpp"
 #include "fsm/sets/entry_widths.hpp"
 #include "fsm/sets/lazy_nfa.hpp"
 #include "fsm/sets/nfa_engine.hpp"
@@ -23,9 +21,6 @@
 namespace parafuse::fsm {
 inline namespace v1 {
 
-constexpr uint64_t kSetMagic = 0x315445534d534650ull;  // "PFSMSET1"
-
-enum class EngineKind : uint64_t { dfa = 0, nfa = 1, prefilter = 2 };
 
 struct SetEngine {
   EngineKind kind = EngineKind::dfa;
@@ -35,10 +30,6 @@ struct SetEngine {
   bool is_dfa() const { return kind == EngineKind::dfa; }
 };
 
-inline const char* kind_name(EngineKind kind) {
-  return kind == EngineKind::dfa ? "dfa" : kind == EngineKind::nfa ? "nfa" : "prefilter";
-}
-
 // `kernels`: the SIMD kernels the library compiled for its DFA engines and prefilters'
 // literal DFAs, one per distinct fit of their plans (or every plan's: the engine-set
 // driver, whose blobs vary); each DFA gets the first that fits it (fsm/simd/plan.hpp
@@ -46,37 +37,23 @@ inline const char* kind_name(EngineKind kind) {
 // compile.)
 inline std::vector<SetEngine> parse_engine_set(const uint8_t* blob, size_t size,
                                                const std::vector<const SimdKernels*>& kernels) {
-  const uint64_t* words = reinterpret_cast<const uint64_t*>(blob);
-  if (size < 16 || words[0] != kSetMagic) throw std::runtime_error("not a parafuse engine set");
-  const uint64_t count = words[1];
-  if (size < 16 + 24 * count) throw std::runtime_error("engine set: truncated directory");
-  std::vector<SetEngine> engines(count);
-  for (uint64_t i = 0; i < count; ++i) {
-    const uint64_t kind = words[2 + 3 * i], offset = words[3 + 3 * i], bytes = words[4 + 3 * i];
-    if (offset + bytes > size) throw std::runtime_error("engine set: engine past the end");
-    if (kind > 2) throw std::runtime_error("engine set: unknown engine kind");
-    engines[i].kind = EngineKind(kind);
-    if (kind == 0)
-      engines[i].tables = parse_tables(blob + offset, bytes);
-    else if (kind == 1)
-      engines[i].nfa = parse_nfa(blob + offset, bytes);
+  const std::vector<EngineEntry> entries = engine_directory(blob, size);
+  std::vector<SetEngine> engines(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const EngineEntry& entry = entries[i];
+    engines[i].kind = entry.kind;
+    if (entry.kind == EngineKind::dfa)
+      engines[i].tables = parse_tables(blob + entry.offset, entry.bytes);
+    else if (entry.kind == EngineKind::nfa)
+      engines[i].nfa = parse_nfa(blob + entry.offset, entry.bytes);
     else
-      engines[i].prefilter = parse_prefilter(blob + offset, bytes);
+      engines[i].prefilter = parse_prefilter(blob + entry.offset, entry.bytes);
     engines[i].tables.simd_kernels = simd_kernels_for(engines[i].tables, kernels);
     engines[i].prefilter.literals.simd_kernels =
         simd_kernels_for(engines[i].prefilter.literals, kernels);
   }
   return engines;
 }
-
-struct SetResult {
-  std::vector<PhaseTiming> phases;  // with options.profile: every engine's, named "engine i: ..."
-  std::vector<int64_t> final_states;  // per engine; -1: an engine without numbered states
-  std::vector<uint64_t> counts;
-  std::vector<Match> matches;
-  std::string scheme, reason;
-  int threads = 1;
-};
 
 inline void append_phases(std::vector<PhaseTiming>& all, const std::vector<PhaseTiming>& phases,
                           size_t engine) {

@@ -16,6 +16,7 @@
 
 #include "fsm/core/tables.hpp"
 #include "fsm/core/walk.hpp"
+#include "fsm/sets/prefilter_tables.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
@@ -23,14 +24,6 @@ inline namespace v1 {
 // Chunks a thread walks in lockstep (8 ran slower on Nosey Parker: more instructions,
 // registers spilled).
 constexpr int kLiteralLanes = kLanes;
-
-// Whether the literal DFA `t` may run in chunks from a lookback: no delayed report and
-// no report at the end of the input (neither exists without assertions).
-inline bool literal_dfa_chunkable(const Tables& t) {
-  for (uint32_t i = 0; i < t.tag_begin[t.states]; ++i)
-    if (t.tag_list[i] & kDelayed) return false;
-  return t.end_begin[t.states] == 0;
-}
 
 // Appends (offset, tag) for every tag of a reporting state (none is delayed).
 struct HitVisit {
