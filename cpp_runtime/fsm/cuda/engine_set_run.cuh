@@ -15,6 +15,7 @@
 #include "fsm/core/run_result.hpp"
 #include "fsm/cuda/nfa_run.cuh"
 #include "fsm/sets/engine_directory.hpp"
+#include "fsm/sets/set_merge.hpp"
 
 namespace parafuse::fsm::cuda {
 
@@ -56,40 +57,22 @@ inline SetResult run_engine_set_cuda(const std::vector<GpuSetEngine>& engines, u
   copy.upload(data, on_device ? 0 : n, stream);
   const uint8_t* input = on_device ? data : copy.get();
   SetResult result;
-  result.counts.assign(tag_count, 0);
-  std::vector<std::string> schemes;
+  SetMerge merge(result, tag_count);
   for (size_t i = 0; i < engines.size(); ++i) {
-    std::string scheme, reason;
     if (engines[i].kind == EngineKind::dfa) {
-      RunResult raw = run_machine_on(engines[i].tables, input, n, options, true, stream);
-      result.final_states.push_back(raw.final_state);
-      for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += raw.counts[tag];
-      result.matches.insert(result.matches.end(), raw.matches.begin(), raw.matches.end());
+      const RunResult raw = run_machine_on(engines[i].tables, input, n, options, true, stream);
       result.threads = std::max(result.threads, raw.threads);
-      scheme = raw.scheme;
-      reason = raw.reason;
+      merge.add(i, engines[i].kind, raw.final_state, raw.counts, raw.matches, raw.scheme,
+                raw.reason);
     } else {
       const NfaTables& nfa = engines[i].nfa;
-      NfaRun raw = run_nfa_cuda(nfa, input, n, tag_count, options.chunks, options.matches, stream);
-      result.final_states.push_back(-1);
-      for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += raw.counts[tag];
-      result.matches.insert(result.matches.end(), raw.matches.begin(), raw.matches.end());
-      scheme = "nfa";
-      reason = nfa.bounded()
-                   ? "bit-parallel NFA; matches are at most " + std::to_string(nfa.max_length) +
-                         " bytes long, so " + std::to_string(raw.chunks) +
-                         " chunks start exactly from that much lookback"
-                   : "bit-parallel NFA with unbounded matches, run by one device thread";
+      const NfaRun raw =
+          run_nfa_cuda(nfa, input, n, tag_count, options.chunks, options.matches, stream);
+      merge.add(i, engines[i].kind, -1, raw.counts, raw.matches, "nfa",
+                nfa_reason(nfa, raw.chunks, "run by one device thread"));
     }
-    if (std::find(schemes.begin(), schemes.end(), scheme) == schemes.end()) schemes.push_back(scheme);
-    result.reason += (i ? "; engine " : "engine ") + std::to_string(i) + " (" +
-                     kind_name(engines[i].kind) + ", " + scheme + "): " + reason;
   }
-  for (size_t i = 0; i < schemes.size(); ++i) result.scheme += (i ? "+" : "") + schemes[i];
-  if (options.matches)
-    std::sort(result.matches.begin(), result.matches.end(), [](const Match& a, const Match& b) {
-      return a.offset != b.offset ? a.offset < b.offset : a.tag < b.tag;
-    });
+  merge.finish();
   return result;
 }
 

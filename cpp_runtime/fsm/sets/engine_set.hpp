@@ -17,6 +17,7 @@
 #include "fsm/sets/lazy_nfa.hpp"
 #include "fsm/sets/nfa_engine.hpp"
 #include "fsm/sets/prefilter_engine.hpp"
+#include "fsm/sets/set_merge.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
@@ -75,53 +76,30 @@ SetResult run_engine_set(const std::vector<SetEngine>& engines, uint32_t tag_cou
   const size_t chunks = options.chunks ? options.chunks : size_t(threads) * kLanes;
   SetResult result;
   result.threads = threads;
-  result.counts.assign(tag_count, 0);
-  std::vector<std::string> schemes;
+  SetMerge merge(result, tag_count);
   for (size_t i = 0; i < engines.size(); ++i) {
-    std::string scheme, reason;
     if (engines[i].kind == EngineKind::prefilter) {
       PrefilterResult raw = run_prefilter<Widths>(engines[i].prefilter, data, n, tag_count, options,
                                           threads, chunks);
       append_phases(result.phases, raw.phases, i);
-      result.final_states.push_back(-1);
-      for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += raw.counts[tag];
-      if (options.matches)
-        result.matches.insert(result.matches.end(), raw.matches.begin(), raw.matches.end());
-      scheme = raw.scheme;
-      reason = raw.reason;
+      merge.add(i, engines[i].kind, -1, raw.counts,
+                options.matches ? raw.matches : std::vector<Match>(), raw.scheme, raw.reason);
     } else if (engines[i].is_dfa()) {
       RunResult raw = Widths::run(engines[i].tables, data, n, options);
       append_phases(result.phases, raw.phases, i);
-      result.final_states.push_back(raw.final_state);
-      for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += raw.counts[tag];
-      result.matches.insert(result.matches.end(), raw.matches.begin(), raw.matches.end());
-      scheme = raw.scheme;
-      reason = raw.reason;
+      merge.add(i, engines[i].kind, raw.final_state, raw.counts, raw.matches, raw.scheme,
+                raw.reason);
     } else {
       const NfaTables& nfa = engines[i].nfa;
       NfaResult raw = run_nfa(nfa, data, n, tag_count, threads, chunks, options.matches);
       if (options.profile)
         result.phases.push_back(PhaseTiming{"engine " + std::to_string(i) + ": nfa",
                                             nfa.bounded(), raw.seconds, raw.units});
-      result.final_states.push_back(-1);
-      for (uint32_t tag = 0; tag < tag_count; ++tag) result.counts[tag] += raw.counts[tag];
-      result.matches.insert(result.matches.end(), raw.matches.begin(), raw.matches.end());
-      scheme = "nfa";
-      reason = nfa.bounded()
-                   ? "bit-parallel NFA; matches are at most " + std::to_string(nfa.max_length) +
-                         " bytes long, so " + std::to_string(raw.chunks) +
-                         " chunks start exactly from that much lookback"
-                   : "bit-parallel NFA with unbounded matches, run in one sequential pass";
+      merge.add(i, engines[i].kind, -1, raw.counts, raw.matches, "nfa",
+                nfa_reason(nfa, raw.chunks, "run in one sequential pass"));
     }
-    if (std::find(schemes.begin(), schemes.end(), scheme) == schemes.end()) schemes.push_back(scheme);
-    result.reason += (i ? "; engine " : "engine ") + std::to_string(i) + " (" +
-                     kind_name(engines[i].kind) + ", " + scheme + "): " + reason;
   }
-  for (size_t i = 0; i < schemes.size(); ++i) result.scheme += (i ? "+" : "") + schemes[i];
-  if (options.matches)
-    std::sort(result.matches.begin(), result.matches.end(), [](const Match& a, const Match& b) {
-      return a.offset != b.offset ? a.offset < b.offset : a.tag < b.tag;
-    });
+  merge.finish();
   return result;
 }
 
