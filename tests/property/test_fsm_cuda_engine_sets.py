@@ -3,29 +3,28 @@ emulated device give the reference executor's final states, counts and matches, 
 engine-set runs do (test_fsm_engine_sets.py): DFA engines under every GPU scheme and NFA
 engines bit-parallel (bounded ones in chunks from their lookback, unbounded in one), chunk
 counts 1, 2, 7, 64 and more than the input's bytes, inputs in host and in device memory
-(with every stream late). Sets with a prefiltered engine are refused in one line. The
-driver also compiles with nvcc."""
+(with every stream late), prefiltered engines (hits, ranges, confirmations). The driver
+also compiles with nvcc."""
 
 from __future__ import annotations
 
 import os
-import subprocess
 
 import numpy as np
-from hypothesis import assume, given, settings
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
 from parafuse.emitters.fsm.cuda_driver import cuda_engine_set_driver
-from parafuse.emitters.fsm.engine_set_blob import engine_set_blob
 from parafuse.fsm_compiler.engines import nfa_engine
 from parafuse.fsm_compiler.engines.engines import EngineSet, engine_kind
 from parafuse.fsm_compiler.engines.nfa_engine import BLOCK_WIDTHS
-from parafuse.fsm_compiler.pipeline import analyse_for_project
+from tests.property.conftest import DATA, sources
 from tests.property.fsm_cpp_driver import configurations
 from tests.property.fsm_engine_set_checks import assert_engine_set_equal_reference
 from tests.property.fsm_regex_strategies import HAYSTACK_BYTES, hyperscan_refusal
 from tests.property.test_fsm_engine_sets import SETTINGS, compile_set, pattern_lists
-from tests.required_tools import require_nvcc
+from tests.property.test_fsm_real_rulesets import planted_examples
+from tests.required_tools import require_module, require_nvcc
 
 GPU_SCHEMES = ("seq", "enum", "spec", "auto")
 # With max_states 8: DFA engines, a bounded NFA (windows) and an unbounded one whose
@@ -79,24 +78,23 @@ def test_split_sets_on_the_gpu_equal_the_reference(patterns, data, max_states, b
     assume(hyperscan_refusal(patterns) is None)
     machine = compile_set(patterns, max_states)
     assume(isinstance(machine, EngineSet))
-    assume(all(engine_kind(engine) != "prefilter" for engine in machine.engines))
+    event("+".join(sorted({engine_kind(engine) for engine in machine.engines})))
     check_on_gpu(machine, bytes(data), tmp_path)
 
 
-def test_a_prefiltered_engine_is_refused_in_one_line(tmp_path) -> None:
-    engine_set = compile_set([("secret_[a-z0-9]{20}", ""), ("token_[A-F0-9]{30}x", ""),
-                              ("k[0-9]{4}", "")], 8)
-    kinds = [engine_kind(engine) for engine in engine_set.engines]
-    assert "prefilter" in kinds, kinds
-    index = kinds.index("prefilter")
-    blob, data = tmp_path / "set.blob", tmp_path / "in"
-    blob.write_bytes(engine_set_blob(engine_set, analyse_for_project(engine_set, None)))
-    data.write_bytes(b"secret_x")
-    done = subprocess.run([str(cuda_engine_set_driver()), str(blob), "3", str(data), "seq:1:1"],
-                          capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stdout) == (1, "")
-    assert done.stderr == (f"fsm_cuda_engine_set_driver: error: engine {index} of this pattern "
-                           "set is prefiltered, which does not run on the GPU yet\n")
+def test_prefiltered_engines_equal_the_reference(tmp_path) -> None:
+    """Patterns with literal factors behind a prefilter: hits everywhere, hits that merge into
+    one range, hits whose confirmation fails, none at all."""
+    patterns = [("secret_[a-z0-9]{6,20}", ""), ("tok(en)?_[A-F0-9]{4}x", ""), ("k[0-9]{4}", ""),
+                ("key=[^ \\n]+;", ""), ("ab", "")]
+    engine_set = compile_set(patterns, 8)
+    assert "prefilter" in [engine_kind(engine) for engine in engine_set.engines]
+    rng = np.random.default_rng(4)
+    planted = b"".join(rng.choice([b"secret_abc123 ", b"token_0A1Fx", b"k12345 ", b"key=v;",
+                                   b"key=x y;", b"secret_", b"tok_ABCDx", b"zz ", b"\n"], 400))
+    for data in (b"", b"secret_abcdef", planted, b"secret_" * 300 + b"abcdefg",
+                 b"no factor here " * 50):
+        check_on_gpu(engine_set, data, tmp_path)
 
 
 def test_the_engine_set_driver_compiles_with_nvcc() -> None:
@@ -104,3 +102,20 @@ def test_the_engine_set_driver_compiles_with_nvcc() -> None:
     from parafuse.emitters.toolchain.nvidia import find_nvcc
 
     assert cuda_engine_set_driver(emulated=False, nvcc=str(find_nvcc())).exists()
+
+
+def test_real_rule_sets_on_the_gpu(rebar_set, nosey_set, tmp_path) -> None:
+    """rebar's regexes over sherlock.txt (DFA, NFA and prefiltered engines) and Nosey Parker's
+    first rules over prose with their examples planted (prefiltered, with assertions)."""
+    require_module("hyperscan")
+    configs = [f"{scheme}:1:{chunks}" for scheme in GPU_SCHEMES for chunks in (1, 7, 64)]
+    rules, machine = rebar_set
+    data = (DATA / "rebar" / "sherlock_head.txt").read_bytes()[:12_000]
+    _, _, matches = assert_engine_set_equal_reference(
+        machine, data, tmp_path, configs, train=data, driver=cuda_engine_set_driver())
+    assert [tuple(match) for match in matches] == sources.hyperscan_matches(rules, data)
+    rules, machine = nosey_set
+    data = planted_examples(rules)
+    _, _, matches = assert_engine_set_equal_reference(
+        machine, data, tmp_path, configs, driver=cuda_engine_set_driver())
+    assert [tuple(match) for match in matches] == sources.hyperscan_matches(rules, data)

@@ -1,37 +1,15 @@
 """Real rule sets in one pattern set each, compiled to several engines: rebar's regexes
 over the start of sherlock.txt (tests/data/rebar), and Nosey Parker's first rules over
 text with their examples planted (tests/data/noseyparker), give Hyperscan's matches on
-the reference executor and under every C++ scheme."""
+the reference executor and under every C++ scheme (the sets: tests/property/conftest.py)."""
 
 from __future__ import annotations
 
-import json
-import sys
-from pathlib import Path
-
-import pytest
-
 from parafuse.fsm_compiler.engines.engines import EngineSet, engine_kind
-from parafuse.fsm_compiler.pipeline import compile_file
-from parafuse.grammar.diagnostics import SourceFile
+from tests.property.conftest import DATA, sources
 from tests.property.fsm_cpp_driver import SCHEMES, configurations
 from tests.property.fsm_engine_set_checks import assert_engine_set_equal_reference
 from tests.required_tools import require_cxx, require_module
-
-REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / "tests" / "data"
-sys.path.insert(0, str(REPO / "bench"))
-import fsm_ruleset_sources as sources  # noqa: E402
-
-REBAR_RULES = 53  # every regex Hyperscan accepts
-
-
-@pytest.fixture(scope="module")
-def rebar_set():
-    rules = sources.parsable(sources.rebar_rules(DATA / "rebar"))
-    assert len(rules) == REBAR_RULES
-    machine = compile_file(SourceFile("rebar.fsm", sources.fsm_source("rebar", rules))).machines[0]
-    return rules, machine
 
 
 def test_rebar_set_equals_hyperscan_under_every_scheme(rebar_set, tmp_path) -> None:
@@ -49,13 +27,19 @@ def test_rebar_set_equals_hyperscan_under_every_scheme(rebar_set, tmp_path) -> N
     assert sum(counts) == len(expected) > 10_000
 
 
-@pytest.fixture(scope="module")
-def nosey_set():
-    entries = json.loads((DATA / "noseyparker" / "rules_head.json").read_text())
-    rules = [sources.Rule(entry["tag"], entry["pattern"], "", tuple(entry["examples"]),
-                          tuple(entry["negative_examples"])) for entry in entries]
-    source = sources.fsm_source("nosey", rules)
-    return rules, compile_file(SourceFile("nosey.fsm", source)).machines[0]
+def planted_examples(rules, spans: list | None = None) -> bytes:
+    """Prose with every rule's examples and negative examples planted, each between runs of
+    NUL bytes that no rule crosses; `spans` gets (rule index, is an example, begin, end)."""
+    separator = b"\n" + b"\x00" * 48 + b"\n"
+    data = bytearray((DATA / "rebar" / "sherlock_head.txt").read_bytes()[:3000])
+    for index, rule in enumerate(rules):
+        for text in rule.examples + rule.negative_examples:
+            data += separator
+            if spans is not None:
+                spans.append((index, text in rule.examples, len(data),
+                              len(data) + len(text.encode())))
+            data += text.encode()
+    return bytes(data + separator)
 
 
 def test_noseyparker_rules_with_planted_examples_equal_hyperscan(nosey_set, tmp_path) -> None:
@@ -69,15 +53,8 @@ def test_noseyparker_rules_with_planted_examples_equal_hyperscan(nosey_set, tmp_
     rules, machine = nosey_set
     assert isinstance(machine, EngineSet)
     assert {engine_kind(engine) for engine in machine.engines} == {"prefilter"}
-    separator = b"\n" + b"\x00" * 48 + b"\n"
-    data = bytearray((DATA / "rebar" / "sherlock_head.txt").read_bytes()[:3000])
-    spans = []  # (rule index, is an example, begin, end)
-    for index, rule in enumerate(rules):
-        for text in rule.examples + rule.negative_examples:
-            data += separator
-            spans.append((index, text in rule.examples, len(data), len(data) + len(text.encode())))
-            data += text.encode()
-    data = bytes(data + separator)
+    spans: list[tuple[int, bool, int, int]] = []
+    data = planted_examples(rules, spans)
     configs = [f"{scheme}:{threads}:{chunks}" for scheme in SCHEMES for threads in (1, 3)
                for chunks in (1, 7, 64)]
     _, _, matches = assert_engine_set_equal_reference(machine, data, tmp_path, configs)

@@ -2,8 +2,8 @@
 // it on the CPU: every engine over the same input, counts added per tag, matches merged by
 // offset, then tag. The input is copied to device memory once (or walked where it is), and
 // each engine runs on it: a DFA engine by the GPU's schemes (run.cuh; `auto` chooses per
-// engine), an NFA engine bit-parallel (nfa_run.cuh). Prefiltered engines do not run on the
-// GPU yet: a set that has one is refused when parsed.
+// engine), an NFA engine bit-parallel (nfa_run.cuh), a prefiltered engine by its literal DFA
+// and its patterns' confirmations (prefilter.cuh).
 #pragma once
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 
 #include "fsm/core/run_result.hpp"
 #include "fsm/cuda/nfa_run.cuh"
+#include "fsm/cuda/prefilter.cuh"
 #include "fsm/sets/engine_directory.hpp"
 #include "fsm/sets/set_merge.hpp"
 
@@ -21,8 +22,9 @@ namespace parafuse::fsm::cuda {
 
 struct GpuSetEngine {
   EngineKind kind = EngineKind::dfa;
-  Tables tables;  // DFA engines
-  NfaTables nfa;  // NFA engines
+  Tables tables;              // DFA engines
+  NfaTables nfa;              // NFA engines
+  PrefilterTables prefilter;  // prefiltered engines
 };
 
 inline std::vector<GpuSetEngine> parse_gpu_engine_set(const uint8_t* blob, size_t size) {
@@ -31,13 +33,12 @@ inline std::vector<GpuSetEngine> parse_gpu_engine_set(const uint8_t* blob, size_
   for (size_t i = 0; i < entries.size(); ++i) {
     const EngineEntry& entry = entries[i];
     engines[i].kind = entry.kind;
-    if (entry.kind == EngineKind::prefilter)
-      throw std::runtime_error("engine " + std::to_string(i) + " of this pattern set is "
-                               "prefiltered, which does not run on the GPU yet");
     if (entry.kind == EngineKind::dfa)
       engines[i].tables = parse_tables(blob + entry.offset, entry.bytes);
-    else
+    else if (entry.kind == EngineKind::nfa)
       engines[i].nfa = parse_nfa(blob + entry.offset, entry.bytes);
+    else
+      engines[i].prefilter = parse_prefilter(blob + entry.offset, entry.bytes);
   }
   return engines;
 }
@@ -49,7 +50,9 @@ inline SetResult run_engine_set_cuda(const std::vector<GpuSetEngine>& engines, u
                                      bool on_device = false) {
   for (const GpuSetEngine& engine : engines) {  // a bad scheme fails before any work
     std::string ignored;
-    if (engine.kind == EngineKind::dfa) gpu_scheme(engine.tables, options.scheme, ignored);
+    if (engine.kind != EngineKind::nfa)
+      gpu_scheme(engine.kind == EngineKind::dfa ? engine.tables : engine.prefilter.literals,
+                 options.scheme, ignored);
   }
   if (n && on_device) PF_FSM_CUDA(cudaDeviceSynchronize());
   RunStream stream;
@@ -64,6 +67,11 @@ inline SetResult run_engine_set_cuda(const std::vector<GpuSetEngine>& engines, u
       result.threads = std::max(result.threads, raw.threads);
       merge.add(i, engines[i].kind, raw.final_state, raw.counts, raw.matches, raw.scheme,
                 raw.reason);
+    } else if (engines[i].kind == EngineKind::prefilter) {
+      std::string scheme, reason;
+      const NfaRun raw = run_prefilter_cuda(engines[i].prefilter, input, n, tag_count, options,
+                                            stream, scheme, reason);
+      merge.add(i, engines[i].kind, -1, raw.counts, raw.matches, scheme, reason);
     } else {
       const NfaTables& nfa = engines[i].nfa;
       const NfaRun raw =

@@ -1,0 +1,183 @@
+// parafuse boostfsm on GPUs: a prefiltered engine (fsm/sets/prefilter_tables.hpp), as
+// fsm/sets/prefilter_engine.hpp runs it on the CPU, over an input in device memory:
+//   1. the literal DFA by the GPU's schemes (run.cuh), listing (factor end, pattern) hits;
+//   2. the host sorts the hits by pattern (a counting sort);
+//   3. find_start_ranges: one device thread a pattern merges its hits into ranges of match
+//      starts ([first, q - shortest], `first` as far back as the bytes allow, within
+//      `reach`);
+//   4. confirm_patterns: one device thread a pattern sweeps its ranges with the pattern's
+//      NFA (nfa.cuh): new threads start only inside a range, the sweep runs on while a thread
+//      lives and jumps to the next range when none does. Counted, or (a scan of the counts
+//      placing them) listed by a second sweep.
+// A pattern's ranges are swept by one thread, so no match is found twice.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fsm/cuda/nfa_run.cuh"
+#include "fsm/sets/prefilter_tables.hpp"
+
+namespace parafuse::fsm::cuda {
+
+struct ConfirmBounds {
+  uint64_t reach = 0, shortest = 0;  // reach all ones: unbounded
+  uint64_t before[4] = {0, 0, 0, 0};  // the bytes that may precede a match's factor
+};
+
+struct DeviceRange {
+  uint64_t first, last;  // inclusive match starts
+};
+
+__global__ void find_start_ranges(const uint8_t* data, uint64_t patterns,
+                                  const ConfirmBounds* bounds, const uint64_t* ends,
+                                  const uint64_t* first_end, DeviceRange* ranges,
+                                  uint64_t* range_count) {
+  const uint64_t k = thread_index();
+  if (k >= patterns) return;
+  const ConfirmBounds& c = bounds[k];
+  DeviceRange* list = ranges + first_end[k];
+  uint64_t count = 0;
+  for (uint64_t e = first_end[k]; e < first_end[k + 1]; ++e) {
+    const uint64_t q = ends[e];
+    uint64_t lower = q > c.reach ? q - c.reach : 0;
+    if (count && list[count - 1].last + 1 > lower) lower = list[count - 1].last + 1;
+    uint64_t first = q;
+    while (first > lower && ((c.before[data[first - 1] >> 6] >> (data[first - 1] & 63)) & 1))
+      --first;
+    const uint64_t last = q - c.shortest;
+    if (count && first <= list[count - 1].last + 1) list[count - 1].last = last;
+    else list[count++] = DeviceRange{first, last};
+  }
+  range_count[k] = count;
+}
+
+// Pattern k's matches in its ranges; `scratch`: 2 * words_each a pattern. Counts per tag
+// into `counts` and the pattern's matches into match_counts[k]; or, with `out`, writes them
+// from out + first[k].
+__global__ void confirm_patterns(const DeviceNfa* nfas, const uint8_t* data, uint64_t n,
+                                 uint64_t patterns, const DeviceRange* ranges,
+                                 const uint64_t* first_end, const uint64_t* range_count,
+                                 uint64_t* scratch, uint64_t words_each,
+                                 unsigned long long* counts, unsigned long long* match_counts,
+                                 const unsigned long long* first, Match* out) {
+  const uint64_t k = thread_index();
+  if (k >= patterns || range_count[k] == 0) {
+    if (k < patterns && !out) match_counts[k] = 0;
+    return;
+  }
+  const DeviceNfa& t = nfas[k];
+  const DeviceRange* list = ranges + first_end[k];
+  const uint64_t count = range_count[k];
+  uint64_t* state = scratch + k * 2 * words_each;
+  uint64_t* cand = state + t.words;
+  unsigned long long found = 0;
+  Match* next = out ? out + first[k] : nullptr;
+  uint64_t index = 0, at = list[0].first;
+  for (uint32_t w = 0; w < t.words; ++w) state[w] = 0;
+  bool alive = false;
+  while (at < n) {
+    while (index < count && list[index].last < at) ++index;
+    const bool inject = index < count && list[index].first <= at;
+    alive = nfa_step(t, state, cand, t.byte_positions + size_t(data[at]) * t.words,
+                     nfa_where(t, data, n, at), alive, inject);
+    ++at;
+    if (alive)
+      nfa_report(t, state, nfa_where(t, data, n, at), [&](uint32_t tag) {
+        if (next) *next++ = Match{at, tag};
+        else add_count(&counts[tag], 1ull), ++found;
+      });
+    while (index < count && list[index].last < at) ++index;
+    if (!alive && !(index < count && list[index].first <= at)) {
+      if (index == count) break;
+      at = list[index].first;  // no thread lives: on to the next range
+      for (uint32_t w = 0; w < t.words; ++w) state[w] = 0;
+    }
+  }
+  if (!next) match_counts[k] = found;
+}
+
+// The engine over data[0, n) in device memory; `scheme` and `reason` say what ran.
+inline NfaRun run_prefilter_cuda(const PrefilterTables& p, const uint8_t* data, size_t n,
+                                 uint32_t tag_count, const RunOptions& options,
+                                 cudaStream_t stream, std::string& scheme, std::string& reason) {
+  RunOptions literal_options = options;
+  literal_options.matches = true;
+  const RunResult hits = run_machine_on(p.literals, data, n, literal_options, true, stream);
+  scheme = hits.scheme;
+  const size_t patterns = p.confirms.size();
+  std::vector<size_t> confirm_of(tag_count, 0);
+  for (size_t k = 0; k < patterns; ++k) confirm_of[p.confirms[k].tag] = k;
+  std::vector<uint64_t> first_end(patterns + 1, 0), ends(hits.matches.size());
+  for (const Match& hit : hits.matches) ++first_end[confirm_of[hit.tag] + 1];
+  for (size_t k = 0; k < patterns; ++k) first_end[k + 1] += first_end[k];
+  std::vector<uint64_t> filled(first_end.begin(), first_end.end() - 1);
+  for (const Match& hit : hits.matches) ends[filled[confirm_of[hit.tag]]++] = hit.offset;
+  NfaRun run;
+  run.chunks = patterns;
+  run.counts.assign(tag_count, 0);
+  reason = "literal DFA (" + hits.scheme + ": " + hits.reason + ") found " +
+           std::to_string(ends.size()) + " factor ends";
+  if (ends.empty()) return run;
+  std::vector<ConfirmBounds> bounds(patterns);
+  std::vector<UploadedNfa> nfas;
+  std::vector<DeviceNfa> views;
+  uint64_t words_each = 1;
+  for (size_t k = 0; k < patterns; ++k) {
+    const ConfirmTables& c = p.confirms[k];
+    bounds[k].reach = c.reach, bounds[k].shortest = c.shortest;
+    std::copy(c.before, c.before + 4, bounds[k].before);
+    nfas.emplace_back(c.nfa, stream);
+    views.push_back(nfas.back().view());
+    words_each = std::max<uint64_t>(words_each, c.nfa.words);
+  }
+  DeviceArray<ConfirmBounds> device_bounds(patterns);
+  DeviceArray<DeviceNfa> device_nfas(patterns);
+  DeviceArray<uint64_t> device_ends(ends.size()), device_first_end(patterns + 1);
+  DeviceArray<uint64_t> range_count(patterns), scratch(patterns * 2 * words_each);
+  DeviceArray<DeviceRange> ranges(ends.size());
+  device_bounds.upload(bounds.data(), patterns, stream);
+  device_nfas.upload(views.data(), patterns, stream);
+  device_ends.upload(ends.data(), ends.size(), stream);
+  device_first_end.upload(first_end.data(), patterns + 1, stream);
+  const unsigned grid = blocks_for(patterns);
+  PF_FSM_LAUNCH(find_start_ranges, grid, kBlockThreads, stream, data, uint64_t(patterns),
+                device_bounds.get(), device_ends.get(), device_first_end.get(), ranges.get(),
+                range_count.get());
+  DeviceArray<unsigned long long> counts(std::max<uint32_t>(tag_count, 1)), found(patterns);
+  counts.zero(stream);
+  PF_FSM_LAUNCH(confirm_patterns, grid, kBlockThreads, stream,
+                static_cast<const DeviceNfa*>(device_nfas.get()), data, uint64_t(n),
+                uint64_t(patterns), static_cast<const DeviceRange*>(ranges.get()),
+                static_cast<const uint64_t*>(device_first_end.get()),
+                static_cast<const uint64_t*>(range_count.get()), scratch.get(), words_each,
+                counts.get(), found.get(), static_cast<const unsigned long long*>(nullptr),
+                static_cast<Match*>(nullptr));
+  PF_FSM_CUDA(cudaGetLastError());
+  const std::vector<unsigned long long> per_tag = counts.download(tag_count, stream);
+  run.counts.assign(per_tag.begin(), per_tag.end());
+  uint64_t total_ranges = 0;
+  for (uint64_t count : range_count.download(patterns, stream)) total_ranges += count;
+  reason += "; " + std::to_string(total_ranges) + " start ranges confirmed by " +
+            std::to_string(patterns) + " NFAs, one device thread each";
+  if (!options.matches) return run;
+  DeviceArray<unsigned long long> first(patterns + 1);
+  PF_FSM_LAUNCH(scan_counts, 1, kScanThreads, stream, found.get(), patterns, first.get());
+  const unsigned long long total = first.at(patterns, stream);
+  DeviceArray<Match> listed(total);
+  PF_FSM_LAUNCH(confirm_patterns, grid, kBlockThreads, stream,
+                static_cast<const DeviceNfa*>(device_nfas.get()), data, uint64_t(n),
+                uint64_t(patterns), static_cast<const DeviceRange*>(ranges.get()),
+                static_cast<const uint64_t*>(device_first_end.get()),
+                static_cast<const uint64_t*>(range_count.get()), scratch.get(), words_each,
+                static_cast<unsigned long long*>(nullptr), found.get(), first.get(),
+                listed.get());
+  PF_FSM_CUDA(cudaGetLastError());
+  run.matches = listed.download(total, stream);
+  return run;
+}
+
+}  // namespace parafuse::fsm::cuda
