@@ -1,6 +1,7 @@
 """Emit and build the GPU project of one DFA (an explicit machine, or a pattern set
-compiled to one DFA): templates under templates/fsm_cuda/ and the DFA parts shared with the
-CPU project (templates/fsm/), over the runtime of cpp_runtime/fsm/cuda/.
+compiled to one DFA) or one pattern set of several engines: templates under
+templates/fsm_cuda/ and the parts shared with the CPU project (templates/fsm/), over the
+runtime of cpp_runtime/fsm/cuda/.
 
     cuda_project_files(request, emulated, cuda_arch) -> {path: content}: CMakeLists.txt,
         include/M.hpp (the CPU library's API), src/M.cu, src/M_tables.cpp + src/M.tables.bin,
@@ -9,9 +10,9 @@ CPU project (templates/fsm/), over the runtime of cpp_runtime/fsm/cuda/.
         device's headers and src/M_emulated.cpp)
     cached_cuda_runner(request, emulated) -> the runner of a build in the content-keyed cache
 
-Token sets have a GPU project of their own (emitters/fsm/cuda_token_project.py); pattern
-sets of several engines have none yet (docs/fsm.md, "On GPUs"): `gpu_refusal` says so for
-`boostfsm`.
+Token sets have a GPU project of their own (emitters/fsm/cuda_token_project.py). A pattern
+set with an NFA of more patterns than the GPU's bound has none (docs/fsm.md, "On GPUs"):
+`gpu_refusal` says so for `boostfsm`.
 """
 
 from __future__ import annotations
@@ -21,40 +22,46 @@ from pathlib import Path
 from parafuse.emitters.jinja_env import render
 from parafuse.emitters.toolchain.cmake import Toolchain, cached_build
 from parafuse.emitters.toolchain.runtime import CPP_RUNTIME, runtime_files, runtime_folders
-from parafuse.fsm_compiler.compiled import CompiledMachine
-from parafuse.fsm_compiler.tokens.token_sets import CompiledTokenSet
+from parafuse.fsm_compiler.engines.engines import EngineSet, engine_kind
 
-from .project import RUNTIME_HEADERS, ProjectRequest, machine_blob, template_context
+from .project import RUNTIME_HEADERS, ProjectRequest, project_blob, template_context
 
 GPU_SCHEMES = ("auto", "seq", "enum", "spec")
 DEFAULT_CUDA_ARCH = "90;80"
 GPU_HEADERS = sorted(path.relative_to(CPP_RUNTIME).as_posix()
                      for path in (CPP_RUNTIME / "fsm" / "cuda").glob("*.cuh"))
+GPU_NFA_TAGS = 256  # cuda/nfa.cuh kNfaTags: the patterns one NFA runs on the GPU
 
 
 def gpu_refusal(machine: object) -> str | None:
     """Why `machine` has no GPU project, or None."""
-    if isinstance(machine, CompiledMachine | CompiledTokenSet):
+    if not isinstance(machine, EngineSet):
         return None
-    return (f"'{machine.name}' is a pattern set of {len(machine.engines)} engines: the GPU runs "
-            "explicit machines, pattern sets compiled to one DFA and token sets so far "
-            "(docs/fsm.md, 'On GPUs')")
+    nfas = [engine for engine in machine.engines if engine_kind(engine) == "nfa"] + [
+        confirm.nfa for engine in machine.engines if engine_kind(engine) == "prefilter"
+        for confirm in engine.confirms]
+    widest = max((len(nfa.patterns) for nfa in nfas), default=0)
+    if widest <= GPU_NFA_TAGS:
+        return None
+    return (f"'{machine.name}' has an NFA of {widest} patterns: the GPU runs NFAs of at most "
+            f"{GPU_NFA_TAGS} (docs/fsm.md, 'On GPUs')")
 
 
 def cuda_project_files(request: ProjectRequest, emulated: bool,
                        cuda_arch: str = DEFAULT_CUDA_ARCH) -> dict[str, str | bytes]:
     machine = request.machine
-    assert isinstance(machine, CompiledMachine), gpu_refusal(machine)
+    assert gpu_refusal(machine) is None, gpu_refusal(machine)
     name = machine.name
-    blob = machine_blob(machine, request.analysis)
+    blob = project_blob(request)
     context = template_context(request, blob)
+    library = "engine_set.cu.j2" if isinstance(machine, EngineSet) else "machine.cu.j2"
     if context["default_scheme"] not in GPU_SCHEMES:  # a CPU scheme the file asks for
         context["default_scheme"] = "auto"
     context.update(gpu_context(request.source_name, name, emulated, cuda_arch))
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": render("fsm_cuda/CMakeLists.txt.j2", **context),
         f"include/{name}.hpp": render("fsm/machine.hpp.j2", **context),
-        f"src/{name}.cu": render("fsm_cuda/machine.cu.j2", **context),
+        f"src/{name}.cu": render(f"fsm_cuda/{library}", **context),
         f"src/{name}_tables.cpp": render("fsm/tables.cpp.j2", **context),
         f"src/{name}.tables.bin": blob,
         f"src/{name}_run.cpp": render("fsm/runner.cpp.j2", **context),

@@ -3,7 +3,7 @@ reference executor (and so the CPU runner) gives: final state, counts, matches; 
 runner in every GPU scheme, with chunk boundaries after every byte of a small input.
 `compile --backend cuda|cuda-emulated` writes and builds the project and its Python
 module (nvcc, where the machine has it); what the GPU does not run yet is refused in one
-line, before anything is written."""
+line, before anything is written. Pattern sets of several engines run too."""
 
 from __future__ import annotations
 
@@ -41,6 +41,23 @@ def run_json(*args: str) -> dict:
     done = boostfsm("run", *args, "--matches", "--json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+def test_a_set_of_several_engines_equals_the_reference(tmp_path) -> None:
+    """An NFA engine and a prefiltered one, through `run` and the runner's GPU schemes."""
+    require_cxx()
+    (tmp_path / "words.fsm").write_text(ENGINE_SET)
+    data = tmp_path / "in"
+    data.write_bytes(b"first river Tom abc river\nab12345y first\nTom. river\n" * 30)
+    source = str(tmp_path / "words.fsm")
+    expected = run_json(source, str(data), "--backend", "reference")
+    assert len(expected["final_state"]) == 2 and len(expected["matches"]) > 60
+    assert pick(run_json(source, str(data), "--backend", "cuda-emulated")) == pick(expected)
+    for scheme in ("seq", "enum", "spec"):
+        got = run_json(source, str(data), "--backend", "cuda-emulated", "--scheme", scheme,
+                       "--chunks", "7")
+        assert pick(got) == pick(expected), got["reason"]
+        assert got["scheme"] == f"nfa+{scheme}"
 
 
 @pytest.mark.parametrize("sample", ["clexer", "weblog"])
@@ -168,24 +185,17 @@ def test_the_runners_time_is_the_devices(tmp_path) -> None:
     assert json.loads(done.stdout)["seconds"] >= 12 * 0.003, done.stdout
 
 
-def test_compile_for_a_gpu_builds_with_nvcc(tmp_path) -> None:
+@pytest.mark.parametrize("name", ["weblog", "words"])
+def test_compile_for_a_gpu_builds_with_nvcc(name: str, tmp_path) -> None:
     require_nvcc()
-    done = boostfsm("compile", str(SAMPLES / "weblog.fsm"), "-o", "wl", "--backend", "cuda",
-                    cwd=tmp_path)
+    (tmp_path / "words.fsm").write_text(ENGINE_SET)
+    source = tmp_path / "words.fsm" if name == "words" else SAMPLES / f"{name}.fsm"
+    done = boostfsm("compile", str(source), "-o", "out", "--backend", "cuda", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "wl" / "build" / "weblog_run").exists()
-
-
-REFUSED = ("the GPU runs explicit machines, pattern sets compiled to one DFA and token sets "
-           "so far (docs/fsm.md, 'On GPUs')\n")
-HINT = "hint: --backend cpp runs it on the CPU's cores\n"
-WORDS = ("words.fsm:2:1: error: 'words' is a pattern set of 2 engines: " + REFUSED +
-         "    patterns words {\n    ^^^^^^^^^^^^^^^^\n" + HINT)
+    assert (tmp_path / "out" / "build" / f"{name}_run").exists()
 
 
 @pytest.mark.parametrize("args, message", [
-    (("run", "words.fsm", "in", "--backend", "cuda-emulated"), WORDS),
-    (("compile", "words.fsm", "-o", "out", "--backend", "cuda"), WORDS),
     (("run", str(SAMPLES / "tokens" / "json_tokens.fsm"), "in", "--backend", "cuda-emulated",
       "--scheme", "enum"),
      "boostfsm: error: --scheme enum does not run on the GPU (its schemes: auto, seq, spec)\n"),
@@ -194,8 +204,7 @@ WORDS = ("words.fsm:2:1: error: 'words' is a pattern set of 2 engines: " + REFUS
      "spec)\n"),
 ])
 def test_what_the_gpu_does_not_run_is_refused_before_a_build(args, message, tmp_path) -> None:
-    """At the machine's definition, with a hint; nothing written, nothing built."""
-    (tmp_path / "words.fsm").write_text(ENGINE_SET)
+    """A scheme the GPU does not run for the machine's kind: one line, nothing built."""
     (tmp_path / "in").write_bytes(b"first river")
     done = boostfsm(*args, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (1, "", message)
