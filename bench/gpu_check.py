@@ -5,8 +5,8 @@ per rank: a schedule that needs more ranks than there are GPUs is a row saying s
 fused optimizer steps' achieved bandwidth against a device-to-device copy of the same bytes
 (a step faster than the copy is a FAILED row: a clock stopped early), then the benchmark of
 bench/gpu_bench.py (PyTorch's fused optimizers, the MLP block and a GEMM alone, side by side),
-then boostfsm's DFA and token-set samples on the GPU against the CPU on all cores
-(bench/fsm_gpu_check.py, fsm_gpu_token_check.py).
+then boostfsm's DFA and token-set samples and two real rule sets on the GPU against the
+CPU on all cores (bench/fsm_gpu_check.py, fsm_gpu_token_check.py, fsm_gpu_set_check.py).
 Each row is printed as it completes; each run has its own time limit (a run past it is a
 TIMED OUT row, and the check goes on), and a build that fails is a row too.
 
@@ -32,6 +32,7 @@ from pathlib import Path
 
 from parafuse.bench import gpu_bench
 from parafuse.bench.fsm_gpu_check import fsm_rows
+from parafuse.bench.fsm_gpu_set_check import set_rows
 from parafuse.bench.fsm_gpu_token_check import token_rows
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.frontend import CheckedModule, check_source
@@ -307,6 +308,7 @@ def main(device: Device | None = None, samples: list[str] | None = None,
     if fsm:
         fsm_rows(table.add, emulated=not device.copy_peer, timeout_s=device.run_timeout_s)
         token_rows(table.add, emulated=not device.copy_peer, timeout_s=device.run_timeout_s)
+        set_rows(table.add, emulated=not device.copy_peer, timeout_s=device.run_timeout_s)
     emit(f"(done in {time.time() - start:.0f} s)")
     return table.rows
 

@@ -58,6 +58,23 @@ def test_a_set_of_several_engines_equals_the_reference(tmp_path) -> None:
                        "--chunks", "7")
         assert pick(got) == pick(expected), got["reason"]
         assert got["scheme"] == f"nfa+{scheme}"
+    done = boostfsm("compile", source, "-o", "w", "--backend", "cuda-emulated", "--python",
+                    cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    module = subprocess.run([sys.executable, "-c", SET_SCRIPT, str(data)],
+                            cwd=tmp_path / "w" / "build", capture_output=True, text=True,
+                            timeout=60)
+    assert module.returncode == 0, module.stderr
+    assert json.loads(module.stdout) == [expected["final_state"], expected["counts"],
+                                         [offset for offset, _ in expected["matches"]]]
+
+
+SET_SCRIPT = """
+import json, sys
+import words
+r = words.run(open(sys.argv[1], "rb").read(), matches=True)
+print(json.dumps([r["final_state"], r["counts"], r["matches"]["offset"].tolist()]))
+"""
 
 
 @pytest.mark.parametrize("sample", ["clexer", "weblog"])

@@ -15,7 +15,13 @@ import time
 import numpy as np
 import pytest
 
-from parafuse.bench import fsm_gpu_check, fsm_gpu_token_check, gpu_bench, gpu_check
+from parafuse.bench import (
+    fsm_gpu_check,
+    fsm_gpu_set_check,
+    fsm_gpu_token_check,
+    gpu_bench,
+    gpu_check,
+)
 from parafuse.ccn_compiler.reference.runner import RunOptions, run_reference
 from parafuse.ccn_compiler.reference.tolerances import assert_same_outputs
 from parafuse.emitters.toolchain.cmake import BuildError
@@ -183,3 +189,12 @@ def test_a_token_row_that_differs_from_the_cpu_says_so(monkeypatch) -> None:
     fsm_gpu_token_check.token_rows(lambda *row: rows.append(list(row)), emulated=True,
                                    samples=("json_tokens",))
     assert [row[2] for row in rows] == ["MISMATCH with CPU"], rows
+
+
+def test_the_set_rows_compare_with_the_cpu_and_give_both_rates() -> None:
+    rows: list[list[str]] = []
+    fsm_gpu_set_check.set_rows(lambda *row: rows.append(list(row)), emulated=True)
+    assert [row[:3] for row in rows] == [  # auto: enum for every DFA
+        ["nosey", "gpu set spec", "ok"], ["nosey", "gpu set enum", "ok"],
+        ["rebar", "gpu set spec+nfa", "ok"], ["rebar", "gpu set enum+nfa", "ok"]], rows
+    assert all(" GB/s device, " in row[3] and " GB/s host; " in row[3] for row in rows), rows

@@ -28,8 +28,8 @@ inline std::string phases_json(const std::vector<PhaseTiming>& phases) {
 
 // A pattern set's result as the engine-set drivers print it (one JSON line): scheme,
 // reason, threads, final_state (per engine, null for an engine without numbered states),
-// counts, with `matches` the matches, and the phases where profiled.
-inline std::string set_result_line(const SetResult& result, bool matches) {
+// counts, with `matches` the matches, the phases where profiled, and the run's `seconds`.
+inline std::string set_result_line(const SetResult& result, bool matches, double seconds) {
   std::string out = "{\"scheme\": ";
   append_json_string(out, result.scheme);
   out += ", \"reason\": ";
@@ -41,7 +41,7 @@ inline std::string set_result_line(const SetResult& result, bool matches) {
   out += "]";
   append_counts_and_matches(out, result.counts, matches ? &result.matches : nullptr);
   if (!result.phases.empty()) out += phases_json(result.phases);
-  return out + "}\n";
+  return out + ", \"seconds\": " + format_number(seconds) + "}\n";
 }
 
 }  // namespace v1

@@ -7,6 +7,7 @@
 // One JSON line per configuration, as the CPU driver's (fsm/core/phase_json.hpp
 // set_result_line). --on-device: the input is copied to device memory first and walked
 // where it is. THREADS is read and ignored.
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -44,9 +45,11 @@ int main(int argc, char** argv) {
     }
     for (const std::string& config : configs) {
       const fsm::RunOptions options = fsm::parse_driver_config(config, matches);
+      const auto began = std::chrono::steady_clock::now();
       const fsm::SetResult result =
           fsm::cuda::run_engine_set_cuda(engines, tags, data, input.size(), options, on_device);
-      fsm::write_all(fsm::set_result_line(result, matches));
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
+      fsm::write_all(fsm::set_result_line(result, matches, took.count()));
     }
     return 0;
   } catch (const std::exception& error) {

@@ -6,10 +6,12 @@
 //
 // One JSON line per configuration: scheme, reason, final_state (per engine, null for
 // an engine without numbered states), counts (per tag), with --matches matches as
-// [offset, tag index], with --profile every engine's phases (fsm/core/phase_json.hpp).
+// [offset, tag index], with --profile every engine's phases (fsm/core/phase_json.hpp),
+// and the run's wall time in seconds.
 // The SIMD kernels are compiled in units of their own (driver_simd.cpp, driver_simd_vbmi.cpp,
 // from the projects' templates, the same as the table driver's), in parallel with this one.
 #define PARAFUSE_FSM_SIMD_ELSEWHERE 1
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -61,9 +63,11 @@ int main(int argc, char** argv) {
       }
       fsm::RunOptions options = fsm::parse_driver_config(text, matches);
       options.profile = profile;
+      const auto began = std::chrono::steady_clock::now();
       const fsm::SetResult result =
           fsm::run_engine_set(engines, tags, input.data(), input.size(), options);
-      fsm::write_all(fsm::set_result_line(result, matches));
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
+      fsm::write_all(fsm::set_result_line(result, matches, took.count()));
     }
     return 0;
   } catch (const std::exception& error) {
