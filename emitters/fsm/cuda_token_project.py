@@ -3,9 +3,11 @@
 (templates/fsm_cuda/), over the runtime of cpp_runtime/fsm/cuda/token_run.cuh.
 
     cuda_token_project_files(token_set, source_name, emulated) -> {path: content}:
-        CMakeLists.txt, include/M.hpp (the CPU library's API, plus run_device), src/M.cu,
-        src/M_tables.cpp + src/M.tables.bin, src/M_run.cpp (the CPU runner's options and
-        JSON), src/M_python.cpp (host buffers or DLPack tensors in, numpy out), runtime/
+        CMakeLists.txt (M::M, and a package for find_package(M CONFIG) after `cmake
+        --install`), cmake/MConfig.cmake.in, include/M.hpp (the CPU library's API, plus
+        run_device), src/M.cu, src/M_tables.cpp + src/M.tables.bin, src/M_run.cpp (the CPU
+        runner's options and JSON), src/M_python.cpp (host buffers or DLPack tensors in,
+        numpy out), runtime/
     cached_cuda_token_runner(token_set, source_name, emulated) -> the runner of a build in
         the content-keyed cache
 """
@@ -25,6 +27,7 @@ from .cuda_project import (
     cmake_arguments,
     emulated_unit,
     gpu_context,
+    package_files,
 )
 from .project import RUNTIME_HEADERS
 from .token_blob import TokenHints, token_blob
@@ -52,7 +55,7 @@ def cuda_token_project_files(token_set: CompiledTokenSet, source_name: str, emul
         f"src/{name}_python.cpp": render("fsm_tokens/tokens_python.cpp.j2", **context),
         **runtime_files(RUNTIME_HEADERS + GPU_HEADERS),
     }
-    return files | emulated_unit(name, emulated)
+    return files | package_files(context) | emulated_unit(name, emulated)
 
 
 def cached_cuda_token_runner(token_set: CompiledTokenSet, source_name: str, emulated: bool,

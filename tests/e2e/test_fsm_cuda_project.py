@@ -17,6 +17,8 @@ import pytest
 
 from parafuse.emitters.fsm.cuda_project import cached_cuda_runner
 from parafuse.emitters.toolchain.nvidia import gpu_present
+from parafuse.fsm_compiler.pipeline import compile_file
+from parafuse.grammar.diagnostics import SourceFile
 from tests.conftest import SAMPLES
 from tests.property.fsm_cpp_driver import project_request
 from tests.property.test_fsm_cpp_schemes import sample_machine
@@ -53,9 +55,13 @@ def test_a_set_of_several_engines_equals_the_reference(tmp_path) -> None:
     expected = run_json(source, str(data), "--backend", "reference")
     assert len(expected["final_state"]) == 2 and len(expected["matches"]) > 60
     assert pick(run_json(source, str(data), "--backend", "cuda-emulated")) == pick(expected)
+    runner = cached_cuda_runner(project_request(compile_file(SourceFile(
+        source, ENGINE_SET)).machines[0], source), emulated=True)  # `run` built it
     for scheme in ("seq", "enum", "spec"):
-        got = run_json(source, str(data), "--backend", "cuda-emulated", "--scheme", scheme,
-                       "--chunks", "7")
+        done = subprocess.run([str(runner), str(data), "--scheme", scheme, "--chunks", "7",
+                               "--matches", "--json"], capture_output=True, text=True,
+                              timeout=60)
+        got = json.loads(done.stdout)
         assert pick(got) == pick(expected), got["reason"]
         assert got["scheme"] == f"nfa+{scheme}"
     done = boostfsm("compile", source, "-o", "w", "--backend", "cuda-emulated", "--python",

@@ -2,18 +2,21 @@
 reference tokenizer's counts and tokens, for every token-set sample; so does its runner in
 every GPU scheme, with chunk boundaries after every byte of a small input. `compile
 --backend cuda-emulated --python` builds the library, runner and module (host buffers and
-DLPack tensors in, numpy records out; run_device from C++); nvcc builds the project for a
-GPU where the machine has it."""
+DLPack tensors in, numpy records out; run_device from C++), and `cmake --install` gives a
+package an application finds with find_package; nvcc builds the project for a GPU where the
+machine has it, and an application in C++ alone links it."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from parafuse.emitters.fsm.cuda_token_project import cached_cuda_token_runner
+from parafuse.emitters.toolchain.cmake import Toolchain, build
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.grammar.diagnostics import SourceFile
 from tests.conftest import SAMPLES
@@ -140,3 +143,57 @@ def test_compile_for_a_gpu_builds_with_nvcc(tmp_path) -> None:
                     "--backend", "cuda", "--python", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "lt" / "build" / "log_tokens_run").exists()
+
+
+APP = r"""
+#include <cstdio>
+#include <string>
+#include "NAME.hpp"
+int main() {
+  const std::string text = "{\"a\": [1, true, \"x\"]}";
+  NAME::Options options;
+  options.tokens = true;
+  const NAME::Result result =
+      NAME::run(reinterpret_cast<const uint8_t*>(text.data()), text.size(), options);
+  std::printf("%zu %s\n", result.tokens.size(), result.scheme.c_str());
+  return 0;
+}
+"""
+
+
+def _install_and_build_app(project: Path, name: str, tmp_path: Path) -> Path:
+    """`cmake --install` of the project, then an application in C++ alone that finds it with
+    find_package(NAME CONFIG) and links it; returns the application's path."""
+    prefix, app = tmp_path / "prefix", tmp_path / "app"
+    subprocess.run([Toolchain.current().tool("cmake"), "--install", str(project / "build"),
+                    "--prefix", str(prefix)], check=True, capture_output=True, timeout=120)
+    assert (prefix / "include" / f"{name}.hpp").exists()
+    app.mkdir()
+    (app / "main.cpp").write_text(APP.replace("NAME", name))
+    (app / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18)\nproject(app LANGUAGES CXX)\n"
+        f"find_package({name} CONFIG REQUIRED)\nadd_executable(app main.cpp)\n"
+        f"target_link_libraries(app PRIVATE {name}::{name})\n")
+    build(app, tmp_path / "app-build", Toolchain.current().cmake_args(mpi=False) +
+          [f"-DCMAKE_PREFIX_PATH={prefix}"])
+    return tmp_path / "app-build" / "app"
+
+
+def test_an_installed_gpu_project_is_found_by_find_package(tmp_path) -> None:
+    """On the emulated device the application runs: 11 tokens, by spec."""
+    require_cxx()
+    source = str(SAMPLES / "tokens" / "json_tokens.fsm")
+    done = boostfsm("compile", source, "-o", "js", "--backend", "cuda-emulated", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    app = _install_and_build_app(tmp_path / "js", "json_tokens", tmp_path)
+    ran = subprocess.run([str(app)], capture_output=True, text=True, timeout=60)
+    assert (ran.returncode, ran.stdout) == (0, "11 spec\n"), ran.stderr
+
+
+def test_an_installed_cuda_project_links_into_an_application(tmp_path) -> None:
+    """Built by nvcc: the application (C++ alone) links the CUDA runtime through the package."""
+    require_nvcc()
+    source = str(SAMPLES / "tokens" / "json_tokens.fsm")
+    done = boostfsm("compile", source, "-o", "js", "--backend", "cuda", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _install_and_build_app(tmp_path / "js", "json_tokens", tmp_path).exists()
