@@ -3,7 +3,9 @@
 //   enumerate_chunks   each chunk from every state at once, as one walk of the fused DFA
 //                      (a vector of states as one state); where the compiler did not store a
 //                      fused transition, the chunk goes on with the vector itself
-//   compose_chunks     one thread: the chunks' start states, from the machine's start
+//   compose_runs / start_runs / start_chunks   the chunks' start states, from the machine's
+//                      start: the maps composed in about sqrt(chunks) runs in parallel, the
+//                      runs' starts by one thread, then each run's chunks in parallel
 //   speculate_chunks   each chunk from a guess: its `lookback` bytes before, walked from
 //                      the start state
 //   mark_wrong_guesses / rewalk_guesses   a re-validation round: a chunk whose guess is not
@@ -92,11 +94,37 @@ __global__ void enumerate_chunks(DeviceTables global, const uint8_t* data, uint6
   for (uint32_t s = 0; s < t.states; ++s) out[s] = partial ? live[s] : vector[s] << t.shift;
 }
 
-__global__ void compose_chunks(DeviceTables t, uint64_t chunks, const uint32_t* map,
-                               uint32_t* starts) {
+// The chunks' maps composed in runs of consecutive chunks: thread (r, s) follows state s
+// through run r, giving run_maps[r * states + s] (offsets, as the chunks' maps).
+__global__ void compose_runs(DeviceTables t, uint64_t chunks, uint64_t runs, const uint32_t* map,
+                             uint32_t* run_maps) {
+  const uint64_t i = thread_index();
+  if (i >= runs * t.states) return;
+  const uint64_t r = i / t.states;
+  uint32_t state = uint32_t(i % t.states) << t.shift;
+  for (uint64_t c = chunk_begin(chunks, runs, r); c < chunk_begin(chunks, runs, r + 1); ++c)
+    state = map[c * t.states + (state >> t.shift)];
+  run_maps[i] = state;
+}
+
+// One thread: each run's start state, from the machine's start.
+__global__ void start_runs(DeviceTables t, uint64_t runs, const uint32_t* run_maps,
+                           uint32_t* run_starts) {
   if (thread_index() != 0) return;
   uint32_t state = t.start_offset;
-  for (uint64_t c = 0; c < chunks; ++c) {
+  for (uint64_t r = 0; r < runs; ++r) {
+    run_starts[r] = state;
+    state = run_maps[r * t.states + (state >> t.shift)];
+  }
+}
+
+// Thread r: the start states of run r's chunks, from the run's start.
+__global__ void start_chunks(DeviceTables t, uint64_t chunks, uint64_t runs, const uint32_t* map,
+                             const uint32_t* run_starts, uint32_t* starts) {
+  const uint64_t r = thread_index();
+  if (r >= runs) return;
+  uint32_t state = run_starts[r];
+  for (uint64_t c = chunk_begin(chunks, runs, r); c < chunk_begin(chunks, runs, r + 1); ++c) {
     starts[c] = state;
     state = map[c * t.states + (state >> t.shift)];
   }

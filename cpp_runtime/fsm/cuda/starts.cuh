@@ -13,6 +13,14 @@ namespace parafuse::fsm::cuda {
 
 constexpr int kRounds = 2;  // parallel re-validation rounds before the rest is settled in order
 
+// Runs of chunks enum composes in parallel: about sqrt(chunks), so that the longest walk of
+// one thread (a run, or the runs' starts) is about sqrt(chunks) lookups, not `chunks`.
+inline uint64_t composition_runs(uint64_t chunks) {
+  uint64_t runs = 1;
+  while (runs * runs < chunks) ++runs;
+  return runs;
+}
+
 // The chunks' start states (offsets) on the device, by `scheme`, from `t.start_offset`.
 inline void find_starts(const std::string& scheme, const DeviceTables& t, const Tables& host,
                         const uint8_t* data, size_t n, size_t chunks, uint32_t* starts,
@@ -25,11 +33,16 @@ inline void find_starts(const std::string& scheme, const DeviceTables& t, const 
     return;
   }
   if (scheme == "enum") {
-    DeviceArray<uint32_t> map(chunks * host.states);
+    const uint64_t runs = composition_runs(chunks);
+    DeviceArray<uint32_t> map(chunks * host.states), run_maps(runs * host.states), run_starts(runs);
     PF_FSM_LAUNCH(enumerate_chunks, grid, kBlockThreads, stream, t, data, n, chunks, map.get());
-    PF_FSM_LAUNCH(compose_chunks, 1, 1, stream, t, chunks, map.get(), starts);
+    PF_FSM_LAUNCH(compose_runs, blocks_for(runs * host.states), kBlockThreads, stream, t, chunks,
+                  runs, map.get(), run_maps.get());
+    PF_FSM_LAUNCH(start_runs, 1, 1, stream, t, runs, run_maps.get(), run_starts.get());
+    PF_FSM_LAUNCH(start_chunks, blocks_for(runs), kBlockThreads, stream, t, chunks, runs, map.get(),
+                  run_starts.get(), starts);
     PF_FSM_CUDA(cudaGetLastError());
-    PF_FSM_CUDA(cudaStreamSynchronize(stream));  // before `map` is freed
+    PF_FSM_CUDA(cudaStreamSynchronize(stream));  // before the maps are freed
     return;
   }
   DeviceArray<uint32_t> ends(chunks);
