@@ -54,11 +54,15 @@ def sample_inputs(name: str) -> dict[str, bytes]:
 
 
 def runnable_schemes(machine, work) -> tuple[str, ...]:
-    """Every GPU scheme, less enum where `auto` finds that a chunk's vector does not fit (a
-    partial fused DFA and more than VECTOR_STATES states): there it is refused."""
-    [auto] = check(machine, b"", work, schemes=("auto",))[:1]
-    assert auto["scheme"] == "enum" or machine.state_count > VECTOR_STATES
-    return GPU_SCHEMES if auto["scheme"] == "enum" else ("seq", "spec", "auto")
+    """Every GPU scheme, less enum where it is refused (a partial fused DFA and more than
+    VECTOR_STATES states)."""
+    blob, data = work / "probe.blob", work / "probe.input"
+    blob.write_bytes(blob_of(machine))
+    data.write_bytes(b"")
+    done = subprocess.run([str(cuda_table_driver()), str(blob), str(data), "enum:1:1"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 or machine.state_count > VECTOR_STATES, done.stderr
+    return GPU_SCHEMES if done.returncode == 0 else ("seq", "spec", "auto")
 
 
 @pytest.mark.parametrize("name", SAMPLE_NAMES)
@@ -158,3 +162,26 @@ def test_the_gpu_driver_compiles_with_nvcc() -> None:
     from parafuse.emitters.toolchain.nvidia import find_nvcc
 
     assert cuda_table_driver(emulated=False, nvcc=str(find_nvcc())).exists()
+
+
+def test_auto_enumerates_a_complete_fused_dfa_and_otherwise_speculates_first(tmp_path) -> None:
+    """A complete fused DFA (div7): enum. A partial one: spec, which settles on huffman's
+    input; on a permutation machine (guesses never settle) enum where a chunk's vector fits
+    (40 states) and more chunks than states stay wrong, else the chunks walked in order (300
+    states)."""
+    def autos(machine, data: bytes, chunks: set[int]) -> list[dict]:
+        return [r for r in check(machine, data, tmp_path, schemes=("auto",))
+                if r["chunks"] in chunks]
+
+    for name, scheme in (("div7", "enum"), ("huffman", "spec")):
+        data = sample_inputs(name)["real"][:20000]  # chunks of 2.8 KiB and 312 bytes
+        assert {r["scheme"] for r in autos(sample_machine(name), data, {7, 64})} == {scheme}
+    rng = np.random.default_rng(11)
+    data = rng.integers(0, 256, 3000, dtype=np.uint8).tobytes()
+    runs = autos(random_machine(rng, 40, 3, "permutation", 4), data, {64, 3005})
+    assert {r["scheme"] for r in runs} == {"enum"}
+    assert all("more than the machine's 40 states: enumerated instead" in r["reason"]
+               for r in runs), runs
+    runs = autos(random_machine(rng, 300, 3, "permutation", 4), data, {64, 3005})
+    assert {r["scheme"] for r in runs} == {"spec"}
+    assert all("walked in order" in r["reason"] for r in runs), runs

@@ -51,8 +51,8 @@ inline SetResult run_engine_set_cuda(const std::vector<GpuSetEngine>& engines, u
   for (const GpuSetEngine& engine : engines) {  // a bad scheme fails before any work
     std::string ignored;
     if (engine.kind != EngineKind::nfa)
-      gpu_scheme(engine.kind == EngineKind::dfa ? engine.tables : engine.prefilter.literals,
-                 options.scheme, ignored);
+      gpu_plan(engine.kind == EngineKind::dfa ? engine.tables : engine.prefilter.literals,
+               options.scheme, ignored);
   }
   if (n && on_device) PF_FSM_CUDA(cudaDeviceSynchronize());
   RunStream stream;

@@ -5,8 +5,9 @@
 //   spec   every chunk from a guess, re-validated in up to kRounds parallel rounds (a chunk
 //          whose guess is not the end of the chunk before it walks again from that end);
 //          then one thread settles the chunks still wrong, walking them in order
-//   auto   enum where a chunk's vector fits (a complete fused DFA, or at most kMaxVector
-//          states), else spec: a rule, not yet a measurement
+//   auto   enum where the fused DFA is complete; else spec, and where a chunk's vector fits
+//          (at most kMaxVector states) enum for a piece whose rounds leave more guesses wrong
+//          than the machine has states (more chunks to walk in order than enum's steps a byte)
 // Then every chunk is walked from its true start to count (and list) the matches. With
 // RunOptions::profile the result has two phases: "copy in" (the input to device memory) and
 // "on the device" (the schemes, counts and matches, until the results are on the host); an
@@ -32,13 +33,26 @@ constexpr size_t kMaxChunks = size_t(1) << 20;
 
 inline bool enum_fits(const Tables& t) { return t.fused_complete || t.states <= kMaxVector; }
 
-// The scheme that runs, and why; throws for a scheme the GPU does not run.
-inline std::string gpu_scheme(const Tables& t, const std::string& asked, std::string& reason) {
+// What runs: `scheme`, and (auto's speculation) whether a piece whose guesses the rounds
+// leave wrong is enumerated instead of walked in order.
+struct GpuPlan {
+  std::string scheme;
+  bool enumerate_unsettled = false;
+};
+
+// The plan, and why; throws for a scheme the GPU does not run. `auto` enumerates where the
+// fused DFA is complete (one lookup a byte, from every state at once); else it speculates,
+// and enumerates a piece whose guesses do not settle (starts.cuh) where a chunk's vector fits.
+inline GpuPlan gpu_plan(const Tables& t, const std::string& asked, std::string& reason) {
   if (asked == "auto") {
-    reason = enum_fits(t) ? "auto: each chunk's vector of states fits (enum)"
-                          : "auto: the fused DFA is partial and the machine has more than " +
-                                std::to_string(kMaxVector) + " states (spec)";
-    return enum_fits(t) ? "enum" : "spec";
+    if (t.fused_complete) {
+      reason = "auto: the fused DFA is complete, one lookup a byte from every state (enum)";
+      return {"enum", false};
+    }
+    const bool fits = enum_fits(t);
+    reason = "auto: the fused DFA is partial, so speculation first (spec)" +
+             std::string(fits ? ", enumeration where its guesses do not settle" : "");
+    return {"spec", fits};
   }
   if (asked == "enum" && !enum_fits(t))
     throw std::runtime_error("enum on the GPU needs a complete fused DFA or at most " +
@@ -48,7 +62,7 @@ inline std::string gpu_scheme(const Tables& t, const std::string& asked, std::st
     throw std::runtime_error("scheme '" + asked + "' does not run on the GPU (seq, enum, spec, "
                              "auto)");
   reason = "as requested";
-  return asked;
+  return {asked, false};
 }
 
 inline size_t gpu_chunks(const std::string& scheme, size_t n, size_t asked) {
@@ -105,14 +119,17 @@ struct PieceTotals {
 };
 
 // One piece of `n` bytes at `base` in `data` (device memory), from `totals.state`.
-inline void walk_piece(const std::string& scheme, const UploadedTables& tables, const Tables& t,
+inline void walk_piece(GpuPlan& plan, const UploadedTables& tables, const Tables& t,
                        const uint8_t* data, size_t n, uint64_t base, size_t chunks,
                        bool matches, cudaStream_t stream, PieceTotals& totals,
                        std::string& reason) {
   DeviceTables view = tables.view();
   view.start_offset = totals.state;
   DeviceArray<uint32_t> starts(chunks), ends(chunks);
-  find_starts(scheme, view, t, data, n, chunks, starts.get(), stream, reason);
+  const std::string ran =
+      find_starts(plan.scheme, plan.enumerate_unsettled, view, t, data, n, chunks, starts.get(),
+                  stream, reason);
+  if (ran != plan.scheme) plan = {ran, false};  // the pieces after it are enumerated too
   DeviceArray<unsigned long long> match_counts(matches ? chunks : 0);
   PF_FSM_LAUNCH(count_chunks, blocks_for(chunks), kBlockThreads, stream, view, data, n, chunks,
                 starts.get(), totals.visits.get(), t.reporting_states(),
@@ -133,7 +150,7 @@ inline void walk_piece(const std::string& scheme, const UploadedTables& tables, 
 }
 
 // The pieces of a host input: piece k + 1 copied on `copies` while piece k is walked.
-inline void walk_in_pieces(const std::string& scheme, const UploadedTables& tables,
+inline void walk_in_pieces(GpuPlan& plan, const UploadedTables& tables,
                            const Tables& t, const uint8_t* host_data, size_t n, size_t piece,
                            const RunOptions& options, cudaStream_t stream, PhaseClock& clock,
                            PieceTotals& totals, std::string& reason) {
@@ -156,8 +173,8 @@ inline void walk_in_pieces(const std::string& scheme, const UploadedTables& tabl
                             copies);
       PF_FSM_CUDA(cudaEventRecord(copied[1 - b], copies));
     }
-    walk_piece(scheme, tables, t, buffers[b].get(), length, begin,
-               gpu_chunks(scheme, length, options.chunks), options.matches, stream, totals,
+    walk_piece(plan, tables, t, buffers[b].get(), length, begin,
+               gpu_chunks(plan.scheme, length, options.chunks), options.matches, stream, totals,
                reason);
     PF_FSM_CUDA(cudaEventRecord(walked[b], stream));
   }
@@ -169,9 +186,9 @@ inline void walk_in_pieces(const std::string& scheme, const UploadedTables& tabl
 inline RunResult run_machine_on(const Tables& t, const uint8_t* data, size_t n,
                                 const RunOptions& options, bool on_device, cudaStream_t stream) {
   RunResult result;
-  result.scheme = gpu_scheme(t, options.scheme, result.reason);
+  GpuPlan plan = gpu_plan(t, options.scheme, result.reason);
   const size_t piece = on_device ? n : std::min(n, piece_bytes());
-  const size_t chunks = gpu_chunks(result.scheme, piece, options.chunks);
+  const size_t chunks = gpu_chunks(plan.scheme, piece, options.chunks);
   result.threads = int(chunks);
   result.chunks = chunks;
   result.entry_bytes = int(t.entry_bytes);
@@ -185,16 +202,17 @@ inline RunResult run_machine_on(const Tables& t, const uint8_t* data, size_t n,
                        t.start << t.shift};
     totals.visits.zero(stream);
     if (on_device)
-      walk_piece(result.scheme, tables, t, data, n, 0, chunks, options.matches, stream, totals,
+      walk_piece(plan, tables, t, data, n, 0, chunks, options.matches, stream, totals,
                  result.reason);
     else
-      walk_in_pieces(result.scheme, tables, t, data, n, piece, options, stream, clock, totals,
+      walk_in_pieces(plan, tables, t, data, n, piece, options, stream, clock, totals,
                      result.reason);
     visits = totals.visits.download(reporting, stream);
     final_offset = totals.state;
     result.matches = std::move(totals.matches);
     clock.lap(n == piece ? "on the device" : "pieces, copied while walked", true);
   }
+  result.scheme = plan.scheme;  // enum where auto's speculation did not settle
   result.counts.assign(t.tag_count, 0);
   for (uint32_t r = 0; r < reporting; ++r) {
     const uint32_t state = t.report_floor + r;
