@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -134,10 +135,47 @@ __device__ inline bool nfa_step(const DeviceNfa& t, uint64_t* state, uint64_t* c
   return alive;
 }
 
-// The NFA's tables in device memory for as long as the object lives.
-class UploadedNfa {
+// The tables of several NFAs in device memory for as long as the object lives: packed in one
+// allocation and copied by one transfer (a set of hundreds of patterns confirms each by an
+// NFA of its own).
+class UploadedNfas {
  public:
-  UploadedNfa(const NfaTables& t, cudaStream_t stream) {
+  UploadedNfas(const std::vector<const NfaTables*>& nfas, cudaStream_t stream) {
+    std::vector<uint64_t> host;  // every array of every NFA, each from a word of its own
+    const auto place = [&host](const void* from, size_t bytes) {
+      const size_t at = host.size();
+      host.resize(at + std::max<size_t>((bytes + 7) / 8, 1), 0);
+      if (bytes) std::memcpy(host.data() + at, from, bytes);
+      return at;
+    };
+    std::vector<std::vector<size_t>> places;
+    for (const NfaTables* nfa : nfas) places.push_back(pack(*nfa, place));
+    device_ = DeviceArray<uint64_t>(host.size());
+    device_.upload(host.data(), host.size(), stream);
+    PF_FSM_CUDA(cudaStreamSynchronize(stream));  // `host` goes out of scope
+    const uint64_t* base = device_.get();
+    for (size_t i = 0; i < nfas.size(); ++i) {
+      const NfaTables& t = *nfas[i];
+      const std::vector<size_t>& at = places[i];
+      const auto words = [&](size_t k) { return base + at[k]; };
+      const auto halves = [&](size_t k) { return reinterpret_cast<const uint32_t*>(base + at[k]); };
+      const auto quarters = [&](size_t k) { return reinterpret_cast<const uint16_t*>(base + at[k]); };
+      views_.push_back(DeviceNfa{
+          uint32_t(t.words), uint32_t(t.block_width), uint32_t(at[kTagCount]), t.max_length,
+          t.starts_at_zero_only, t.conditional_follows, t.conditional_firsts, t.empty_accepts,
+          reinterpret_cast<const uint8_t*>(words(0)), words(1), words(2), words(3), words(4),
+          words(5), words(6), words(7), words(8), halves(9), halves(10), quarters(11),
+          quarters(12), halves(13)});
+    }
+  }
+  const std::vector<DeviceNfa>& views() const { return views_; }
+
+ private:
+  static constexpr size_t kTagCount = 14;  // after the 14 arrays' places: the local tags
+
+  // The NFA's arrays placed, in DeviceNfa's order; then its count of local tags.
+  template <class Place>
+  static std::vector<size_t> pack(const NfaTables& t, Place& place) {
     std::vector<uint32_t> tags;
     for (uint64_t a = 0; a < t.accepts; ++a) tags.push_back(uint32_t(t.accept[3 * a + 1]));
     for (uint64_t a = 0; a < t.empty_accepts; ++a)
@@ -154,45 +192,26 @@ class UploadedNfa {
     std::vector<uint16_t> accept_local(t.accepts), empty_local(t.empty_accepts);
     for (uint64_t a = 0; a < t.accepts; ++a) accept_local[a] = local(t.accept[3 * a + 1]);
     for (uint64_t a = 0; a < t.empty_accepts; ++a) empty_local[a] = local(t.empty_accept[2 * a]);
-    const size_t words = t.words, follow = (size_t(t.blocks) << t.block_width) * words;
-    put(categories_, t.categories, 256, stream);
-    put(byte_positions_, t.byte_positions, 256 * words, stream);
-    put(follow_, t.follow, follow, stream);
-    put(first_, t.first, words, stream);
-    put(conditional_follow_, t.conditional_follow, 3 * t.conditional_follows, stream);
-    put(conditional_first_, t.conditional_first, 2 * t.conditional_firsts, stream);
-    put(accept_, t.accept, 3 * t.accepts, stream);
-    put(empty_accept_, t.empty_accept, 2 * t.empty_accepts, stream);
-    put(accepting_mask_, t.accepting_mask.data(), words, stream);
-    put(accept_first_, t.accept_first.data(), t.accept_first.size(), stream);
-    put(accept_entry_, t.accept_entry.data(), t.accept_entry.size(), stream);
-    put(accept_local_, accept_local.data(), accept_local.size(), stream);
-    put(empty_local_, empty_local.data(), empty_local.size(), stream);
-    put(tags_, tags.data(), tags.size(), stream);
-    PF_FSM_CUDA(cudaStreamSynchronize(stream));  // the local vectors go out of scope
-    view_ = DeviceNfa{uint32_t(words), uint32_t(t.block_width), uint32_t(tags.size()),
-                      t.max_length, t.starts_at_zero_only, t.conditional_follows,
-                      t.conditional_firsts, t.empty_accepts, categories_.get(),
-                      byte_positions_.get(), follow_.get(), first_.get(),
-                      conditional_follow_.get(), conditional_first_.get(), accept_.get(),
-                      empty_accept_.get(), accepting_mask_.get(), accept_first_.get(),
-                      accept_entry_.get(), accept_local_.get(), empty_local_.get(), tags_.get()};
-  }
-  const DeviceNfa& view() const { return view_; }
-
- private:
-  template <class T>
-  static void put(DeviceArray<T>& to, const T* from, size_t count, cudaStream_t stream) {
-    to = DeviceArray<T>(std::max<size_t>(count, 1));
-    to.upload(from, count, stream);
+    const size_t words = 8 * t.words, follow = (size_t(t.blocks) << t.block_width) * words;
+    return {place(t.categories, 256),
+            place(t.byte_positions, 256 * words),
+            place(t.follow, follow),
+            place(t.first, words),
+            place(t.conditional_follow, 24 * t.conditional_follows),
+            place(t.conditional_first, 16 * t.conditional_firsts),
+            place(t.accept, 24 * t.accepts),
+            place(t.empty_accept, 16 * t.empty_accepts),
+            place(t.accepting_mask.data(), words),
+            place(t.accept_first.data(), 4 * t.accept_first.size()),
+            place(t.accept_entry.data(), 4 * t.accept_entry.size()),
+            place(accept_local.data(), 2 * accept_local.size()),
+            place(empty_local.data(), 2 * empty_local.size()),
+            place(tags.data(), 4 * tags.size()),
+            tags.size()};
   }
 
-  DeviceArray<uint8_t> categories_;
-  DeviceArray<uint64_t> byte_positions_, follow_, first_, conditional_follow_, conditional_first_,
-      accept_, empty_accept_, accepting_mask_;
-  DeviceArray<uint32_t> accept_first_, accept_entry_, tags_;
-  DeviceArray<uint16_t> accept_local_, empty_local_;
-  DeviceNfa view_;
+  DeviceArray<uint64_t> device_;
+  std::vector<DeviceNfa> views_;
 };
 
 }  // namespace parafuse::fsm::cuda

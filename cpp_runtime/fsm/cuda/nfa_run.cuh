@@ -60,11 +60,12 @@ inline NfaRun run_nfa_cuda(const NfaTables& t, const uint8_t* data, size_t n,
   NfaRun run;
   run.chunks = t.bounded() && n ? gpu_chunks("spec", n, asked_chunks) : 1;
   const size_t chunks = run.chunks;
-  UploadedNfa nfa(t, stream);
+  const UploadedNfas uploaded({&t}, stream);
+  const DeviceNfa& nfa = uploaded.views()[0];
   DeviceArray<uint64_t> scratch(chunks * 2 * t.words);
   DeviceArray<unsigned long long> counts(std::max<uint32_t>(tag_count, 1)), found(chunks);
   counts.zero(stream);
-  PF_FSM_LAUNCH(nfa_chunks, blocks_for(chunks), kBlockThreads, stream, nfa.view(), data,
+  PF_FSM_LAUNCH(nfa_chunks, blocks_for(chunks), kBlockThreads, stream, nfa, data,
                 uint64_t(n), uint64_t(chunks), scratch.get(), counts.get(), found.get(),
                 static_cast<const unsigned long long*>(nullptr), static_cast<Match*>(nullptr));
   PF_FSM_CUDA(cudaGetLastError());
@@ -76,7 +77,7 @@ inline NfaRun run_nfa_cuda(const NfaTables& t, const uint8_t* data, size_t n,
   PF_FSM_CUDA(cudaGetLastError());
   const unsigned long long total = first.at(chunks, stream);
   DeviceArray<Match> listed(total);
-  PF_FSM_LAUNCH(nfa_chunks, blocks_for(chunks), kBlockThreads, stream, nfa.view(), data,
+  PF_FSM_LAUNCH(nfa_chunks, blocks_for(chunks), kBlockThreads, stream, nfa, data,
                 uint64_t(n), uint64_t(chunks), scratch.get(),
                 static_cast<unsigned long long*>(nullptr), found.get(), first.get(), listed.get());
   PF_FSM_CUDA(cudaGetLastError());

@@ -123,17 +123,17 @@ inline NfaRun run_prefilter_cuda(const PrefilterTables& p, const uint8_t* data, 
            std::to_string(ends.size()) + " factor ends";
   if (ends.empty()) return run;
   std::vector<ConfirmBounds> bounds(patterns);
-  std::vector<UploadedNfa> nfas;
-  std::vector<DeviceNfa> views;
+  std::vector<const NfaTables*> tables;
   uint64_t words_each = 1;
   for (size_t k = 0; k < patterns; ++k) {
     const ConfirmTables& c = p.confirms[k];
     bounds[k].reach = c.reach, bounds[k].shortest = c.shortest;
     std::copy(c.before, c.before + 4, bounds[k].before);
-    nfas.emplace_back(c.nfa, stream);
-    views.push_back(nfas.back().view());
+    tables.push_back(&c.nfa);
     words_each = std::max<uint64_t>(words_each, c.nfa.words);
   }
+  const UploadedNfas nfas(tables, stream);
+  const std::vector<DeviceNfa>& views = nfas.views();
   DeviceArray<ConfirmBounds> device_bounds(patterns);
   DeviceArray<DeviceNfa> device_nfas(patterns);
   DeviceArray<uint64_t> device_ends(ends.size()), device_first_end(patterns + 1);
