@@ -3,8 +3,9 @@ reference tokenizer's tokens and counts, as the CPU schemes do (test_fsm_cpp_tok
 sample lexers on empty, one-byte, random and real inputs, inputs made hard for parallel
 tokenizing (boundaries inside comments, strings and long tokens, inputs that never fall in
 step, inputs that back up at every byte), generated token sets; chunk counts 1, 2, 7, 64 and
-more than the input's bytes (a boundary after every byte); inputs in host and in device
-memory; a thread past its budget of re-read bytes. The driver also compiles with nvcc."""
+more than the input's bytes (a boundary after every byte); inputs in host memory (whole,
+and in pieces) and in device memory; a thread past its budget of re-read bytes. The driver
+also compiles with nvcc."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -127,3 +129,21 @@ def test_the_token_driver_compiles_with_nvcc() -> None:
     from parafuse.emitters.toolchain.nvidia import find_nvcc
 
     assert cuda_token_driver(emulated=False, nvcc=str(find_nvcc())).exists()
+
+
+@pytest.mark.parametrize("lazy", ["none", "all"])
+def test_inputs_in_pieces_equal_reference(lazy: str, tmp_path) -> None:
+    """Host inputs in pieces of 700 bytes (1 GiB by default): a piece ends before the first
+    token whose scan reached its end, and the next starts there. PF_EMU_LAZY=all runs a
+    stream's work only when something waits for it."""
+    env = {**os.environ, "PARAFUSE_FSM_GPU_PIECE_BYTES": "700", "PF_EMU_LAZY": lazy}
+    lexer = lexer_token_sets()["lexer"]
+    long_tokens = [(lexer, b"ab " + b"x" * 2000 + b" /* " + b"c" * 1500 + b" */ q"),
+                   (lexer, b"x /*" + b"/* a " * 400)]  # tokens past a piece: it grows
+    # chunks guessed inside a string see its closing quote open one, which reads to the
+    # piece's end where the true tokens are short
+    quoted = [(lexer_token_sets()["backs_up"], b'"' + b"a" * 200 + b'"' + b" ab" * 600)]
+    results = gpu_runs(sample_cases() + long_tokens + quoted, tmp_path, env=env)
+    reasons = [run["reason"] for runs in results for run in runs]
+    assert any(reason.endswith(" pieces") for reason in reasons), reasons
+    assert any("a piece grew to 2800 bytes" in reason for reason in reasons), reasons

@@ -124,6 +124,15 @@ __device__ inline void add_count(unsigned int* count, unsigned int by) {
 #endif
 }
 
+// *at = min(*at, value), from every thread at once.
+__device__ inline void lower_to(unsigned long long* at, unsigned long long value) {
+#ifdef PF_CUDA_EMULATION
+  if (value < *at) *at = value;
+#else
+  atomicMin(at, value);
+#endif
+}
+
 // An event that orders one stream after another.
 class RunEvent {
  public:

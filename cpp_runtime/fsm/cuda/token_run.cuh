@@ -5,8 +5,10 @@
 //          then the chunks still wrong settled in order by one thread
 //   auto   spec
 // Then every chunk is tokenized from its true entry to count its tokens per kind and, for
-// the list, again to write them where a scan of the chunks' counts puts them. The whole
-// input is in device memory at once (token sets are not run in pieces yet).
+// the list, again to write them where a scan of the chunks' counts puts them. A host input
+// goes to the device in pieces (run.cuh piece_bytes); a piece ends before the first token
+// whose scan reached its end (the token may go on), and the next piece starts there (or,
+// where that is its first token, the piece grows to twice its bytes, up to the rest).
 //
 // A thread that runs past its budget of bytes read (token_tables.cuh: only a token set with
 // rules that may never close has one) voids the device's result: the input is then
@@ -45,9 +47,9 @@ inline std::string gpu_token_scheme(const std::string& asked, std::string& reaso
 
 // The chunks' true entries (device memory) of `scheme`; `over` counts voided threads.
 inline void find_entries(const std::string& scheme, const DeviceTokenTables& t,
-                         const TokenTables& host, const uint8_t* data, size_t n, size_t chunks,
-                         uint64_t budget, uint64_t* entries, unsigned long long* over,
-                         cudaStream_t stream, std::string& reason) {
+                         const TokenTables& host, const TokenInput& in, size_t chunks,
+                         uint64_t* entries, unsigned long long* over, cudaStream_t stream,
+                         std::string& reason) {
   const unsigned grid = blocks_for(chunks);
   if (scheme == "seq") {
     PF_FSM_CUDA(cudaMemsetAsync(entries, 0, sizeof(uint64_t), stream));
@@ -56,8 +58,8 @@ inline void find_entries(const std::string& scheme, const DeviceTokenTables& t,
   DeviceArray<uint64_t> exits(chunks), old(chunks);
   DeviceArray<uint8_t> wrong(chunks);
   DeviceArray<unsigned long long> wrong_count(1);
-  PF_FSM_LAUNCH(speculate_token_chunks, grid, kBlockThreads, stream, t, data, n, chunks,
-                host.lookback, budget, entries, exits.get(), over);
+  PF_FSM_LAUNCH(speculate_token_chunks, grid, kBlockThreads, stream, t, in, chunks,
+                host.lookback, entries, exits.get(), over);
   int rounds = 0;
   bool settled = false;
   for (; rounds < kRounds && !settled; ++rounds) {
@@ -67,13 +69,13 @@ inline void find_entries(const std::string& scheme, const DeviceTokenTables& t,
     PF_FSM_CUDA(cudaGetLastError());
     settled = wrong_count.at(0, stream) == 0;
     if (!settled)
-      PF_FSM_LAUNCH(rewalk_entries, grid, kBlockThreads, stream, t, data, n, chunks, budget,
-                    entries, old.get(), wrong.get(), exits.get(), over);
+      PF_FSM_LAUNCH(rewalk_entries, grid, kBlockThreads, stream, t, in, chunks, entries, old.get(),
+                    wrong.get(), exits.get(), over);
   }
   reason += "; " + std::to_string(rounds) + " re-validation round" + (rounds == 1 ? "" : "s");
   if (settled) return;
   wrong_count.zero(stream);
-  PF_FSM_LAUNCH(settle_entries, 1, 1, stream, t, data, n, chunks, budget, entries, exits.get(),
+  PF_FSM_LAUNCH(settle_entries, 1, 1, stream, t, in, chunks, entries, exits.get(),
                 wrong_count.get(), over);
   PF_FSM_CUDA(cudaGetLastError());
   reason += ", then " + std::to_string(wrong_count.at(0, stream)) + " of " +
@@ -94,9 +96,59 @@ void tokenize_on_host(const TokenTables& t, const uint8_t* data, size_t n,
   }
 }
 
-// Tokenize data[0, n): host memory, or (`on_device`) device memory, walked where it is once
-// the device has finished what was queued before. `reread_bytes`: a thread's budget where
-// rules may never close (0: kRereadChunks times its chunk, and kRereadFloor more).
+// One piece, `in`, of the input from `base`: its tokens that start before the returned stop
+// (the piece's end, or for a truncated piece the first token whose scan reached its end)
+// added to `counts` and, where asked, to `tokens`. Returns ~0 where a thread ran past its
+// budget (nothing is added then).
+template <class OutToken>
+uint64_t tokenize_piece(const std::string& scheme, const DeviceTokenTables& view,
+                        const TokenTables& t, const TokenInput& in, uint64_t base, size_t chunks,
+                        std::vector<uint64_t>& counts, std::vector<OutToken>* tokens,
+                        cudaStream_t stream, std::string& reason) {
+  DeviceArray<uint64_t> entries(chunks);
+  DeviceArray<unsigned long long> over(1), stop(1), kind_counts(t.kind_count),
+      token_counts(chunks);
+  over.zero(stream);
+  kind_counts.zero(stream);
+  find_entries(scheme, view, t, in, chunks, entries.get(), over.get(), stream, reason);
+  uint64_t piece_stop = in.n;
+  if (in.truncated) {
+    PF_FSM_CUDA(cudaMemcpyAsync(stop.get(), &piece_stop, sizeof piece_stop, cudaMemcpyHostToDevice,
+                                stream));
+    PF_FSM_LAUNCH(find_piece_stop, blocks_for(chunks), kBlockThreads, stream, view, in, chunks,
+                  entries.get(), stop.get(), over.get());
+    piece_stop = stop.at(0, stream);  // (waits: `piece_stop` was copied from)
+  }
+  PF_FSM_LAUNCH(count_token_chunks, blocks_for(chunks), kBlockThreads, stream, view, in, chunks,
+                piece_stop, entries.get(), kind_counts.get(),
+                tokens ? token_counts.get() : nullptr, over.get());
+  PF_FSM_CUDA(cudaGetLastError());
+  if (over.at(0, stream)) return ~uint64_t(0);
+  const std::vector<unsigned long long> kinds = kind_counts.download(t.kind_count, stream);
+  for (uint32_t kind = 0; kind < t.kind_count; ++kind) counts[kind] += kinds[kind];
+  if (!tokens) return piece_stop;
+  DeviceArray<unsigned long long> first(chunks + 1);
+  PF_FSM_LAUNCH(scan_counts, 1, kScanThreads, stream, token_counts.get(), chunks, first.get());
+  PF_FSM_CUDA(cudaGetLastError());
+  const unsigned long long total = first.at(chunks, stream);
+  DeviceArray<DeviceToken> found(total);
+  PF_FSM_LAUNCH(write_token_chunks, blocks_for(chunks), kBlockThreads, stream, view, in, chunks,
+                piece_stop, base, entries.get(), first.get(), found.get());
+  PF_FSM_CUDA(cudaGetLastError());
+  const size_t had = tokens->size();
+  tokens->resize(had + total);
+  if (total)
+    PF_FSM_CUDA(cudaMemcpyAsync(tokens->data() + had, found.get(), total * sizeof(DeviceToken),
+                                cudaMemcpyDeviceToHost, stream));
+  PF_FSM_CUDA(cudaStreamSynchronize(stream));
+  return piece_stop;
+}
+
+// Tokenize data[0, n): host memory, in pieces of at most piece_bytes() (run.cuh), or
+// (`on_device`) device memory, walked where it is once the device has finished what was
+// queued before. A piece ends before its first token whose scan reached its end, and the
+// next piece starts there; where that is its first token, the piece grows instead. `reread_bytes`: a thread's budget where rules may never close (0:
+// kRereadChunks times its chunk, and kRereadFloor more).
 template <class OutToken>
 TokenRunResult run_token_set_cuda(const TokenTables& t, const uint8_t* data, size_t n,
                                   const TokenRunOptions& options, std::vector<OutToken>* tokens,
@@ -104,57 +156,49 @@ TokenRunResult run_token_set_cuda(const TokenTables& t, const uint8_t* data, siz
   static_assert(sizeof(OutToken) == sizeof(DeviceToken), "a token is 24 bytes");
   TokenRunResult result;
   result.scheme = gpu_token_scheme(options.scheme, result.reason);
-  const size_t chunks = gpu_chunks(result.scheme, n, options.chunks);
+  const uint64_t piece = on_device ? n : std::min(n, piece_bytes());
+  const size_t chunks = gpu_chunks(result.scheme, piece, options.chunks);
   result.threads = int(chunks);
   result.counts.assign(t.kind_count, 0);
   result.exit = n;
   if (tokens) tokens->clear();
   if (n == 0) return result;
   if (on_device) PF_FSM_CUDA(cudaDeviceSynchronize());
-  const uint64_t budget = !t.needs_memo ? ~uint64_t(0)
-                          : reread_bytes ? reread_bytes
-                                         : kRereadChunks * (n / chunks + 1) + kRereadFloor;
   RunStream stream;
   UploadedTokenTables tables(t, stream);
-  const DeviceTokenTables view = tables.view();
-  DeviceArray<uint8_t> copy(on_device ? 0 : n);
-  copy.upload(data, on_device ? 0 : n, stream);
-  const uint8_t* input = on_device ? data : copy.get();
-  DeviceArray<uint64_t> entries(chunks);
-  DeviceArray<unsigned long long> over(1), counts(t.kind_count), token_counts(chunks);
-  over.zero(stream);
-  counts.zero(stream);
-  find_entries(result.scheme, view, t, input, n, chunks, budget, entries.get(), over.get(),
-               stream, result.reason);
-  PF_FSM_LAUNCH(count_token_chunks, blocks_for(chunks), kBlockThreads, stream, view, input, n,
-                chunks, budget, entries.get(), counts.get(), tokens ? token_counts.get() : nullptr,
-                over.get());
-  PF_FSM_CUDA(cudaGetLastError());
-  if (over.at(0, stream)) {
-    result.reason += "; a device thread read past its budget of " + std::to_string(budget) +
-                     " bytes (a token that may never close, read again from many positions): "
-                     "tokenized on the host in one pass";
-    std::vector<uint8_t> host(on_device ? n : 0);
-    if (on_device) PF_FSM_CUDA(cudaMemcpy(host.data(), data, n, cudaMemcpyDeviceToHost));
-    tokenize_on_host(t, on_device ? host.data() : data, n, tokens, result.counts);
-    return result;
+  DeviceArray<uint8_t> buffer(on_device ? 0 : piece);
+  uint64_t budget = ~uint64_t(0), pieces = 0, longest = piece;
+  for (uint64_t base = 0, length = piece; base < n; ++pieces) {
+    if (!on_device) {
+      if (length > longest) buffer = DeviceArray<uint8_t>(longest = length);
+      buffer.upload(data + base, length, stream);
+    }
+    const size_t piece_chunks = gpu_chunks(result.scheme, length, options.chunks);
+    budget = !t.needs_memo ? ~uint64_t(0)
+             : reread_bytes ? reread_bytes
+                            : kRereadChunks * (length / piece_chunks + 1) + kRereadFloor;
+    const TokenInput in{on_device ? data : buffer.get(), length, budget, base + length < n};
+    const uint64_t stop = tokenize_piece(result.scheme, tables.view(), t, in, base, piece_chunks,
+                                         result.counts, tokens, stream, result.reason);
+    if (stop == ~uint64_t(0)) {  // a thread past its budget
+      result.reason += "; a device thread read past its budget of " + std::to_string(budget) +
+                       " bytes (a token that may never close, read again from many "
+                       "positions): tokenized on the host in one pass";
+      std::vector<uint8_t> host(on_device ? n : 0);
+      if (on_device) PF_FSM_CUDA(cudaMemcpy(host.data(), data, n, cudaMemcpyDeviceToHost));
+      result.counts.assign(t.kind_count, 0);
+      if (tokens) tokens->clear();
+      tokenize_on_host(t, on_device ? host.data() : data, n, tokens, result.counts);
+      return result;
+    }
+    // A first token that reads past the piece: the piece grows (twice, up to the rest).
+    length = std::min<uint64_t>(n - base - stop, stop ? piece : 2 * length);
+    base += stop;
   }
-  const std::vector<unsigned long long> kinds = counts.download(t.kind_count, stream);
-  std::copy(kinds.begin(), kinds.end(), result.counts.begin());
-  if (!tokens) return result;
-  DeviceArray<unsigned long long> first(chunks + 1);
-  PF_FSM_LAUNCH(scan_counts, 1, kScanThreads, stream, token_counts.get(), chunks, first.get());
-  PF_FSM_CUDA(cudaGetLastError());
-  const unsigned long long total = first.at(chunks, stream);
-  DeviceArray<DeviceToken> found(total);
-  PF_FSM_LAUNCH(write_token_chunks, blocks_for(chunks), kBlockThreads, stream, view, input, n,
-                chunks, budget, entries.get(), first.get(), found.get());
-  PF_FSM_CUDA(cudaGetLastError());
-  tokens->resize(total);
-  if (total)
-    PF_FSM_CUDA(cudaMemcpyAsync(tokens->data(), found.get(), total * sizeof(DeviceToken),
-                                cudaMemcpyDeviceToHost, stream));
-  PF_FSM_CUDA(cudaStreamSynchronize(stream));
+  if (longest > piece)
+    result.reason += "; a piece grew to " + std::to_string(longest) + " bytes to hold a token "
+                     "that reads past it";
+  if (pieces > 1) result.reason += "; " + std::to_string(pieces) + " pieces";
   return result;
 }
 

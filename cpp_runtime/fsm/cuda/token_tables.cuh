@@ -7,7 +7,8 @@
 // may read without bound before it fails (a comment or string that never closes:
 // TokenTables::needs_memo), a thread may read each byte from many positions; it then has a
 // budget of bytes to read, and a thread past it stops and says so (token_run.cuh then
-// tokenizes on the host).
+// tokenizes on the host). An input in pieces (token_run.cuh) ends each piece before the
+// first token whose scan reached its end.
 #pragma once
 
 #include <cstdint>
@@ -64,24 +65,40 @@ class UploadedTokenTables {
   DeviceTokenTables view_;
 };
 
-// One device thread's tokenizer over data[0, n).
+// What a kernel tokenizes: data[0, n) in device memory, a piece of the input (`truncated`:
+// the input goes on past it); `budget`: the bytes one thread's scans may read in all (~0:
+// no bound).
+struct TokenInput {
+  const uint8_t* data = nullptr;
+  uint64_t n = 0, budget = ~uint64_t(0);
+  bool truncated = false;
+};
+
+// One device thread's tokenizer over a TokenInput. A scan that reaches the end of a
+// truncated piece may be cut short: its token is unsure (unsure() gives the first such
+// token's start), and the piece's tokenization ends there (the next piece starts there).
 class DeviceTokenizer {
  public:
-  // `budget`: the bytes its scans may read in all (~0: no bound).
-  __device__ DeviceTokenizer(const DeviceTokenTables& t, const uint8_t* data, uint64_t n,
-                             uint64_t budget)
-      : t_(t), data_(data), n_(n), budget_(budget) {}
+  __device__ DeviceTokenizer(const DeviceTokenTables& t, const TokenInput& input)
+      : t_(t), data_(input.data), n_(input.n), budget_(input.budget),
+        truncated_(input.truncated) {}
 
   // Where the token starting at p < n ends, and its kind (a rule's, kSkipKind, or the error
-  // kind). Past its budget, returns n (the thread's work is then void: over() says so).
+  // kind). Past its budget, or at an unsure token, returns n (the thread's work is then void:
+  // over() says so; or ends there: unsure() says where).
   __device__ uint64_t next_token(uint64_t p, int32_t& kind) {
+    if (over_ || unsure_ != kNone) return n_;
+    hit_end_ = false;
     uint64_t end = longest(p, kind);
-    if (end > p || over_) return over_ ? n_ : end;
-    int32_t ignored;
-    end = p + 1;
-    while (end < n_ && longest(end, ignored) == end && !over_) ++end;
-    kind = t_.error_kind;
-    return over_ ? n_ : end;
+    if (end == p && !over_) {
+      int32_t ignored;
+      end = p + 1;
+      while (end < n_ && longest(end, ignored) == end && !over_) ++end;
+      kind = t_.error_kind;
+      hit_end_ = hit_end_ || (end == n_ && truncated_);  // the error may go on
+    }
+    if (hit_end_) unsure_ = p;
+    return over_ || hit_end_ ? n_ : end;
   }
 
   // The first token boundary at or after `target`, tokenizing from the boundary p.
@@ -92,6 +109,8 @@ class DeviceTokenizer {
   }
 
   __device__ bool over() const { return over_; }
+  __device__ uint64_t unsure() const { return unsure_; }
+  static constexpr uint64_t kNone = ~uint64_t(0);
 
  private:
   // The end of the longest match at p (p itself when none) and its kind; the last result is
@@ -99,6 +118,7 @@ class DeviceTokenizer {
   __device__ uint64_t longest(uint64_t p, int32_t& kind) {
     if (p == cached_at_) {
       kind = cached_kind_;
+      hit_end_ = hit_end_ || cached_hit_end_;
       return cached_end_;
     }
     uint32_t state = t_.start, best_state = t_.start;
@@ -109,17 +129,20 @@ class DeviceTokenizer {
       if (state >= t_.accept_floor) best = i, best_state = state;
       else if (state == t_.dead) break;
     }
+    const bool cut = i == n_ && truncated_ && state != t_.dead;
+    hit_end_ = hit_end_ || cut;
     if (i - p > budget_) over_ = true;
     budget_ -= over_ ? budget_ : i - p;
     kind = best > p ? t_.accept[best_state >> t_.shift] : kNoKind;
-    cached_at_ = p, cached_end_ = best, cached_kind_ = kind;
+    cached_at_ = p, cached_end_ = best, cached_kind_ = kind, cached_hit_end_ = cut;
     return best;
   }
 
   DeviceTokenTables t_;
   const uint8_t* data_;
   uint64_t n_, budget_;
-  bool over_ = false;
+  bool truncated_, over_ = false, hit_end_ = false, cached_hit_end_ = false;
+  uint64_t unsure_ = kNone;
   uint64_t cached_at_ = ~uint64_t(0), cached_end_ = 0;
   int32_t cached_kind_ = kNoKind;
 };
