@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"
 SETS = ("nosey", "rebar")
 GPU_SCHEMES = ("spec", "auto")
-GPU_BYTES, EMULATED_BYTES = 8 << 20, 32 << 10  # rebar over sherlock: 20 matches a byte
+GPU_BYTES, EMULATED_BYTES = 8 << 20, 32 << 10  # rebar over sherlock: 2 matches a byte
 
 
 def rule_set(name: str, size: int) -> tuple[object, bytes]:
