@@ -76,6 +76,18 @@ inline cudaError_t cudaGetDevice(int* device) {
   return cudaSuccess;
 }
 
+// The attributes runtimes size their work by: the emulated device reports 2 SMs of 1,024
+// threads (a small GPU), whatever the host.
+enum cudaDeviceAttr {
+  cudaDevAttrMultiProcessorCount = 16,
+  cudaDevAttrMaxThreadsPerMultiProcessor = 39
+};
+inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int device) {
+  if (device < 0 || device >= pf_emu::device_count()) return cudaErrorInvalidValue;
+  *value = attribute == cudaDevAttrMultiProcessorCount ? 2 : 1024;
+  return cudaSuccess;
+}
+
 // ---- memory ------------------------------------------------------------------------
 // The default pool of cudaMallocAsync: its attributes change nothing here.
 struct CUmemPoolHandle_st {};

@@ -28,8 +28,19 @@
 
 namespace parafuse::fsm::cuda {
 
-constexpr size_t kDefaultChunkBytes = 16 << 10;  // chunks of at least this many bytes
+constexpr size_t kDefaultChunkBytes = 16 << 10;  // chunks of this many bytes where they fill
+constexpr size_t kLeastChunkBytes = 1 << 10;     // the device, else smaller, down to this
 constexpr size_t kMaxChunks = size_t(1) << 20;
+
+// The threads the device holds at once: its SMs times the threads of an SM (a chunk a thread:
+// fewer chunks leave SMs idle, and the rest without other warps to hide their loads' latency).
+inline size_t resident_threads() {
+  int device = 0, sms = 1, per_sm = 1;
+  PF_FSM_CUDA(cudaGetDevice(&device));
+  PF_FSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  PF_FSM_CUDA(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  return size_t(sms) * size_t(per_sm);
+}
 
 inline bool enum_fits(const Tables& t) { return t.fused_complete || t.states <= kMaxVector; }
 
@@ -67,7 +78,9 @@ inline GpuPlan gpu_plan(const Tables& t, const std::string& asked, std::string& 
 
 inline size_t gpu_chunks(const std::string& scheme, size_t n, size_t asked) {
   if (scheme == "seq" || n == 0) return 1;
-  const size_t wanted = asked ? asked : n / kDefaultChunkBytes;
+  const size_t wanted = asked ? asked
+                              : std::max(n / kDefaultChunkBytes,
+                                         std::min(n / kLeastChunkBytes, resident_threads()));
   return std::clamp<size_t>(wanted, 1, std::min(n, kMaxChunks));
 }
 
