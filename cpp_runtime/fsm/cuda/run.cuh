@@ -186,11 +186,15 @@ inline void walk_in_pieces(GpuPlan& plan, const UploadedTables& tables,
                             copies);
       PF_FSM_CUDA(cudaEventRecord(copied[1 - b], copies));
     }
+    std::string later;  // the reason tells of the first piece's validation, and of a switch
+    const std::string before = plan.scheme;
     walk_piece(plan, tables, t, buffers[b].get(), length, begin,
                gpu_chunks(plan.scheme, length, options.chunks), options.matches, stream, totals,
-               reason);
+               k ? later : reason);
+    if (k && plan.scheme != before) reason += "; piece " + std::to_string(k + 1) + later;
     PF_FSM_CUDA(cudaEventRecord(walked[b], stream));
   }
+  if (n > piece) reason += "; " + std::to_string((n + piece - 1) / piece) + " pieces";
   PF_FSM_CUDA(cudaStreamSynchronize(copies));
 }
 

@@ -144,10 +144,86 @@ uint64_t tokenize_piece(const std::string& scheme, const DeviceTokenTables& view
   return piece_stop;
 }
 
-// Tokenize data[0, n): host memory, in pieces of at most piece_bytes() (run.cuh), or
+// The device memory of a host input's pieces: two buffers taken in turn. While a piece is
+// tokenized, the bytes after it are copied (on a stream of their own) into the other buffer,
+// `front` bytes in; the piece's unfinished tail (from its stop) is then copied before them,
+// device to device, and the next piece is the tail and the fetched bytes. A tail longer than
+// `front` (a token that spans more than a piece) takes a larger buffer.
+class TokenPieces {
+ public:
+  TokenPieces(const uint8_t* host, uint64_t n, uint64_t piece, cudaStream_t stream)
+      : host_(host), n_(n), piece_(piece), stream_(stream) {
+    buffers_[0] = DeviceArray<uint8_t>(2 * piece);
+    if (n > piece) buffers_[1] = DeviceArray<uint8_t>(2 * piece);
+    length_ = std::min(piece, n);
+    fetch(0, 0, length_);
+    start_ = piece_;
+  }
+
+  // The current piece (its bytes are on the device once `stream` reaches this point), and the
+  // bytes after it fetched meanwhile.
+  TokenInput input(uint64_t budget) {
+    const uint64_t ahead = base_ + length_;
+    fetched_ = std::min(piece_, n_ - ahead);
+    if (fetched_) fetch(1 - b_, ahead, fetched_);
+    PF_FSM_CUDA(cudaStreamWaitEvent(stream_, copied_[b_], 0));
+    return TokenInput{buffers_[b_].get() + start_, length_, budget, ahead < n_};
+  }
+
+  // The current piece ended at `stop`: on to the next, its tail first.
+  void advance(uint64_t stop) {
+    const uint64_t tail = length_ - stop;
+    const uint8_t* from = buffers_[b_].get() + start_ + stop;
+    const size_t next = 1 - b_;
+    if (tail > piece_) {  // more than the room before the fetched bytes: a larger buffer
+      DeviceArray<uint8_t> larger(tail + fetched_ + piece_);
+      PF_FSM_CUDA(cudaStreamWaitEvent(stream_, copied_[next], 0));
+      copy(larger.get(), from, tail);
+      copy(larger.get() + tail, buffers_[next].get() + piece_, fetched_);
+      PF_FSM_CUDA(cudaStreamSynchronize(stream_));  // before the old buffer is freed
+      buffers_[next] = std::move(larger);
+      start_ = 0;
+    } else {
+      copy(buffers_[next].get() + piece_ - tail, from, tail);
+      start_ = piece_ - tail;
+    }
+    base_ += stop;
+    length_ = tail + fetched_;
+    longest_ = std::max(longest_, length_);
+    b_ = next;
+  }
+
+  uint64_t base() const { return base_; }
+  uint64_t longest() const { return longest_; }
+
+ private:
+  // Bytes [from, from + count) of the input into buffer b, `piece` bytes in, on `copies_`
+  // once the buffer's last piece is done with.
+  void fetch(size_t b, uint64_t from, uint64_t count) {
+    PF_FSM_CUDA(cudaEventRecord(done_[b], stream_));
+    PF_FSM_CUDA(cudaStreamWaitEvent(copies_, done_[b], 0));
+    PF_FSM_CUDA(cudaMemcpyAsync(buffers_[b].get() + piece_, host_ + from, count,
+                                cudaMemcpyHostToDevice, copies_));
+    PF_FSM_CUDA(cudaEventRecord(copied_[b], copies_));
+  }
+  void copy(uint8_t* to, const uint8_t* from, uint64_t count) {
+    if (count) PF_FSM_CUDA(cudaMemcpyAsync(to, from, count, cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  const uint8_t* host_;
+  uint64_t n_, piece_;
+  cudaStream_t stream_;
+  RunStream copies_;
+  DeviceArray<uint8_t> buffers_[2];
+  RunEvent copied_[2], done_[2];
+  size_t b_ = 0;
+  uint64_t base_ = 0, length_ = 0, start_ = 0, fetched_ = 0, longest_ = 0;
+};
+
+// Tokenize data[0, n): host memory, in pieces (TokenPieces, of piece_bytes(): run.cuh), or
 // (`on_device`) device memory, walked where it is once the device has finished what was
-// queued before. A piece ends before its first token whose scan reached its end, and the
-// next piece starts there; where that is its first token, the piece grows instead. `reread_bytes`: a thread's budget where rules may never close (0:
+// queued before. A piece ends before its first token whose scan reached its end, and the next
+// piece starts there. `reread_bytes`: a thread's budget where rules may never close (0:
 // kRereadChunks times its chunk, and kRereadFloor more).
 template <class OutToken>
 TokenRunResult run_token_set_cuda(const TokenTables& t, const uint8_t* data, size_t n,
@@ -166,38 +242,45 @@ TokenRunResult run_token_set_cuda(const TokenTables& t, const uint8_t* data, siz
   if (on_device) PF_FSM_CUDA(cudaDeviceSynchronize());
   RunStream stream;
   UploadedTokenTables tables(t, stream);
-  DeviceArray<uint8_t> buffer(on_device ? 0 : piece);
-  uint64_t budget = ~uint64_t(0), pieces = 0, longest = piece;
-  for (uint64_t base = 0, length = piece; base < n; ++pieces) {
-    if (!on_device) {
-      if (length > longest) buffer = DeviceArray<uint8_t>(longest = length);
-      buffer.upload(data + base, length, stream);
+  const auto budget_for = [&](uint64_t length, size_t piece_chunks) {
+    return !t.needs_memo ? ~uint64_t(0)
+           : reread_bytes ? reread_bytes
+                          : kRereadChunks * (length / piece_chunks + 1) + kRereadFloor;
+  };
+  uint64_t stop = 0, budget = 0, pieces = 0;
+  if (on_device) {
+    budget = budget_for(n, chunks);
+    stop = tokenize_piece(result.scheme, tables.view(), t, TokenInput{data, n, budget, false}, 0,
+                          chunks, result.counts, tokens, stream, result.reason);
+    pieces = 1;
+  } else {
+    TokenPieces in_pieces(data, n, piece, stream);
+    for (; in_pieces.base() < n && stop != ~uint64_t(0); ++pieces) {
+      const uint64_t length = std::min<uint64_t>(n - in_pieces.base(), piece);  // for sizing
+      const size_t piece_chunks = gpu_chunks(result.scheme, length, options.chunks);
+      budget = budget_for(length, piece_chunks);
+      const TokenInput in = in_pieces.input(budget);
+      std::string later;  // the reason tells of the first piece's validation alone
+      stop = tokenize_piece(result.scheme, tables.view(), t, in, in_pieces.base(),
+                            gpu_chunks(result.scheme, in.n, options.chunks), result.counts,
+                            tokens, stream, pieces ? later : result.reason);
+      if (stop != ~uint64_t(0)) in_pieces.advance(stop);
     }
-    const size_t piece_chunks = gpu_chunks(result.scheme, length, options.chunks);
-    budget = !t.needs_memo ? ~uint64_t(0)
-             : reread_bytes ? reread_bytes
-                            : kRereadChunks * (length / piece_chunks + 1) + kRereadFloor;
-    const TokenInput in{on_device ? data : buffer.get(), length, budget, base + length < n};
-    const uint64_t stop = tokenize_piece(result.scheme, tables.view(), t, in, base, piece_chunks,
-                                         result.counts, tokens, stream, result.reason);
-    if (stop == ~uint64_t(0)) {  // a thread past its budget
-      result.reason += "; a device thread read past its budget of " + std::to_string(budget) +
-                       " bytes (a token that may never close, read again from many "
-                       "positions): tokenized on the host in one pass";
-      std::vector<uint8_t> host(on_device ? n : 0);
-      if (on_device) PF_FSM_CUDA(cudaMemcpy(host.data(), data, n, cudaMemcpyDeviceToHost));
-      result.counts.assign(t.kind_count, 0);
-      if (tokens) tokens->clear();
-      tokenize_on_host(t, on_device ? host.data() : data, n, tokens, result.counts);
-      return result;
-    }
-    // A first token that reads past the piece: the piece grows (twice, up to the rest).
-    length = std::min<uint64_t>(n - base - stop, stop ? piece : 2 * length);
-    base += stop;
+    if (in_pieces.longest() > piece)
+      result.reason += "; a piece grew to " + std::to_string(in_pieces.longest()) +
+                       " bytes to hold a token that reads past it";
   }
-  if (longest > piece)
-    result.reason += "; a piece grew to " + std::to_string(longest) + " bytes to hold a token "
-                     "that reads past it";
+  if (stop == ~uint64_t(0)) {  // a thread past its budget
+    result.reason += "; a device thread read past its budget of " + std::to_string(budget) +
+                     " bytes (a token that may never close, read again from many positions): "
+                     "tokenized on the host in one pass";
+    std::vector<uint8_t> host(on_device ? n : 0);
+    if (on_device) PF_FSM_CUDA(cudaMemcpy(host.data(), data, n, cudaMemcpyDeviceToHost));
+    result.counts.assign(t.kind_count, 0);
+    if (tokens) tokens->clear();
+    tokenize_on_host(t, on_device ? host.data() : data, n, tokens, result.counts);
+    return result;
+  }
   if (pieces > 1) result.reason += "; " + std::to_string(pieces) + " pieces";
   return result;
 }
