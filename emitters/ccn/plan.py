@@ -23,6 +23,7 @@ from parafuse.ccn_compiler.ir_edit import names_read
 from parafuse.ccn_compiler.types import Layout, ValueType
 from parafuse.emitters.names import cpp_name, prefixed_stem, schedule_class
 
+from .attention import Attention, attention_fusions
 from .chunk_policy import ChunkDefaults, ChunkPolicy, ChunkVariant, chunk_policies
 from .epilogues import Epilogue, EpilogueKind, gemm_epilogues
 from .in_place import in_place_values
@@ -109,6 +110,7 @@ class LoweringPlan:
     param_copies: dict[str, str] = field(default_factory=dict)  # output copy -> its param
     chunks: dict[str, ChunkPolicy] = field(default_factory=dict)  # fused or overlapped stage
     epilogues: dict[str, Epilogue] = field(default_factory=dict)  # matmul -> its GEMM's
+    attentions: dict[str, Attention] = field(default_factory=dict)  # output matmul -> fused
 
     def value_shown(self, value: str) -> str:
         """The name of `value` in the manifest: a param's, for the copy that outputs it."""
@@ -117,6 +119,10 @@ class LoweringPlan:
     def epilogue_producer(self, value: str) -> str | None:
         """The matmul whose GEMM computes `value` in its epilogue, if one does."""
         return next((m for m, e in self.epilogues.items() if e.consumer == value), None)
+
+    def attention_absorbing(self, value: str) -> str | None:
+        """The matmul whose fused attention computes `value` without storing it, if one does."""
+        return next((o for o, a in self.attentions.items() if value in a.absorbed), None)
 
     def collective_comm(self, stage: ir.CollectiveStage) -> Communicator:
         """The communicator `stage` runs on."""
@@ -272,10 +278,12 @@ def _state_moves(program: ir.Program, buffers: dict[str, Buffer]) -> tuple[State
 
 def make_plan(program: ir.Program, schedule: str, chunks: ChunkDefaults,
               variant: ChunkVariant | None = None,
-              epilogues: frozenset[EpilogueKind] = frozenset()) -> LoweringPlan:
+              epilogues: frozenset[EpilogueKind] = frozenset(),
+              attention: bool = False) -> LoweringPlan:
     """The plan of one scheduled program; `chunks`: the backend's chunk policies; a
     `variant` of the schedule fixes the counts `tune` left open, under its own names;
-    `epilogues`: the kinds the backend's GEMM applies."""
+    `epilogues`: the kinds the backend's GEMM applies; `attention`: whether the backend
+    fuses attention into one kernel (emitters/ccn/attention.py)."""
     program, param_copies = with_param_outputs_copied(program)
     in_place = in_place_values(program)
     buffers = _buffers(program, in_place)
@@ -294,4 +302,5 @@ def make_plan(program: ir.Program, schedule: str, chunks: ChunkDefaults,
         placements=_placements(fused, buffers, pinned),
         state_moves=_state_moves(program, buffers), param_copies=param_copies,
         chunks=chunk_policies(program, chunks, variant.chunks if variant else None),
-        epilogues=gemm_epilogues(program, epilogues, in_place))
+        epilogues=gemm_epilogues(program, epilogues, in_place),
+        attentions=attention_fusions(program, in_place) if attention else {})

@@ -16,14 +16,15 @@ from .plan import LoweringPlan, make_plan, size_member
 
 def scheduled_plans(module: CheckedModule, program_name: str, schedules: list[str],
                     chunks: ChunkDefaults, variants: tuple[ChunkVariant, ...] = (),
-                    epilogues: frozenset[EpilogueKind] = frozenset()) -> list[LoweringPlan]:
+                    epilogues: frozenset[EpilogueKind] = frozenset(),
+                    attention: bool = False) -> list[LoweringPlan]:
     """The plan of every chosen schedule, then of every variant (the autotuner's chunk
     counts, under names of their own); `chunks`: the backend's chunk policies;
-    `epilogues`: the kinds its GEMM applies."""
+    `epilogues`: the kinds its GEMM applies; `attention`: whether it fuses attention."""
     plans = [make_plan(module.scheduled_program(program_name, s), s, chunks,
-                       epilogues=epilogues) for s in schedules]
+                       epilogues=epilogues, attention=attention) for s in schedules]
     return plans + [make_plan(module.scheduled_program(program_name, v.schedule), v.schedule,
-                              chunks, v, epilogues) for v in variants]
+                              chunks, v, epilogues, attention) for v in variants]
 
 
 def _params(program: ir.Program) -> list[dict]:

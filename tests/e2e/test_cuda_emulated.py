@@ -238,3 +238,31 @@ def test_bound_tensors_give_the_same_bits(sample: str) -> None:
             assert done.returncode == 0 and "bound steps match" in done.stdout, (
                 f"{schedule} R={ranks}: {done.stdout}{done.stderr}")
             assert "steps return with their work queued" in done.stdout, schedule
+
+
+FLASH = """
+program flash(T, H, E) {
+    param scale: f32 = 15.0
+    input q: bf16[H, T, E] sliced(0)
+    input k: bf16[H, T, E] sliced(0)
+    input v: bf16[H, T, E] sliced(0)
+    input mask: f32[T, T] replicated
+    s = matmul(q, transpose(k, 1, 2))
+    p = softmax(cast(s, f32) * scale + mask, -1)
+    o = matmul(cast(p, bf16), v)
+    output o
+}
+"""
+
+
+def test_fused_attention_matches_the_reference(tmp_path, monkeypatch) -> None:
+    """Attention fused into one kernel (emitters/ccn/attention.py): 300 keys, a tile of 256
+    and one of 44, so the running softmax rescales what the first tile summed; logits of
+    magnitude up to about 30 stay finite; heads split unevenly over 2 and 3 ranks."""
+    module = check_source(FLASH, "flash.ccn")
+    program = module.programs["flash"]
+    files = emulated_files(module, "flash", ["default"])
+    assert "pf::attention_rows(" in files["src/flash.cu"]
+    project = build_emulated(module, "flash", ["default"])
+    _check(project, program, program, "default", {"T": 300, "H": 3, "E": 5}, tmp_path,
+           monkeypatch, cases=[(1, "none"), (2, "all"), (3, "none")], iters=1)

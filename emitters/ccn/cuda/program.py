@@ -165,7 +165,8 @@ def lower_schedule(plan: LoweringPlan) -> ScheduleClass:
     comm_members, comm_ctor, dtor = _communicators(plan)
     mirrored = {t.name for t in program.tensors} | {v for _, v in program.outputs} | {
         s for s, _ in program.state_updates}
-    stored = {name: buf for name, buf in buffers.items() if name not in plan.epilogues}
+    unstored = set(plan.epilogues) | {name for a in plan.attentions.values() for name in a.absorbed}
+    stored = {name: buf for name, buf in buffers.items() if name not in unstored}
     storage_members, storage_ctor, prologue = _storage(stored, writer.sizes, mirrored, program)
     step = prologue + ["const uint64_t seed_step = seed + step_index;", "(void)seed_step;"]
     for param in program.params:

@@ -40,7 +40,7 @@ def project_files(module: CheckedModule, program_name: str, schedules: list[str]
     """Every file of the generated CUDA project, by path. `variants` and
     `default_schedule` mean what they mean for the CPU backend's project_files."""
     plans = scheduled_plans(module, program_name, schedules, CUDA_CHUNKS, variants,
-                            CUDA_EPILOGUES)
+                            CUDA_EPILOGUES, attention=True)
     return print_project(module, program_name, plans, command, cuda_arch, python,
                          default_schedule)
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.types import ValueType
+from parafuse.emitters.ccn.attention import Attention
 from parafuse.emitters.ccn.cpp_expr import STORAGE, ExprContext, compute_type, cpp_expr
 from parafuse.emitters.ccn.gemm_operands import (
     NATIVE,
@@ -213,6 +214,27 @@ class CudaStageWriter(StageWriter):
             f"pf::outer_count({ops.la}, {last}), {ops.la}.shape[{last}], {ops.lb}.shape[1]"
             f"{epilogue_args});"]
 
+    def attention(self, fusion: Attention) -> list[str]:
+        """The fused attention (emitters/ccn/attention.py): one kernel a query row, the
+        softmax's operand f(s) a device lambda of the score and its index in s's block."""
+        scores = fusion.scores.type
+        local = self.fresh("La")
+        space = self.space(scores, local)
+        rounded = f"pf::round_to<{STORAGE[scores.dtype]}>(pf_score)"
+        ctx = expr_context(space, {id(fusion.score_ref): rounded})
+        code, _ = cpp_expr(fusion.score_expr, ctx)
+        q, k, v = (self.buffers[name] for name in (fusion.q, fusion.k, fusion.v))
+        out = self.buffers[fusion.output.name]
+        return [f"// {fusion.output.name} = attention: {fusion.scores.name} = matmul(...), "
+                f"{fusion.weights.name} = softmax(...) and the product in one kernel, "
+                "the scores never stored",
+                self.block(local, scores)[0],
+                f"pf::attention_rows({q.var}, {k.var}, {v.var}, {out.var}, {q.local}.shape[0], "
+                f"{q.local}.shape[1], {k.local}.shape[1], {q.local}.shape[2], {v.local}.shape[2], "
+                "streams_.compute, [=] __device__(float pf_score, int64_t i) -> float {",
+                *["  " + line for line in space.coordinate_lines()],
+                f"  return static_cast<float>({code});", "});"]
+
     def widened_matmul(self, stage: ir.MatmulStage) -> list[str]:
         """Mixed, integer and f64 operands: widened to float (double) for cuBLAS."""
         work, lines, (a, la), (b, lb) = self.matmul_operands(stage, " with cuBLAS")
@@ -256,6 +278,11 @@ def lower_simple(stage: ir.SimpleStage, writer: CudaStageWriter) -> list[str]:
     elif writer.plan.epilogue_producer(stage.name):
         return [f"// {stage.name}: in the epilogue of "
                 f"{writer.plan.epilogue_producer(stage.name)}'s GEMM"]
+    elif writer.plan.attention_absorbing(stage.name):
+        return [f"// {stage.name}: in the fused attention of "
+                f"{writer.plan.attention_absorbing(stage.name)}"]
+    elif stage.name in writer.plan.attentions:
+        body = writer.attention(writer.plan.attentions[stage.name])
     elif isinstance(stage, ir.MatmulStage):
         body = writer.matmul(stage)
     else:
