@@ -6,7 +6,10 @@ and bandwidth rows, side by side in one run on one GPU (R = 1):
   gpu_check's bandwidth row; PyTorch has no LAMB);
 - the Megatron MLP block of samples/mlp.ccn (bf16) in every schedule, at each of the
   device's sizes, against PyTorch eager and torch.compile of the same block;
-- a GEMM alone (the block's first: bf16 [B, D] x [D, F]) against torch.matmul.
+- a GEMM alone (the block's first: bf16 [B, D] x [D, F]) against torch.matmul;
+- the transformer layer of samples/transformer.ccn (bf16, attention in one kernel) in every
+  schedule against PyTorch eager and torch.compile of the same layer with
+  scaled_dot_product_attention.
 
 A time that implies more FLOP/s than the GPU's peak (PyTorch's 8192-cube bf16 product on
 this GPU, 5% of slack) is a FAILED row, never a figure: a clock stopped early. PyTorch
@@ -149,3 +152,28 @@ def mlp_and_gemm(add: AddRow, project: Path, build: Callable, sizes: list[tuple[
                    2.0 * b * d * f, peak)
         _peers(add, what, torch_peers("gemm", b, d, f) if with_peers else found,
                2.0 * b * d * f, peak, ms)
+
+
+def layer_flops(t: int, d: int, h: int, e: int, f: int) -> float:
+    """The transformer layer's multiply-adds, twice: q, k, v and output projections, scores
+    and their product with v, the MLP's two GEMMs."""
+    return 2.0 * (4 * t * d * h * e + 2 * t * t * h * e + 2 * t * d * f)
+
+
+def transformer_layer(add: AddRow, project: Path, sizes: list[tuple[int, ...]],
+                      with_peers: bool, timeout_s: float) -> None:
+    """The layer in every schedule at each (T, D, H, E, F), then PyTorch's."""
+    module = check_source((HERE.parent / "samples" / "transformer.ccn").read_text(),
+                          "samples/transformer.ccn")
+    found = torch_peers("peak") if with_peers else "emulated: no peers"
+    peak = found["tflops"] if isinstance(found, dict) else None
+    for t, d, h, e, f in sizes:
+        shape = {"T": t, "D": d, "H": h, "E": e, "F": f}
+        what, flops = f"layer T={t} D={d} H={h}", layer_flops(t, d, h, e, f)
+        best = None
+        for schedule in module.schedule_names("transformer"):
+            ms = _ours(add, what, schedule, (project, "transformer", schedule, shape, timeout_s),
+                       flops, peak)
+            best = ms if best is None or (ms and ms < best) else best
+        _peers(add, what, torch_peers("transformer", t, d, h, e, f) if with_peers else found,
+               flops, peak, best)

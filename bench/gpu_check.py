@@ -66,8 +66,8 @@ class Device:
     """What the check runs on: the table names it `where`; `build` makes a sample's project
     with every schedule; the optimizer benchmarks take `elements` elements; `copy_peer`:
     time a device-to-device copy of the same bytes (needs nvcc and a GPU); `ranks`: the most
-    ranks a run may have (one per GPU); `run_timeout_s`: the limit of each run; `mlp_sizes`
-    and `peers`: what bench/gpu_bench.py measures."""
+    ranks a run may have (one per GPU); `run_timeout_s`: the limit of each run; `mlp_sizes`,
+    `layer_sizes` and `peers`: what bench/gpu_bench.py measures."""
 
     where: str
     build: Builder
@@ -76,6 +76,7 @@ class Device:
     ranks: int = 1
     run_timeout_s: float = 120.0
     mlp_sizes: tuple[tuple[int, int, int], ...] = ()  # (B, D, F) of gpu_bench's MLP block
+    layer_sizes: tuple[tuple[int, ...], ...] = ()  # (T, D, H, E, F) of its transformer layer
     peers: bool = False  # PyTorch on the same device (gpu_bench)
 
 
@@ -100,7 +101,8 @@ def gpu_count() -> int:
 
 def gpu_device() -> Device:
     return Device("GPU", build_for_gpu, 1 << 25, True, max(1, gpu_count()),
-                  mlp_sizes=((4096, 4096, 16384), (1024, 1024, 4096)), peers=True)
+                  mlp_sizes=((4096, 4096, 16384), (1024, 1024, 4096)),
+                  layer_sizes=((2048, 2048, 16, 128, 8192),), peers=True)
 
 
 def build_emulated(module: CheckedModule, program: str, schedules: list[str]) -> Path:
@@ -110,7 +112,7 @@ def build_emulated(module: CheckedModule, program: str, schedules: list[str]) ->
 
 
 EMULATED = Device("emulated device, not a GPU", build_emulated, 1 << 12, False, 3, 120.0,
-                  mlp_sizes=((5, 6, 7),))
+                  mlp_sizes=((5, 6, 7),), layer_sizes=((9, 6, 2, 3, 5),))
 
 COPY_SOURCE = r"""
 #include <cuda_runtime.h>
@@ -305,6 +307,9 @@ def main(device: Device | None = None, samples: list[str] | None = None,
     if "mlp" in projects:
         gpu_bench.mlp_and_gemm(table.add, projects["mlp"], device.build, list(device.mlp_sizes),
                                device.peers, device.run_timeout_s)
+    if "transformer" in projects:
+        gpu_bench.transformer_layer(table.add, projects["transformer"], list(device.layer_sizes),
+                                    device.peers, device.run_timeout_s)
     if fsm:
         fsm_rows(table.add, emulated=not device.copy_peer, timeout_s=device.run_timeout_s)
         token_rows(table.add, emulated=not device.copy_peer, timeout_s=device.run_timeout_s)

@@ -6,6 +6,8 @@ Usage:
   torch_gpu_peers.py optimizer sgd|adam N   the fused optimizer step over N f32 weights
   torch_gpu_peers.py mlp B D F              the MLP block of samples/mlp.ccn: eager, compiled
   torch_gpu_peers.py gemm B D F             torch.matmul of bf16 [B, D] x [D, F]
+  torch_gpu_peers.py transformer T D H E F  the layer of samples/transformer.ccn (attention
+                                            by scaled_dot_product_attention): eager, compiled
 
 Prints one JSON line: {"<configuration>": median_ms, ...}, or {"unavailable": why} where
 PyTorch or its CUDA device is missing.
@@ -76,6 +78,31 @@ def gemm(b: int, d: int, f: int) -> dict[str, float]:
     return {"torch.matmul": timed(lambda: torch.matmul(x, w))}
 
 
+def transformer(t: int, d: int, h: int, e: int, f: int) -> dict[str, float]:
+    """samples/transformer.ccn's layer at R = 1, attention by PyTorch's fused kernel."""
+    import torch
+    import torch.nn.functional as F
+
+    def rand(*shape: int) -> torch.Tensor:
+        return (torch.rand(*shape, device="cuda") * 2 - 1).to(torch.bfloat16)
+
+    x, g1, g2, b1, b2 = rand(t, d), rand(d), rand(d), rand(f), rand(d)
+    wq, wk, wv, wo = rand(h, d, e), rand(h, d, e), rand(h, d, e), rand(h, e, d)
+    w1, w2 = rand(d, f), rand(f, d)
+    mask = torch.zeros(t, t, device="cuda", dtype=torch.bfloat16)
+
+    def layer() -> torch.Tensor:
+        a = F.layer_norm(x, (d,), None, None, 1e-5) * g1
+        q, k, v = (torch.einsum("td,hde->hte", a, w) for w in (wq, wk, wv))
+        o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=0.125)
+        r = x + torch.einsum("hte,hed->td", o, wo)
+        a2 = F.layer_norm(r, (d,), None, None, 1e-5) * g2
+        return r + torch.matmul(F.gelu(torch.matmul(a2, w1) + b1, approximate="tanh"), w2) + b2
+
+    return {"PyTorch eager (SDPA)": timed(layer),
+            "torch.compile (SDPA)": timed(torch.compile(layer))}
+
+
 def peak() -> dict[str, float]:
     """Dense bf16 TFLOP/s of the GPU as cuBLAS reaches it (one 8192-cube product)."""
     n = 8192
@@ -94,7 +121,7 @@ def main(argv: list[str]) -> dict[str, object]:
         return peak()
     if what == "optimizer":
         return optimizer(argv[1], numbers[0])
-    return {"mlp": mlp, "gemm": gemm}[what](*numbers)
+    return {"mlp": mlp, "gemm": gemm, "transformer": transformer}[what](*numbers)
 
 
 if __name__ == "__main__":

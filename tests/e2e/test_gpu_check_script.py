@@ -198,3 +198,18 @@ def test_the_set_rows_compare_with_the_cpu_and_give_both_rates() -> None:
         ["nosey", "gpu set spec", "ok"], ["nosey", "gpu set enum", "ok"],
         ["rebar", "gpu set spec+nfa", "ok"], ["rebar", "gpu set enum+nfa", "ok"]], rows
     assert all(" GB/s device, " in row[3] and " GB/s host; " in row[3] for row in rows), rows
+
+
+def test_the_layer_rows_time_every_schedule_and_say_when_there_is_no_peer() -> None:
+    """gpu_bench's transformer layer on the emulated device: a row per schedule with its
+    TFLOP/s, then PyTorch's (none here)."""
+    module = sample_module("transformer")
+    project = gpu_check.EMULATED.build(module, "transformer", module.schedule_names("transformer"))
+    rows: list[list[str]] = []
+    gpu_bench.transformer_layer(lambda *row: rows.append(list(row)), project, [(9, 6, 2, 3, 5)],
+                                False, 120.0)
+    assert [row[:2] for row in rows] == [
+        ["layer T=9 D=6 H=2", schedule] for schedule in module.schedule_names("transformer")
+    ] + [["layer T=9 D=6 H=2", "PyTorch"]], rows
+    assert all(row[2].endswith("TFLOP/s") for row in rows[:-1]), rows
+    assert rows[-1][2:] == ["no peer", "emulated: no peers"], rows
