@@ -13,8 +13,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 
 #include "ccn/cuda/check.cuh"
 #include "ccn/cuda/launch.cuh"
@@ -43,10 +41,11 @@ __device__ inline float block_combine(float value, float* partial) {
   return result;
 }
 
+// Columns [first, first + kAttentionColumns * blockDim.x) of o (and of v).
 template <typename In, typename Out, typename Score>
 __global__ void attention_rows_kernel(const In* q, const In* k, const In* v, Out* o,
                                       int64_t rows, int64_t tq, int64_t tk, int64_t d,
-                                      int64_t dv, Score score) {
+                                      int64_t dv, int64_t first, Score score) {
   __shared__ float weights[kAttentionTile];
   __shared__ float partial[kThreads];
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -77,7 +76,7 @@ __global__ void attention_rows_kernel(const In* q, const In* k, const In* v, Out
       }
       sum = sum * rescale + block_combine<false>(tile_sum, partial);  // (its barriers order
       for (int c = 0; c < kAttentionColumns; ++c) {                   //  `weights` too)
-        const int64_t column = threadIdx.x + int64_t(c) * blockDim.x;
+        const int64_t column = first + threadIdx.x + int64_t(c) * blockDim.x;
         if (column >= dv) break;
         float weighted = 0.0f;
         for (int64_t j = 0; j < count; ++j)
@@ -88,7 +87,7 @@ __global__ void attention_rows_kernel(const In* q, const In* k, const In* v, Out
       __syncthreads();  // before the next tile's scores overwrite `weights`
     }
     for (int c = 0; c < kAttentionColumns; ++c) {
-      const int64_t column = threadIdx.x + int64_t(c) * blockDim.x;
+      const int64_t column = first + threadIdx.x + int64_t(c) * blockDim.x;
       if (column >= dv) break;
       o[row * dv + column] = store_as<Out>(sum > 0.0f ? acc[c] / sum : NAN);
     }
@@ -103,13 +102,15 @@ void attention_rows(const In* q, const In* k, const In* v, Out* o, int64_t batch
                     int64_t tk, int64_t d, int64_t dv, cudaStream_t stream, Score score) {
   const int64_t rows = batches * tq;
   if (rows == 0) return;
-  if (dv > int64_t(kAttentionColumns) * kThreads)
-    throw std::invalid_argument("fused attention: rows of v longer than " +
-                                std::to_string(kAttentionColumns * kThreads));
   auto* kernel = &attention_rows_kernel<In, Out, Score>;
-  PF_LAUNCH(kernel, static_cast<int>(std::min<int64_t>(rows, 65535)), stream, q, k, v, o, rows,
-            tq, tk, d, dv, score);
-  PF_CUDA(cudaGetLastError());
+  // a kernel a group of columns (rows of v longer than a block's registers hold: each
+  // group computes the scores again)
+  for (int64_t first = 0; first < std::max<int64_t>(dv, 1);
+       first += int64_t(kAttentionColumns) * kThreads) {
+    PF_LAUNCH(kernel, static_cast<int>(std::min<int64_t>(rows, 65535)), stream, q, k, v, o,
+              rows, tq, tk, d, dv, first, score);
+    PF_CUDA(cudaGetLastError());
+  }
 }
 
 }  // namespace parafuse::ccn
