@@ -14,7 +14,8 @@ micro-batched run) of one placement; `q`, `k`, `v` are values of 3 dims of one d
 kernel reads (f32, bf16, f16), with the layout of `s`, `p` and `o` (the same batch
 blocks on every rank); `s` is read by `p`'s stage only, once, and `p` by `o`'s only; neither
 is an output, a state or written into one; `f` is element-wise (no reduction or row norm
-inside it: it is computed per score) and `o` has `v`'s dtype.
+inside it: it is computed per score); `o` has `v`'s dtype; and no stage between `s` and `o`
+writes into `q`'s or `k`'s buffer (the kernel reads them where `o` stands).
 
 Rounding: each score is rounded to `s`'s dtype before `f`, as the reference does; the
 softmax's weights are not rounded to `p`'s (or the cast's) dtype before they weigh `v`,
@@ -57,9 +58,17 @@ def attention_fusions(program: ir.Program, in_place: dict[str, str]) -> dict[str
     found = {}
     for output in top.values():
         fusion = _match(program, top, output, kept)
-        if fusion is not None:
+        if fusion is not None and not _overwritten(program, fusion, in_place):
             found[output.name] = fusion
     return found
+
+
+def _overwritten(program: ir.Program, fusion: Attention, in_place: dict[str, str]) -> bool:
+    """Whether a stage between the scores and the output writes into q's or k's buffer (a
+    state's next value): the kernel reads them where the output stands."""
+    order = [stage.name for stage in program.stages]
+    between = order[order.index(fusion.scores.name) + 1:order.index(fusion.output.name)]
+    return any(in_place.get(name) in (fusion.q, fusion.k) for name in between)
 
 
 def _ref(expr: ir.Expr) -> ir.Ref | None:

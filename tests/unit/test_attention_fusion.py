@@ -69,3 +69,23 @@ def test_the_transformer_samples_fuse_in_every_schedule() -> None:
             plan = make_plan(module.scheduled_program(sample, schedule), schedule, CUDA_CHUNKS,
                              attention=True)
             assert list(plan.attentions) == ["o"], (sample, schedule)
+
+
+def test_keys_overwritten_before_the_output_keep_the_stages() -> None:
+    """A state's next value written into its buffer between the scores and the product: the
+    kernel would read the new keys where the product stands."""
+    source = """
+program a(T, H, E) {
+    input q: bf16[H, T, E] sliced(0)
+    state k: bf16[H, T, E] sliced(0)
+    input v: bf16[H, T, E] sliced(0)
+    s = matmul(q, transpose(k, 1, 2))
+    k2 = update(k, k * 2.0)
+    p = softmax(cast(s, f32), -1)
+    o = matmul(cast(p, bf16), v)
+    output o
+}
+"""
+    plan = _plan(source)
+    assert plan.in_place.get("k2") == "k", plan.in_place
+    assert plan.attentions == {}
