@@ -7,6 +7,7 @@ short) and random pattern sets; chunk counts 1, 2, 7, 64 and more than the input
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 
@@ -185,3 +186,20 @@ def test_auto_enumerates_a_complete_fused_dfa_and_otherwise_speculates_first(tmp
     runs = autos(random_machine(rng, 300, 3, "permutation", 4), data, {64, 3005})
     assert {r["scheme"] for r in runs} == {"spec"}
     assert all("walked in order" in r["reason"] for r in runs), runs
+
+
+def test_default_chunks_fill_the_device(tmp_path) -> None:
+    """16 KiB chunks where they are at least the threads the device holds at once (the
+    emulated device: 2 SMs of 1,024), else that many, down to 1 KiB each."""
+    machine = sample_machine("div7")
+    blob = tmp_path / "m.blob"
+    blob.write_bytes(blob_of(machine))
+    chunks = {}
+    for kib in (8, 64, 3 << 10, 40 << 10):
+        data = tmp_path / f"{kib}.input"
+        data.write_bytes(b"0123456789abcdef" * (kib << 6))
+        done = subprocess.run([str(cuda_table_driver()), str(blob), str(data), "spec:1:0"],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        chunks[kib] = json.loads(done.stdout)["chunks"]
+    assert chunks == {8: 8, 64: 64, 3 << 10: 2048, 40 << 10: 2560}, chunks
