@@ -119,3 +119,15 @@ def test_real_rule_sets_on_the_gpu(rebar_set, nosey_set, tmp_path) -> None:
     _, _, matches = assert_engine_set_equal_reference(
         machine, data, tmp_path, configs, driver=cuda_engine_set_driver())
     assert [tuple(match) for match in matches] == sources.hyperscan_matches(rules, data)
+
+
+def test_an_nfa_wider_than_a_threads_own_sets_equals_the_reference(tmp_path) -> None:
+    """602 positions (10 words, past the 8 a thread keeps in arrays of its own): the sets
+    live in the scratch array."""
+    engine_set = compile_set([("ab", ""), ("q[^x]{600}z", "")], 8)
+    widths = [(engine.position_count + 63) // 64 for engine in engine_set.engines
+              if engine_kind(engine) == "nfa"]
+    assert widths and max(widths) > 8, widths
+    data = b"ab q" + b"y" * 600 + b"z q" + b"y" * 300 + b"x" + b"y" * 299 + b"z ab"
+    _, counts, _ = check_on_gpu(engine_set, data, tmp_path)
+    assert counts == [2, 1], counts

@@ -1,7 +1,8 @@
 // parafuse boostfsm on GPUs: the bit-parallel NFA engine (fsm/sets/nfa_engine.hpp) in device
 // memory, and its step and reports as one device thread takes them: the same rule as the
 // host's plain step (DirectNfa), without the host's lazy DFA. A thread keeps its state and
-// candidates (`words` 64-bit words each) in a slice of a scratch array in device memory.
+// candidates (`words` 64-bit words each) in arrays of its own where they are at most
+// kNfaLocalWords words, else in a slice of a scratch array in device memory (NfaSets).
 //
 // A report at a boundary lists each tag once: the NFA's tags are numbered locally (at most
 // kNfaTags), and a thread marks them in a bitmap before it counts or lists them.
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "fsm/cuda/device.cuh"
@@ -21,6 +23,29 @@ namespace parafuse::fsm::cuda {
 
 constexpr uint32_t kNfaTags = 256;  // distinct tags of one NFA on the GPU
 constexpr uint32_t kNfaTagWords = kNfaTags / 64;
+constexpr uint32_t kNfaLocalWords = 8;  // sets of up to this many words in a thread's own memory
+
+// A thread's state and candidates: arrays of its own (the compiler's, interleaved across a
+// warp's threads) for sets of up to W words, else (W == 0) its slice of a scratch array.
+template <uint32_t W>
+struct NfaSets {
+  uint64_t own[W > 0 ? 2 * W : 1];
+  uint64_t* state;
+  uint64_t* cand;
+  __device__ NfaSets(uint64_t* scratch, uint64_t index, uint32_t words)
+      : state(W > 0 ? own : scratch + index * 2 * words), cand(state + words) {}
+};
+
+// launch(std::integral_constant<uint32_t, W>()) for the narrowest W of {1, 2, 4, 8} that
+// holds `words`, else W = 0 (the scratch array).
+template <class Launch>
+inline void with_set_width(uint32_t words, Launch&& launch) {
+  if (words <= 1) launch(std::integral_constant<uint32_t, 1>());
+  else if (words <= 2) launch(std::integral_constant<uint32_t, 2>());
+  else if (words <= 4) launch(std::integral_constant<uint32_t, 4>());
+  else if (words <= kNfaLocalWords) launch(std::integral_constant<uint32_t, kNfaLocalWords>());
+  else launch(std::integral_constant<uint32_t, 0>());
+}
 
 struct DeviceNfa {
   uint32_t words = 1, block_width = 8, tag_count = 0;

@@ -16,16 +16,19 @@
 namespace parafuse::fsm::cuda {
 
 // Chunk c reports at the boundaries [chunk_begin(c), chunk_begin(c + 1)) (and at n, the last);
-// `scratch`: 2 * words a chunk. Counts per tag into `counts` and the chunk's matches into
-// match_counts[c]; or, with `out`, writes them from out + first[c].
+// its sets: NfaSets<W> (`scratch`: 2 * words a chunk, for W == 0). Counts per tag into
+// `counts` and the chunk's matches into match_counts[c]; or, with `out`, writes them from
+// out + first[c].
+template <uint32_t W>
 __global__ void nfa_chunks(DeviceNfa t, const uint8_t* data, uint64_t n, uint64_t chunks,
                            uint64_t* scratch, unsigned long long* counts,
                            unsigned long long* match_counts, const unsigned long long* first,
                            Match* out) {
   const uint64_t c = thread_index();
   if (c >= chunks) return;
-  uint64_t* state = scratch + c * 2 * t.words;
-  uint64_t* cand = state + t.words;
+  NfaSets<W> sets(scratch, c, t.words);
+  uint64_t* const state = sets.state;
+  uint64_t* const cand = sets.cand;
   const uint64_t begin = chunk_begin(n, chunks, c), end = chunk_begin(n, chunks, c + 1);
   const uint64_t last = end == n ? n + 1 : end;
   const bool bounded = t.max_length != ~0ull;
@@ -62,12 +65,15 @@ inline NfaRun run_nfa_cuda(const NfaTables& t, const uint8_t* data, size_t n,
   const size_t chunks = run.chunks;
   const UploadedNfas uploaded({&t}, stream);
   const DeviceNfa& nfa = uploaded.views()[0];
-  DeviceArray<uint64_t> scratch(chunks * 2 * t.words);
+  DeviceArray<uint64_t> scratch(t.words > kNfaLocalWords ? chunks * 2 * t.words : 1);
   DeviceArray<unsigned long long> counts(std::max<uint32_t>(tag_count, 1)), found(chunks);
   counts.zero(stream);
-  PF_FSM_LAUNCH(nfa_chunks, blocks_for(chunks), kBlockThreads, stream, nfa, data,
-                uint64_t(n), uint64_t(chunks), scratch.get(), counts.get(), found.get(),
-                static_cast<const unsigned long long*>(nullptr), static_cast<Match*>(nullptr));
+  with_set_width(uint32_t(t.words), [&](auto width) {
+    PF_FSM_LAUNCH(nfa_chunks<decltype(width)::value>, blocks_for(chunks), kBlockThreads, stream,
+                  nfa, data, uint64_t(n), uint64_t(chunks), scratch.get(), counts.get(),
+                  found.get(), static_cast<const unsigned long long*>(nullptr),
+                  static_cast<Match*>(nullptr));
+  });
   PF_FSM_CUDA(cudaGetLastError());
   const std::vector<unsigned long long> per_tag = counts.download(tag_count, stream);
   run.counts.assign(per_tag.begin(), per_tag.end());
@@ -77,9 +83,12 @@ inline NfaRun run_nfa_cuda(const NfaTables& t, const uint8_t* data, size_t n,
   PF_FSM_CUDA(cudaGetLastError());
   const unsigned long long total = first.at(chunks, stream);
   DeviceArray<Match> listed(total);
-  PF_FSM_LAUNCH(nfa_chunks, blocks_for(chunks), kBlockThreads, stream, nfa, data,
-                uint64_t(n), uint64_t(chunks), scratch.get(),
-                static_cast<unsigned long long*>(nullptr), found.get(), first.get(), listed.get());
+  with_set_width(uint32_t(t.words), [&](auto width) {
+    PF_FSM_LAUNCH(nfa_chunks<decltype(width)::value>, blocks_for(chunks), kBlockThreads, stream,
+                  nfa, data, uint64_t(n), uint64_t(chunks), scratch.get(),
+                  static_cast<unsigned long long*>(nullptr), found.get(), first.get(),
+                  listed.get());
+  });
   PF_FSM_CUDA(cudaGetLastError());
   run.matches = listed.download(total, stream);
   return run;

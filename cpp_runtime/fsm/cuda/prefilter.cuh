@@ -55,9 +55,10 @@ __global__ void find_start_ranges(const uint8_t* data, uint64_t patterns,
   range_count[k] = count;
 }
 
-// Pattern k's matches in its ranges; `scratch`: 2 * words_each a pattern. Counts per tag
-// into `counts` and the pattern's matches into match_counts[k]; or, with `out`, writes them
-// from out + first[k].
+// Pattern k's matches in its ranges; its sets: NfaSets<W> (`scratch`: 2 * words_each a
+// pattern, for W == 0). Counts per tag into `counts` and the pattern's matches into
+// match_counts[k]; or, with `out`, writes them from out + first[k].
+template <uint32_t W>
 __global__ void confirm_patterns(const DeviceNfa* nfas, const uint8_t* data, uint64_t n,
                                  uint64_t patterns, const DeviceRange* ranges,
                                  const uint64_t* first_end, const uint64_t* range_count,
@@ -72,8 +73,9 @@ __global__ void confirm_patterns(const DeviceNfa* nfas, const uint8_t* data, uin
   const DeviceNfa& t = nfas[k];
   const DeviceRange* list = ranges + first_end[k];
   const uint64_t count = range_count[k];
-  uint64_t* state = scratch + k * 2 * words_each;
-  uint64_t* cand = state + t.words;
+  NfaSets<W> sets(scratch, k, uint32_t(words_each));
+  uint64_t* const state = sets.state;
+  uint64_t* const cand = sets.cand;
   unsigned long long found = 0;
   Match* next = out ? out + first[k] : nullptr;
   uint64_t index = 0, at = list[0].first;
@@ -137,7 +139,8 @@ inline NfaRun run_prefilter_cuda(const PrefilterTables& p, const uint8_t* data, 
   DeviceArray<ConfirmBounds> device_bounds(patterns);
   DeviceArray<DeviceNfa> device_nfas(patterns);
   DeviceArray<uint64_t> device_ends(ends.size()), device_first_end(patterns + 1);
-  DeviceArray<uint64_t> range_count(patterns), scratch(patterns * 2 * words_each);
+  DeviceArray<uint64_t> range_count(patterns);
+  DeviceArray<uint64_t> scratch(words_each > kNfaLocalWords ? patterns * 2 * words_each : 1);
   DeviceArray<DeviceRange> ranges(ends.size());
   device_bounds.upload(bounds.data(), patterns, stream);
   device_nfas.upload(views.data(), patterns, stream);
@@ -149,13 +152,18 @@ inline NfaRun run_prefilter_cuda(const PrefilterTables& p, const uint8_t* data, 
                 range_count.get());
   DeviceArray<unsigned long long> counts(std::max<uint32_t>(tag_count, 1)), found(patterns);
   counts.zero(stream);
-  PF_FSM_LAUNCH(confirm_patterns, grid, kBlockThreads, stream,
-                static_cast<const DeviceNfa*>(device_nfas.get()), data, uint64_t(n),
-                uint64_t(patterns), static_cast<const DeviceRange*>(ranges.get()),
-                static_cast<const uint64_t*>(device_first_end.get()),
-                static_cast<const uint64_t*>(range_count.get()), scratch.get(), words_each,
-                counts.get(), found.get(), static_cast<const unsigned long long*>(nullptr),
-                static_cast<Match*>(nullptr));
+  const auto confirm = [&](unsigned long long* to_count, const unsigned long long* first,
+                           Match* out) {
+    with_set_width(uint32_t(words_each), [&](auto width) {
+      PF_FSM_LAUNCH(confirm_patterns<decltype(width)::value>, grid, kBlockThreads, stream,
+                    static_cast<const DeviceNfa*>(device_nfas.get()), data, uint64_t(n),
+                    uint64_t(patterns), static_cast<const DeviceRange*>(ranges.get()),
+                    static_cast<const uint64_t*>(device_first_end.get()),
+                    static_cast<const uint64_t*>(range_count.get()), scratch.get(), words_each,
+                    to_count, found.get(), first, out);
+    });
+  };
+  confirm(counts.get(), nullptr, nullptr);
   PF_FSM_CUDA(cudaGetLastError());
   const std::vector<unsigned long long> per_tag = counts.download(tag_count, stream);
   run.counts.assign(per_tag.begin(), per_tag.end());
@@ -168,13 +176,7 @@ inline NfaRun run_prefilter_cuda(const PrefilterTables& p, const uint8_t* data, 
   PF_FSM_LAUNCH(scan_counts, 1, kScanThreads, stream, found.get(), patterns, first.get());
   const unsigned long long total = first.at(patterns, stream);
   DeviceArray<Match> listed(total);
-  PF_FSM_LAUNCH(confirm_patterns, grid, kBlockThreads, stream,
-                static_cast<const DeviceNfa*>(device_nfas.get()), data, uint64_t(n),
-                uint64_t(patterns), static_cast<const DeviceRange*>(ranges.get()),
-                static_cast<const uint64_t*>(device_first_end.get()),
-                static_cast<const uint64_t*>(range_count.get()), scratch.get(), words_each,
-                static_cast<unsigned long long*>(nullptr), found.get(), first.get(),
-                listed.get());
+  confirm(nullptr, first.get(), listed.get());
   PF_FSM_CUDA(cudaGetLastError());
   run.matches = listed.download(total, stream);
   return run;
