@@ -9,7 +9,7 @@ toolkit) or, for a real GPU, compiled by nvcc:
     cuda_table_driver(emulated=True) -> the machine driver's path, built once per content
     cuda_token_driver(emulated=True) -> the token-set driver's path, likewise
     cuda_engine_set_driver(emulated=True) -> the engine-set driver's path, likewise
-    cuda_driver_files(driver, emulated) -> {path: content}: CMakeLists.txt, the runtime tree
+    cuda_driver_files(emulated) -> {path: content}: one project of every driver
 """
 
 from __future__ import annotations
@@ -26,12 +26,15 @@ DRIVER_SOURCES = {"fsm_cuda_table_driver": "table_driver.cu",
                   "fsm_cuda_token_driver": "token_driver.cu",
                   "fsm_cuda_engine_set_driver": "engine_set_driver.cu"}
 
-EMULATED_CMAKE = """\
+# One project builds every driver (one CMake configure, one CUDA compiler detection).
+EMULATED_HEAD = """\
 cmake_minimum_required(VERSION 3.18)
-project({driver} LANGUAGES CXX)
+project(fsm_cuda_drivers LANGUAGES CXX)
 set(CMAKE_CXX_STANDARD 17)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)
 find_package(Threads REQUIRED)
+"""
+EMULATED_DRIVER = """\
 add_executable({driver} src/{driver}_emulated.cpp)
 target_include_directories({driver} BEFORE PRIVATE runtime/ccn/cuda_emulated)
 target_include_directories({driver} PRIVATE runtime)
@@ -39,37 +42,41 @@ target_compile_definitions({driver} PRIVATE PF_CUDA_EMULATION)
 target_compile_options({driver} PRIVATE -O1 -Wno-unknown-pragmas)
 target_link_libraries({driver} PRIVATE Threads::Threads)
 """
-
-NVCC_CMAKE = """\
+NVCC_HEAD = """\
 cmake_minimum_required(VERSION 3.18)
-project({driver} LANGUAGES CXX CUDA)
+project(fsm_cuda_drivers LANGUAGES CXX CUDA)
 set(CMAKE_CXX_STANDARD 17)
 set(CMAKE_CUDA_STANDARD 17)
 if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
   set(CMAKE_CUDA_ARCHITECTURES 90)
 endif()
+"""
+NVCC_DRIVER = """\
 add_executable({driver} runtime/fsm/cuda/{source})
 target_include_directories({driver} PRIVATE runtime)
 target_compile_options({driver} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-O3>)
 """
 
 
-def cuda_driver_files(driver: str, emulated: bool) -> dict[str, str | bytes]:
-    source = DRIVER_SOURCES[driver]
-    cmake = (EMULATED_CMAKE if emulated else NVCC_CMAKE).format(driver=driver, source=source)
+def cuda_driver_files(emulated: bool) -> dict[str, str | bytes]:
+    """Every driver in one project; for the emulated device, src/<driver>_emulated.cpp
+    includes each driver's source."""
+    head, each = (EMULATED_HEAD, EMULATED_DRIVER) if emulated else (NVCC_HEAD, NVCC_DRIVER)
+    cmake = head + "".join(each.format(driver=driver, source=source)
+                           for driver, source in DRIVER_SOURCES.items())
+    sources = [f"fsm/cuda/{source}" for source in DRIVER_SOURCES.values()]
     files: dict[str, str | bytes] = {
-        "CMakeLists.txt": cmake,
-        **runtime_files(RUNTIME_HEADERS + GPU_HEADERS + [f"fsm/cuda/{source}"]),
-    }
+        "CMakeLists.txt": cmake, **runtime_files(RUNTIME_HEADERS + GPU_HEADERS + sources)}
     if emulated:
-        files[f"src/{driver}_emulated.cpp"] = f'#include "fsm/cuda/{source}"\n'
+        for driver, source in DRIVER_SOURCES.items():
+            files[f"src/{driver}_emulated.cpp"] = f'#include "fsm/cuda/{source}"\n'
         files.update(emulated_device_files())
     return files
 
 
 def _cuda_driver(driver: str, emulated: bool, nvcc: str | None) -> Path:
-    name = driver.replace("_", "-") + ("-emulated" if emulated else "")
-    return cached_build(name, cuda_driver_files(driver, emulated),
+    name = "fsm-cuda-drivers" + ("-emulated" if emulated else "")
+    return cached_build(name, cuda_driver_files(emulated),
                         cmake_arguments(emulated, nvcc)) / "build" / driver
 
 

@@ -4,7 +4,7 @@ engine-set runs do (test_fsm_engine_sets.py): DFA engines under every GPU scheme
 engines bit-parallel (bounded ones in chunks from their lookback, unbounded in one), chunk
 counts 1, 2, 7, 64 and more than the input's bytes, inputs in host and in device memory
 (with every stream late), prefiltered engines (hits, ranges, confirmations). The driver
-also compiles with nvcc."""
+also compiles with nvcc (test_fsm_cuda_schemes.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from tests.property.fsm_engine_set_checks import assert_engine_set_equal_referen
 from tests.property.fsm_regex_strategies import HAYSTACK_BYTES, hyperscan_refusal
 from tests.property.test_fsm_engine_sets import SETTINGS, compile_set, pattern_lists
 from tests.property.test_fsm_real_rulesets import planted_examples
-from tests.required_tools import require_module, require_nvcc
+from tests.required_tools import require_module
 
 GPU_SCHEMES = ("seq", "enum", "spec", "auto")
 # With max_states 8: DFA engines, a bounded NFA (windows) and an unbounded one whose
@@ -96,12 +96,6 @@ def test_prefiltered_engines_equal_the_reference(tmp_path) -> None:
                  b"no factor here " * 50):
         check_on_gpu(engine_set, data, tmp_path)
 
-
-def test_the_engine_set_driver_compiles_with_nvcc() -> None:
-    require_nvcc()
-    from parafuse.emitters.toolchain.nvidia import find_nvcc
-
-    assert cuda_engine_set_driver(emulated=False, nvcc=str(find_nvcc())).exists()
 
 
 def test_real_rule_sets_on_the_gpu(rebar_set, nosey_set, tmp_path) -> None:

@@ -3,7 +3,7 @@ executor's result (final state, counts, matches), as the CPU schemes do
 (test_fsm_cpp_schemes.py): every sample on empty, one-byte, random and real inputs, random
 machines (few and many states, converging and permutation-like, fused DFA complete or cut
 short) and random pattern sets; chunk counts 1, 2, 7, 64 and more than the input's bytes
-(a chunk boundary after every byte). The driver also compiles with nvcc."""
+(a chunk boundary after every byte). The drivers also compile with nvcc."""
 
 from __future__ import annotations
 
@@ -158,11 +158,15 @@ def test_hypothesis_pattern_sets_on_the_gpu(patterns, haystack, tmp_path) -> Non
     check(machine, bytes(haystack), tmp_path, schemes=runnable_schemes(machine, tmp_path))
 
 
-def test_the_gpu_driver_compiles_with_nvcc() -> None:
+def test_the_gpu_drivers_compile_with_nvcc() -> None:
+    """The machine, token-set and engine-set drivers: one project."""
     require_nvcc()
+    from parafuse.emitters.fsm.cuda_driver import cuda_engine_set_driver, cuda_token_driver
     from parafuse.emitters.toolchain.nvidia import find_nvcc
 
-    assert cuda_table_driver(emulated=False, nvcc=str(find_nvcc())).exists()
+    nvcc = str(find_nvcc())
+    for driver in (cuda_table_driver, cuda_token_driver, cuda_engine_set_driver):
+        assert driver(emulated=False, nvcc=nvcc).exists()
 
 
 def test_auto_enumerates_a_complete_fused_dfa_and_otherwise_speculates_first(tmp_path) -> None:

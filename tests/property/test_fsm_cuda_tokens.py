@@ -5,7 +5,7 @@ tokenizing (boundaries inside comments, strings and long tokens, inputs that nev
 step, inputs that back up at every byte), generated token sets; chunk counts 1, 2, 7, 64 and
 more than the input's bytes (a boundary after every byte); inputs in host memory (whole,
 and in pieces) and in device memory; a thread past its budget of re-read bytes. The driver
-also compiles with nvcc."""
+also compiles with nvcc (test_fsm_cuda_schemes.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from parafuse.emitters.fsm.token_blob import TokenHints, token_blob
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.fsm_compiler.tokens.reference_tokenizer import kind_counts, tokenize
 from parafuse.grammar.diagnostics import SourceFile
-from tests.required_tools import require_nvcc
 
 from .fsm_token_driver import configurations, sample_cases, write_manifest
 from .fsm_token_strategies import compile_tokens, token_inputs, token_rules
@@ -123,12 +122,6 @@ def test_random_token_sets_on_the_gpu(tmp_path, generated) -> None:
     if cases:
         gpu_runs(cases, tmp_path)
 
-
-def test_the_token_driver_compiles_with_nvcc() -> None:
-    require_nvcc()
-    from parafuse.emitters.toolchain.nvidia import find_nvcc
-
-    assert cuda_token_driver(emulated=False, nvcc=str(find_nvcc())).exists()
 
 
 @pytest.mark.parametrize("lazy", ["none", "all"])
