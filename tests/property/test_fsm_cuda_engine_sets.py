@@ -84,7 +84,8 @@ def test_split_sets_on_the_gpu_equal_the_reference(patterns, data, max_states, b
 
 def test_prefiltered_engines_equal_the_reference(tmp_path) -> None:
     """Patterns with literal factors behind a prefilter: hits everywhere, hits that merge into
-    one range, hits whose confirmation fails, none at all."""
+    one range, hits whose confirmation fails, none at all, and a pattern's ranges in
+    several jobs that each find the same match (listed once)."""
     patterns = [("secret_[a-z0-9]{6,20}", ""), ("tok(en)?_[A-F0-9]{4}x", ""), ("k[0-9]{4}", ""),
                 ("key=[^ \\n]+;", ""), ("ab", "")]
     engine_set = compile_set(patterns, 8)
@@ -92,8 +93,9 @@ def test_prefiltered_engines_equal_the_reference(tmp_path) -> None:
     rng = np.random.default_rng(4)
     planted = b"".join(rng.choice([b"secret_abc123 ", b"token_0A1Fx", b"k12345 ", b"key=v;",
                                    b"key=x y;", b"secret_", b"tok_ABCDx", b"zz ", b"\n"], 400))
+    chained = b"key=" * 200 + b";"  # 200 ranges, 4 jobs, each finding the one match
     for data in (b"", b"secret_abcdef", planted, b"secret_" * 300 + b"abcdefg",
-                 b"no factor here " * 50):
+                 b"no factor here " * 50, chained):
         check_on_gpu(engine_set, data, tmp_path)
 
 

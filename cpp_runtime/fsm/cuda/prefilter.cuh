@@ -5,11 +5,13 @@
 //   3. find_start_ranges: one device thread a pattern merges its hits into ranges of match
 //      starts ([first, q - shortest], `first` as far back as the bytes allow, within
 //      `reach`);
-//   4. confirm_patterns: one device thread a pattern sweeps its ranges with the pattern's
-//      NFA (nfa.cuh): new threads start only inside a range, the sweep runs on while a thread
-//      lives and jumps to the next range when none does. Counted, or (a scan of the counts
-//      placing them) listed by a second sweep.
-// A pattern's ranges are swept by one thread, so no match is found twice.
+//   4. confirm_jobs: one device thread a job (a run of at most kRangesPerJob of a pattern's
+//      ranges) sweeps its ranges with the pattern's NFA (nfa.cuh): new threads start only
+//      inside a range, the sweep runs on while a thread lives and jumps to the next range
+//      when none does. Counted, or (a scan of the counts placing them) listed by a second
+//      sweep. A job may sweep on past its last range into the next job's and find a match
+//      that job finds too: where a pattern has several jobs, the matches are listed, sorted
+//      and made unique on the host, and counted from there.
 #pragma once
 
 #include <algorithm>
@@ -55,29 +57,33 @@ __global__ void find_start_ranges(const uint8_t* data, uint64_t patterns,
   range_count[k] = count;
 }
 
-// Pattern k's matches in its ranges; its sets: NfaSets<W> (`scratch`: 2 * words_each a
-// pattern, for W == 0). Counts per tag into `counts` and the pattern's matches into
-// match_counts[k]; or, with `out`, writes them from out + first[k].
+// A run of one pattern's ranges, swept by one device thread: ranges [first, first + count)
+// of the pattern's list.
+struct ConfirmJob {
+  uint64_t pattern, first, count;
+};
+constexpr uint64_t kRangesPerJob = 64;
+
+// Job j's matches in its ranges, by its pattern's NFA; its sets: NfaSets<W> (`scratch`: 2 *
+// words_each a job, for W == 0). Counts per tag into `counts` and the job's matches into
+// match_counts[j]; or, with `out`, writes them from out + first[j].
 template <uint32_t W>
-__global__ void confirm_patterns(const DeviceNfa* nfas, const uint8_t* data, uint64_t n,
-                                 uint64_t patterns, const DeviceRange* ranges,
-                                 const uint64_t* first_end, const uint64_t* range_count,
-                                 uint64_t* scratch, uint64_t words_each,
-                                 unsigned long long* counts, unsigned long long* match_counts,
-                                 const unsigned long long* first, Match* out) {
-  const uint64_t k = thread_index();
-  if (k >= patterns || range_count[k] == 0) {
-    if (k < patterns && !out) match_counts[k] = 0;
-    return;
-  }
-  const DeviceNfa& t = nfas[k];
-  const DeviceRange* list = ranges + first_end[k];
-  const uint64_t count = range_count[k];
-  NfaSets<W> sets(scratch, k, uint32_t(words_each));
+__global__ void confirm_jobs(const DeviceNfa* nfas, const uint8_t* data, uint64_t n,
+                             uint64_t jobs, const ConfirmJob* job_list, const DeviceRange* ranges,
+                             const uint64_t* first_end, uint64_t* scratch, uint64_t words_each,
+                             unsigned long long* counts, unsigned long long* match_counts,
+                             const unsigned long long* first, Match* out) {
+  const uint64_t j = thread_index();
+  if (j >= jobs) return;
+  const ConfirmJob job = job_list[j];
+  const DeviceNfa& t = nfas[job.pattern];
+  const DeviceRange* list = ranges + first_end[job.pattern] + job.first;
+  const uint64_t count = job.count;
+  NfaSets<W> sets(scratch, j, uint32_t(words_each));
   uint64_t* const state = sets.state;
   uint64_t* const cand = sets.cand;
   unsigned long long found = 0;
-  Match* next = out ? out + first[k] : nullptr;
+  Match* next = out ? out + first[j] : nullptr;
   uint64_t index = 0, at = list[0].first;
   for (uint32_t w = 0; w < t.words; ++w) state[w] = 0;
   bool alive = false;
@@ -99,7 +105,7 @@ __global__ void confirm_patterns(const DeviceNfa* nfas, const uint8_t* data, uin
       for (uint32_t w = 0; w < t.words; ++w) state[w] = 0;
     }
   }
-  if (!next) match_counts[k] = found;
+  if (!next) match_counts[j] = found;
 }
 
 // The engine over data[0, n) in device memory; `scheme` and `reason` say what ran.
@@ -140,45 +146,72 @@ inline NfaRun run_prefilter_cuda(const PrefilterTables& p, const uint8_t* data, 
   DeviceArray<DeviceNfa> device_nfas(patterns);
   DeviceArray<uint64_t> device_ends(ends.size()), device_first_end(patterns + 1);
   DeviceArray<uint64_t> range_count(patterns);
-  DeviceArray<uint64_t> scratch(words_each > kNfaLocalWords ? patterns * 2 * words_each : 1);
   DeviceArray<DeviceRange> ranges(ends.size());
   device_bounds.upload(bounds.data(), patterns, stream);
   device_nfas.upload(views.data(), patterns, stream);
   device_ends.upload(ends.data(), ends.size(), stream);
   device_first_end.upload(first_end.data(), patterns + 1, stream);
-  const unsigned grid = blocks_for(patterns);
-  PF_FSM_LAUNCH(find_start_ranges, grid, kBlockThreads, stream, data, uint64_t(patterns),
+  PF_FSM_LAUNCH(find_start_ranges, blocks_for(patterns), kBlockThreads, stream, data, uint64_t(patterns),
                 device_bounds.get(), device_ends.get(), device_first_end.get(), ranges.get(),
                 range_count.get());
-  DeviceArray<unsigned long long> counts(std::max<uint32_t>(tag_count, 1)), found(patterns);
+  // jobs of at most kRangesPerJob ranges each: a pattern of several jobs may find a match
+  // twice (a job sweeps on past its last range while a thread lives), so its matches are
+  // listed, sorted and made unique
+  const std::vector<uint64_t> per_pattern = range_count.download(patterns, stream);
+  std::vector<ConfirmJob> jobs;
+  uint64_t total_ranges = 0;
+  for (size_t k = 0; k < patterns; ++k) {
+    total_ranges += per_pattern[k];
+    for (uint64_t at = 0; at < per_pattern[k]; at += kRangesPerJob)
+      jobs.push_back(ConfirmJob{k, at, std::min(kRangesPerJob, per_pattern[k] - at)});
+  }
+  reason += "; " + std::to_string(total_ranges) + " start ranges confirmed by " +
+            std::to_string(patterns) + " NFAs in " + std::to_string(jobs.size()) +
+            " jobs, one device thread each";
+  if (jobs.empty()) return run;
+  const bool split = jobs.size() > size_t(std::count_if(per_pattern.begin(), per_pattern.end(),
+                                                        [](uint64_t r) { return r > 0; }));
+  DeviceArray<ConfirmJob> device_jobs(jobs.size());
+  device_jobs.upload(jobs.data(), jobs.size(), stream);
+  DeviceArray<uint64_t> scratch(words_each > kNfaLocalWords ? jobs.size() * 2 * words_each : 1);
+  DeviceArray<unsigned long long> counts(std::max<uint32_t>(tag_count, 1)), found(jobs.size());
   counts.zero(stream);
   const auto confirm = [&](unsigned long long* to_count, const unsigned long long* first,
                            Match* out) {
     with_set_width(uint32_t(words_each), [&](auto width) {
-      PF_FSM_LAUNCH(confirm_patterns<decltype(width)::value>, grid, kBlockThreads, stream,
-                    static_cast<const DeviceNfa*>(device_nfas.get()), data, uint64_t(n),
-                    uint64_t(patterns), static_cast<const DeviceRange*>(ranges.get()),
-                    static_cast<const uint64_t*>(device_first_end.get()),
-                    static_cast<const uint64_t*>(range_count.get()), scratch.get(), words_each,
-                    to_count, found.get(), first, out);
+      PF_FSM_LAUNCH(confirm_jobs<decltype(width)::value>, blocks_for(jobs.size()), kBlockThreads,
+                    stream, static_cast<const DeviceNfa*>(device_nfas.get()), data, uint64_t(n),
+                    uint64_t(jobs.size()), static_cast<const ConfirmJob*>(device_jobs.get()),
+                    static_cast<const DeviceRange*>(ranges.get()),
+                    static_cast<const uint64_t*>(device_first_end.get()), scratch.get(),
+                    words_each, to_count, found.get(), first, out);
     });
+    PF_FSM_CUDA(cudaGetLastError());
   };
   confirm(counts.get(), nullptr, nullptr);
-  PF_FSM_CUDA(cudaGetLastError());
-  const std::vector<unsigned long long> per_tag = counts.download(tag_count, stream);
-  run.counts.assign(per_tag.begin(), per_tag.end());
-  uint64_t total_ranges = 0;
-  for (uint64_t count : range_count.download(patterns, stream)) total_ranges += count;
-  reason += "; " + std::to_string(total_ranges) + " start ranges confirmed by " +
-            std::to_string(patterns) + " NFAs, one device thread each";
-  if (!options.matches) return run;
-  DeviceArray<unsigned long long> first(patterns + 1);
-  PF_FSM_LAUNCH(scan_counts, 1, kScanThreads, stream, found.get(), patterns, first.get());
-  const unsigned long long total = first.at(patterns, stream);
+  if (!split) {
+    const std::vector<unsigned long long> per_tag = counts.download(tag_count, stream);
+    run.counts.assign(per_tag.begin(), per_tag.end());
+    if (!options.matches) return run;
+  }
+  DeviceArray<unsigned long long> first(jobs.size() + 1);
+  PF_FSM_LAUNCH(scan_counts, 1, kScanThreads, stream, found.get(), jobs.size(), first.get());
+  const unsigned long long total = first.at(jobs.size(), stream);
   DeviceArray<Match> listed(total);
   confirm(nullptr, first.get(), listed.get());
-  PF_FSM_CUDA(cudaGetLastError());
   run.matches = listed.download(total, stream);
+  if (split) {
+    std::sort(run.matches.begin(), run.matches.end(), [](const Match& a, const Match& b) {
+      return a.offset != b.offset ? a.offset < b.offset : a.tag < b.tag;
+    });
+    run.matches.erase(std::unique(run.matches.begin(), run.matches.end(),
+                                  [](const Match& a, const Match& b) {
+                                    return a.offset == b.offset && a.tag == b.tag;
+                                  }),
+                      run.matches.end());
+    for (const Match& match : run.matches) ++run.counts[match.tag];
+    if (!options.matches) run.matches.clear();
+  }
   return run;
 }
 
