@@ -201,14 +201,7 @@ inline NfaRun run_prefilter_cuda(const PrefilterTables& p, const uint8_t* data, 
   confirm(nullptr, first.get(), listed.get());
   run.matches = listed.download(total, stream);
   if (split) {
-    std::sort(run.matches.begin(), run.matches.end(), [](const Match& a, const Match& b) {
-      return a.offset != b.offset ? a.offset < b.offset : a.tag < b.tag;
-    });
-    run.matches.erase(std::unique(run.matches.begin(), run.matches.end(),
-                                  [](const Match& a, const Match& b) {
-                                    return a.offset == b.offset && a.tag == b.tag;
-                                  }),
-                      run.matches.end());
+    sort_matches(run.matches, true);
     for (const Match& match : run.matches) ++run.counts[match.tag];
     if (!options.matches) run.matches.clear();
   }

@@ -230,14 +230,7 @@ PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, siz
   } else {
     for (const NfaChunk& part : parts)
       result.matches.insert(result.matches.end(), part.matches.begin(), part.matches.end());
-    std::sort(result.matches.begin(), result.matches.end(), [](const Match& a, const Match& b) {
-      return a.offset != b.offset ? a.offset < b.offset : a.tag < b.tag;
-    });
-    result.matches.erase(std::unique(result.matches.begin(), result.matches.end(),
-                                     [](const Match& a, const Match& b) {
-                                       return a.offset == b.offset && a.tag == b.tag;
-                                     }),
-                         result.matches.end());
+    sort_matches(result.matches, true);
     for (const Match& match : result.matches) ++result.counts[match.tag];
   }
   if (options.profile) result.phases.push_back(PhaseTiming{"merge", false, omp_get_wtime() - began, {}});

@@ -38,9 +38,7 @@ class SetMerge {
 
   void finish() {
     for (size_t i = 0; i < schemes_.size(); ++i) result_.scheme += (i ? "+" : "") + schemes_[i];
-    std::sort(result_.matches.begin(), result_.matches.end(), [](const Match& a, const Match& b) {
-      return a.offset != b.offset ? a.offset < b.offset : a.tag < b.tag;
-    });
+    sort_matches(result_.matches);
   }
 
  private:
