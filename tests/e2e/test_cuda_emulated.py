@@ -256,10 +256,11 @@ program flash(T, H, E) {
 
 
 def test_fused_attention_matches_the_reference(tmp_path, monkeypatch) -> None:
-    """Attention fused into one kernel (emitters/ccn/attention.py): 300 keys, a tile of 256
-    and one of 44, so the running softmax rescales what the first tile summed; logits of
-    magnitude up to about 30 stay finite; heads split unevenly over 2 and 3 ranks; rows of v
-    of 2,100 columns, two kernels."""
+    """Attention fused into one kernel (emitters/ccn/attention.py), both kernels: 300 keys,
+    in tiles of 16 (the tiled kernel) or of 256 and 44 (the row kernel), so the running
+    softmax rescales what earlier tiles summed; logits of magnitude up to about 30 stay
+    finite; heads split unevenly over 2 and 3 ranks; rows of v of 2,100 columns, two
+    kernels."""
     module = check_source(FLASH, "flash.ccn")
     program = module.programs["flash"]
     files = emulated_files(module, "flash", ["default"])
@@ -267,6 +268,8 @@ def test_fused_attention_matches_the_reference(tmp_path, monkeypatch) -> None:
     project = build_emulated(module, "flash", ["default"])
     _check(project, program, program, "default", {"T": 300, "H": 3, "E": 5}, tmp_path,
            monkeypatch, cases=[(1, "none"), (2, "all"), (3, "none")], iters=1)
-    # rows of v longer than a kernel's columns (2,048): a kernel a group of columns
-    _check(project, program, program, "default", {"T": 3, "H": 1, "E": 2100}, tmp_path,
-           monkeypatch, cases=[(1, "none")], iters=1)
+    # rows of q and v longer than the tiled kernel's 128: the row kernel, two tiles of keys;
+    # rows of v longer than its columns (2,048): a kernel a group of columns
+    for sizes in ({"T": 300, "H": 1, "E": 200}, {"T": 3, "H": 1, "E": 2100}):
+        _check(project, program, program, "default", sizes, tmp_path, monkeypatch,
+               cases=[(1, "none")], iters=1)

@@ -1,11 +1,12 @@
 // Attention in one kernel (emitters/ccn/attention.py): o = softmax(f(q k^T), -1) v over
-// batches of rows, the scores never stored. One block a query row: the block computes the
-// row's scores a tile of kAttentionTile keys at a time into shared memory (each a dot
-// product in float, then `score(dot, index)`: the program's element-wise function of it,
-// given the score's index in the [batches, tq, tk] scores), and keeps the running largest
-// score, the running sum of exponentials and, per column of v, the running weighted sum
-// (each rescaled when the largest grows): flash attention's online softmax. A row whose
-// scores are all -inf gives NaN, as the softmax of the reference does.
+// batches of rows, the scores never stored: flash attention's online softmax (the running
+// largest score, the running sum of exponentials and the running weighted sum of v's rows,
+// each rescaled when the largest grows). Each score is a dot product in float, then
+// `score(dot, index)`: the program's element-wise function of it, given the score's index
+// in the [batches, tq, tk] scores. Rows of q and v of at most kTileDims take the tiled
+// kernel (attention_tiles_kernel), longer ones the row kernel (attention_rows_kernel: a
+// block a query row, its scores a tile of kAttentionTile keys at a time in shared memory).
+// A row whose scores are all -inf gives NaN, as the softmax of the reference does.
 #pragma once
 #include "ccn/namespace.hpp"
 #include <cuda_runtime.h>
@@ -94,6 +95,90 @@ __global__ void attention_rows_kernel(const In* q, const In* k, const In* v, Out
   }
 }
 
+constexpr int kTileRows = 32;   // query rows a block of the tiled kernel
+constexpr int kTileKeys = 16;   // keys a tile
+constexpr int kTileDims = 128;  // its d and dv at most (longer rows take the row kernel)
+
+// The tiled kernel, for d and dv of at most kTileDims: a block takes kTileRows query rows,
+// and the keys and values a tile of kTileKeys at a time, each tile read once into shared
+// memory for all the block's rows (the row kernel reads every key once a query row). Its
+// scores go to shared memory; a thread a row keeps that row's running softmax, and the
+// kThreads / kTileRows threads of a row share its columns of the weighted sum.
+template <typename In, typename Out, typename Score>
+__global__ void attention_tiles_kernel(const In* q, const In* k, const In* v, Out* o,
+                                       int64_t batches, int64_t tq, int64_t tk, int64_t d,
+                                       int64_t dv, Score score) {
+  constexpr int kPerRow = kThreads / kTileRows;   // threads a row's columns are shared by
+  constexpr int kColumns = kTileDims / kPerRow;   // columns a thread accumulates
+  __shared__ float queries[kTileRows][kTileDims];
+  __shared__ float keys[kTileKeys][kTileDims];
+  __shared__ float values[kTileKeys][kTileDims];
+  __shared__ float weights[kTileRows][kTileKeys];
+  __shared__ float largest[kTileRows], total[kTileRows], rescale[kTileRows];
+  const int row = threadIdx.x / kPerRow, lane = threadIdx.x % kPerRow;
+  const int64_t row_tiles = (tq + kTileRows - 1) / kTileRows;
+  for (int64_t tile = blockIdx.x; tile < batches * row_tiles; tile += gridDim.x) {
+    const int64_t batch = tile / row_tiles, r0 = (tile % row_tiles) * kTileRows;
+    const int64_t rows = tq - r0 < kTileRows ? tq - r0 : kTileRows;
+    const In* query = q + (batch * tq + r0) * d;
+    for (int64_t e = threadIdx.x; e < rows * d; e += blockDim.x)
+      queries[e / d][e % d] = static_cast<float>(query[e]);
+    if (threadIdx.x < kTileRows) largest[threadIdx.x] = -INFINITY, total[threadIdx.x] = 0.0f;
+    float acc[kColumns];
+    for (int c = 0; c < kColumns; ++c) acc[c] = 0.0f;
+    for (int64_t t0 = 0; t0 < tk; t0 += kTileKeys) {
+      const int64_t count = tk - t0 < kTileKeys ? tk - t0 : kTileKeys;
+      const In* key = k + (batch * tk + t0) * d;
+      const In* value = v + (batch * tk + t0) * dv;
+      for (int64_t e = threadIdx.x; e < count * d; e += blockDim.x)
+        keys[e / d][e % d] = static_cast<float>(key[e]);
+      for (int64_t e = threadIdx.x; e < count * dv; e += blockDim.x)
+        values[e / dv][e % dv] = static_cast<float>(value[e]);
+      __syncthreads();
+      for (int64_t pair = threadIdx.x; pair < rows * count; pair += blockDim.x) {
+        const int64_t i = pair / count, j = pair % count;
+        float dot = 0.0f;
+        for (int64_t x = 0; x < d; ++x) dot += queries[i][x] * keys[j][x];
+        weights[i][j] = score(dot, (batch * tq + r0 + i) * tk + t0 + j);
+      }
+      __syncthreads();
+      if (threadIdx.x < rows) {  // the row's running softmax
+        const int i = threadIdx.x;
+        float now = largest[i];
+        for (int64_t j = 0; j < count; ++j) now = fmaxf(now, weights[i][j]);
+        if (now == -INFINITY) {  // every score so far is -inf: nothing to weigh yet
+          rescale[i] = 1.0f;
+          for (int64_t j = 0; j < count; ++j) weights[i][j] = 0.0f;
+        } else {
+          rescale[i] = expf(largest[i] - now);  // 0 for the row's first finite tile
+          float sum = 0.0f;
+          for (int64_t j = 0; j < count; ++j) sum += weights[i][j] = expf(weights[i][j] - now);
+          total[i] = total[i] * rescale[i] + sum;
+          largest[i] = now;
+        }
+      }
+      __syncthreads();
+      if (row < rows)
+        for (int c = 0; c < kColumns; ++c) {
+          const int64_t column = lane + int64_t(c) * kPerRow;
+          if (column >= dv) break;
+          float weighted = 0.0f;
+          for (int64_t j = 0; j < count; ++j) weighted += weights[row][j] * values[j][column];
+          acc[c] = acc[c] * rescale[row] + weighted;
+        }
+      __syncthreads();  // before the next tile overwrites the keys, values and weights
+    }
+    if (row < rows)
+      for (int c = 0; c < kColumns; ++c) {
+        const int64_t column = lane + int64_t(c) * kPerRow;
+        if (column >= dv) break;
+        o[(batch * tq + r0 + row) * dv + column] =
+            store_as<Out>(total[row] > 0.0f ? acc[c] / total[row] : NAN);
+      }
+    __syncthreads();  // before the next block of rows overwrites the queries and sums
+  }
+}
+
 // o[b, i, :] = softmax_j(score(q[b, i, :] . k[b, j, :], index)) v[b, j, :] for the
 // `batches` of q [batches, tq, d], k [batches, tk, d], v [batches, tk, dv], o [batches, tq,
 // dv]; `score(dot, index)` is a __device__ function of a float and the score's index.
@@ -102,6 +187,14 @@ void attention_rows(const In* q, const In* k, const In* v, Out* o, int64_t batch
                     int64_t tk, int64_t d, int64_t dv, cudaStream_t stream, Score score) {
   const int64_t rows = batches * tq;
   if (rows == 0) return;
+  if (d <= kTileDims && dv <= kTileDims) {
+    auto* tiles = &attention_tiles_kernel<In, Out, Score>;
+    const int64_t blocks = batches * ((tq + kTileRows - 1) / kTileRows);
+    PF_LAUNCH(tiles, static_cast<int>(std::min<int64_t>(blocks, 65535)), stream, q, k, v, o,
+              batches, tq, tk, d, dv, score);
+    PF_CUDA(cudaGetLastError());
+    return;
+  }
   auto* kernel = &attention_rows_kernel<In, Out, Score>;
   // a kernel a group of columns (rows of v longer than a block's registers hold: each
   // group computes the scores again)
