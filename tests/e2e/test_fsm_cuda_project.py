@@ -135,18 +135,10 @@ def test_compile_for_the_emulated_device_builds_a_runner_and_a_module(tmp_path) 
         assert matches == [[offset, 0] for offset, _ in expected["matches"]]
     assert module.stdout.splitlines()[2] == "div7.run needs a C-contiguous tensor"
     # run_device over device memory, from C++ (no framework holds emulated device memory)
-    (tmp_path / "device.cpp").write_text(DEVICE_PROGRAM)
-    project = tmp_path / "d7"
-    subprocess.run(["c++", "-std=c++17", "-DPF_CUDA_EMULATION",
-                    f"-I{project / 'runtime/ccn/cuda_emulated'}", f"-I{project / 'runtime'}",
-                    f"-I{project / 'include'}", str(tmp_path / "device.cpp"),
-                    str(build / "libdiv7.a"), "-lpthread", "-o", str(tmp_path / "device")],
-                   check=True, timeout=120)
-    done = subprocess.run([str(tmp_path / "device"), str(tmp_path / "n")], capture_output=True,
-                          text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == [str(expected["counts"]["divisible"]),
-                                   str(len(expected["matches"])), expected["final_state"]]
+    printed = run_device_program(tmp_path / "d7", "div7", DIV7_ON_DEVICE, tmp_path / "n",
+                                 tmp_path)
+    assert printed.split() == [str(expected["counts"]["divisible"]),
+                               str(len(expected["matches"])), expected["final_state"]]
 
 
 DLPACK_SCRIPT = """
@@ -169,27 +161,46 @@ except ValueError as error:
     print(error)
 """
 
-DEVICE_PROGRAM = r"""
+DIV7_ON_DEVICE = r"""
+  options.matches = true;
+  const div7::Result result = div7::run_device(device, text.size(), options);
+  std::printf("%llu %zu %s\n", (unsigned long long)result.counts[0], result.matches.size(),
+              div7::state_name(result.final_state));"""
+
+DEVICE_MAIN = r"""
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <vector>
-#include "div7.hpp"
+#include "NAME.hpp"
 int main(int, char** argv) {
   std::ifstream file(argv[1], std::ios::binary);
   const std::vector<char> text((std::istreambuf_iterator<char>(file)), {});
   uint8_t* device = nullptr;
   if (cudaMalloc(&device, text.size()) != cudaSuccess) return 1;
   cudaMemcpy(device, text.data(), text.size(), cudaMemcpyHostToDevice);
-  div7::Options options;
-  options.matches = true;
-  const div7::Result result = div7::run_device(device, text.size(), options);
-  std::printf("%llu %zu %s\n", (unsigned long long)result.counts[0], result.matches.size(),
-              div7::state_name(result.final_state));
+  NAME::Options options;
+BODY
   return cudaFree(device) != cudaSuccess;
 }
 """
+
+
+def run_device_program(project: Path, name: str, body: str, data: Path, work: Path) -> str:
+    """A C++ program that copies `data` to emulated device memory and runs `body` (which calls
+    NAME::run_device on `device`), linked with the project's library; what it prints."""
+    source = work / "device.cpp"
+    source.write_text(DEVICE_MAIN.replace("BODY", body).replace("NAME", name))
+    subprocess.run(["c++", "-std=c++17", "-DPF_CUDA_EMULATION",
+                    f"-I{project / 'runtime/ccn/cuda_emulated'}", f"-I{project / 'runtime'}",
+                    f"-I{project / 'include'}", str(source),
+                    str(project / "build" / f"lib{name}.a"), "-lpthread", "-o",
+                    str(work / "device")], check=True, timeout=120)
+    done = subprocess.run([str(work / "device"), str(data)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def test_the_runners_time_is_the_devices(tmp_path) -> None:

@@ -20,7 +20,7 @@ from parafuse.emitters.toolchain.cmake import Toolchain, build
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.grammar.diagnostics import SourceFile
 from tests.conftest import SAMPLES
-from tests.e2e.test_fsm_cuda_project import boostfsm
+from tests.e2e.test_fsm_cuda_project import boostfsm, run_device_program
 from tests.required_tools import require_cxx, require_nvcc
 
 TOKEN_SAMPLES = ("clexer_tokens", "json_tokens", "log_tokens")
@@ -83,17 +83,9 @@ def test_compile_for_the_emulated_device_builds_a_runner_and_a_module(tmp_path) 
     for line in module.stdout.splitlines()[:2]:  # a bytes object, then a DLPack tensor
         counts, scheme, tokens = json.loads(line)
         assert (counts, scheme, tokens) == (expected["counts"], "spec", want)
-    (tmp_path / "device.cpp").write_text(DEVICE_PROGRAM)
-    project = tmp_path / "js"
-    subprocess.run(["c++", "-std=c++17", "-DPF_CUDA_EMULATION",
-                    f"-I{project / 'runtime/ccn/cuda_emulated'}", f"-I{project / 'runtime'}",
-                    f"-I{project / 'include'}", str(tmp_path / "device.cpp"),
-                    str(build / "libjson_tokens.a"), "-lpthread", "-o", str(tmp_path / "device")],
-                   check=True, timeout=120)
-    done = subprocess.run([str(tmp_path / "device"), str(tmp_path / "n")], capture_output=True,
-                          text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == [str(len(want)), str(want[-1][1]), "spec"]
+    printed = run_device_program(tmp_path / "js", "json_tokens", TOKENS_ON_DEVICE,
+                                 tmp_path / "n", tmp_path)
+    assert printed.split() == [str(len(want)), str(want[-1][1]), "spec"]
 
 
 DLPACK_SCRIPT = """
@@ -114,27 +106,11 @@ for given in (data, Tensor(np.frombuffer(bytearray(data), np.uint8))):
     print(json.dumps([r["counts"], r["scheme"], rows]))
 """
 
-DEVICE_PROGRAM = r"""
-#include <cuda_runtime.h>
-#include <cstdio>
-#include <fstream>
-#include <iterator>
-#include <vector>
-#include "json_tokens.hpp"
-int main(int, char** argv) {
-  std::ifstream file(argv[1], std::ios::binary);
-  const std::vector<char> text((std::istreambuf_iterator<char>(file)), {});
-  uint8_t* device = nullptr;
-  if (cudaMalloc(&device, text.size()) != cudaSuccess) return 1;
-  cudaMemcpy(device, text.data(), text.size(), cudaMemcpyHostToDevice);
-  json_tokens::Options options;
+TOKENS_ON_DEVICE = r"""
   options.tokens = true;
   const json_tokens::Result result = json_tokens::run_device(device, text.size(), options);
   std::printf("%zu %llu %s\n", result.tokens.size(),
-              (unsigned long long)result.tokens.back().end, result.scheme.c_str());
-  return cudaFree(device) != cudaSuccess;
-}
-"""
+              (unsigned long long)result.tokens.back().end, result.scheme.c_str());"""
 
 
 def test_compile_for_a_gpu_builds_with_nvcc(tmp_path) -> None:

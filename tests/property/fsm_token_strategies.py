@@ -49,6 +49,21 @@ def compile_tokens(rules: list[tuple[bool, str, str]]):
         raise
 
 
+# Token sets with a few inputs each (compiled_cases turns them into (token set, input) cases)
+token_set_cases = st.lists(st.tuples(token_rules, st.lists(token_inputs, min_size=1,
+                                                            max_size=3)), min_size=1, max_size=4)
+
+
+def compiled_cases(generated) -> list:
+    """(token set, input) for each generated set that compiles (compile_tokens)."""
+    cases = []
+    for rules, inputs in generated:
+        token_set = compile_tokens(rules)
+        if token_set is not None:
+            cases += [(token_set, data) for data in inputs]
+    return cases
+
+
 def hyperscan_tokens(rules: list[tuple[bool, str, str]], data: bytes) -> list[tuple[int, int, int]]:
     """Maximal munch from Hyperscan's anchored matches: (kind, start, end), kinds numbered
     like kind_names (non-skip rules in order, then error)."""

@@ -8,14 +8,13 @@ and the sample lexers over generated inputs."""
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from parafuse.fsm_compiler.pipeline import compile_file
 from parafuse.grammar.diagnostics import SourceFile
 from tests.required_tools import require_cxx
 
 from .fsm_token_driver import assert_tokens_equal_reference, sample_cases
-from .fsm_token_strategies import compile_tokens, token_inputs, token_rules
+from .fsm_token_strategies import compiled_cases, token_set_cases
 
 LEXER = r"""
 tokens lexer {
@@ -92,20 +91,12 @@ def test_hard_inputs_every_scheme_equals_reference(tmp_path) -> None:
     assert_tokens_equal_reference(cases, tmp_path)
 
 
-_CASES = st.lists(st.tuples(token_rules, st.lists(token_inputs, min_size=1, max_size=3)),
-                  min_size=1, max_size=4)
-
-
 @settings(max_examples=10, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(_CASES)
+@given(token_set_cases)
 def test_random_token_sets_every_scheme_equals_reference(tmp_path, generated) -> None:
     require_cxx()
-    cases = []
-    for rules, inputs in generated:
-        token_set = compile_tokens(rules)
-        if token_set is not None:
-            cases += [(token_set, data) for data in inputs]
+    cases = compiled_cases(generated)
     if cases:
         assert_tokens_equal_reference(cases, tmp_path)
 

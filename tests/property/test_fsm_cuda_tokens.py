@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from parafuse.emitters.fsm.cuda_driver import cuda_token_driver
 from parafuse.emitters.fsm.token_blob import TokenHints, token_blob
@@ -25,7 +24,7 @@ from parafuse.fsm_compiler.tokens.reference_tokenizer import kind_counts, tokeni
 from parafuse.grammar.diagnostics import SourceFile
 
 from .fsm_token_driver import configurations, sample_cases, write_manifest
-from .fsm_token_strategies import compile_tokens, token_inputs, token_rules
+from .fsm_token_strategies import compiled_cases, token_set_cases
 from .test_fsm_cpp_tokens import hard_inputs, lexer_token_sets
 
 GPU_SCHEMES = ("seq", "spec", "auto")
@@ -106,19 +105,11 @@ def test_schemes_the_gpu_does_not_run_are_refused_in_one_line(tmp_path) -> None:
                                "a token set on the GPU (seq, spec, auto)\n")
 
 
-_CASES = st.lists(st.tuples(token_rules, st.lists(token_inputs, min_size=1, max_size=3)),
-                  min_size=1, max_size=4)
-
-
 @settings(max_examples=8, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(_CASES)
+@given(token_set_cases)
 def test_random_token_sets_on_the_gpu(tmp_path, generated) -> None:
-    cases = []
-    for rules, inputs in generated:
-        token_set = compile_tokens(rules)
-        if token_set is not None:
-            cases += [(token_set, data) for data in inputs]
+    cases = compiled_cases(generated)
     if cases:
         gpu_runs(cases, tmp_path)
 

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
       throw std::runtime_error("usage: fsm_cuda_engine_set_driver BLOB TAGS INPUT [--matches] "
                                "[--on-device] CONFIG...");
     const fsm::AlignedBlob blob = fsm::load_blob(argv[1]);
-    const auto engines = fsm::cuda::parse_gpu_engine_set(blob.bytes.get(), blob.size);
+    const auto engines = fsm::parse_set_engines(blob.bytes.get(), blob.size);
     const uint32_t tags = uint32_t(std::stoul(argv[2]));
     const fsm::InputBytes input(argv[3]);
     bool matches = false, on_device = false;

@@ -20,35 +20,12 @@
 
 namespace parafuse::fsm::cuda {
 
-struct GpuSetEngine {
-  EngineKind kind = EngineKind::dfa;
-  Tables tables;              // DFA engines
-  NfaTables nfa;              // NFA engines
-  PrefilterTables prefilter;  // prefiltered engines
-};
-
-inline std::vector<GpuSetEngine> parse_gpu_engine_set(const uint8_t* blob, size_t size) {
-  const std::vector<EngineEntry> entries = engine_directory(blob, size);
-  std::vector<GpuSetEngine> engines(entries.size());
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const EngineEntry& entry = entries[i];
-    engines[i].kind = entry.kind;
-    if (entry.kind == EngineKind::dfa)
-      engines[i].tables = parse_tables(blob + entry.offset, entry.bytes);
-    else if (entry.kind == EngineKind::nfa)
-      engines[i].nfa = parse_nfa(blob + entry.offset, entry.bytes);
-    else
-      engines[i].prefilter = parse_prefilter(blob + entry.offset, entry.bytes);
-  }
-  return engines;
-}
-
 // `on_device`: `data` is device memory, walked where it is once the device has finished
 // what was queued before; else host memory, copied to the device first.
-inline SetResult run_engine_set_cuda(const std::vector<GpuSetEngine>& engines, uint32_t tag_count,
+inline SetResult run_engine_set_cuda(const std::vector<SetEngine>& engines, uint32_t tag_count,
                                      const uint8_t* data, size_t n, const RunOptions& options,
                                      bool on_device = false) {
-  for (const GpuSetEngine& engine : engines) {  // a bad scheme fails before any work
+  for (const SetEngine& engine : engines) {  // a bad scheme fails before any work
     std::string ignored;
     if (engine.kind != EngineKind::nfa)
       gpu_plan(engine.kind == EngineKind::dfa ? engine.tables : engine.prefilter.literals,

@@ -1,13 +1,18 @@
 // parafuse boostfsm runtime: the directory of an engine-set blob (emitters/fsm/
 // engine_set_blob.py): u64 magic "PFSMSET1", engine count, then per engine (kind: 0 DFA /
-// 1 NFA / 2 prefiltered, offset, size); each engine's blob 64-byte aligned. Read by
-// fsm/sets/engine_set.hpp (CPU) and fsm/cuda/engine_set_run.cuh (GPU).
+// 1 NFA / 2 prefiltered, offset, size); each engine's blob 64-byte aligned; and the engines
+// it holds, parsed. Read by fsm/sets/engine_set.hpp (CPU, which adds the SIMD kernels) and
+// fsm/cuda/engine_set_run.cuh (GPU).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
+
+#include "fsm/core/tables.hpp"
+#include "fsm/sets/nfa_engine.hpp"
+#include "fsm/sets/prefilter_tables.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
@@ -39,6 +44,31 @@ inline std::vector<EngineEntry> engine_directory(const uint8_t* blob, size_t siz
     entries[i] = EngineEntry{EngineKind(kind), offset, bytes};
   }
   return entries;
+}
+
+struct SetEngine {
+  EngineKind kind = EngineKind::dfa;
+  Tables tables;              // DFA engines
+  NfaTables nfa;              // NFA engines
+  PrefilterTables prefilter;  // prefiltered engines
+  bool is_dfa() const { return kind == EngineKind::dfa; }
+};
+
+// Every engine of the set, parsed (views of `blob`, which must outlive them).
+inline std::vector<SetEngine> parse_set_engines(const uint8_t* blob, size_t size) {
+  const std::vector<EngineEntry> entries = engine_directory(blob, size);
+  std::vector<SetEngine> engines(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const EngineEntry& entry = entries[i];
+    engines[i].kind = entry.kind;
+    if (entry.kind == EngineKind::dfa)
+      engines[i].tables = parse_tables(blob + entry.offset, entry.bytes);
+    else if (entry.kind == EngineKind::nfa)
+      engines[i].nfa = parse_nfa(blob + entry.offset, entry.bytes);
+    else
+      engines[i].prefilter = parse_prefilter(blob + entry.offset, entry.bytes);
+  }
+  return engines;
 }
 
 }  // namespace v1

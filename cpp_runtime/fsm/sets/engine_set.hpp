@@ -23,14 +23,6 @@ namespace parafuse::fsm {
 inline namespace v1 {
 
 
-struct SetEngine {
-  EngineKind kind = EngineKind::dfa;
-  Tables tables;            // DFA engines
-  NfaTables nfa;            // NFA engines
-  PrefilterTables prefilter;  // prefiltered engines
-  bool is_dfa() const { return kind == EngineKind::dfa; }
-};
-
 // `kernels`: the SIMD kernels the library compiled for its DFA engines and prefilters'
 // literal DFAs, one per distinct fit of their plans (or every plan's: the engine-set
 // driver, whose blobs vary); each DFA gets the first that fits it (fsm/simd/plan.hpp
@@ -38,20 +30,10 @@ struct SetEngine {
 // compile.)
 inline std::vector<SetEngine> parse_engine_set(const uint8_t* blob, size_t size,
                                                const std::vector<const SimdKernels*>& kernels) {
-  const std::vector<EngineEntry> entries = engine_directory(blob, size);
-  std::vector<SetEngine> engines(entries.size());
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const EngineEntry& entry = entries[i];
-    engines[i].kind = entry.kind;
-    if (entry.kind == EngineKind::dfa)
-      engines[i].tables = parse_tables(blob + entry.offset, entry.bytes);
-    else if (entry.kind == EngineKind::nfa)
-      engines[i].nfa = parse_nfa(blob + entry.offset, entry.bytes);
-    else
-      engines[i].prefilter = parse_prefilter(blob + entry.offset, entry.bytes);
-    engines[i].tables.simd_kernels = simd_kernels_for(engines[i].tables, kernels);
-    engines[i].prefilter.literals.simd_kernels =
-        simd_kernels_for(engines[i].prefilter.literals, kernels);
+  std::vector<SetEngine> engines = parse_set_engines(blob, size);
+  for (SetEngine& engine : engines) {
+    engine.tables.simd_kernels = simd_kernels_for(engine.tables, kernels);
+    engine.prefilter.literals.simd_kernels = simd_kernels_for(engine.prefilter.literals, kernels);
   }
   return engines;
 }
