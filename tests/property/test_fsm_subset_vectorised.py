@@ -16,6 +16,7 @@ from parafuse.fsm_compiler.automata.dfa import (
     StateLimitExceeded,
     subset_construction,
     subset_construction_by_state,
+    subset_construction_vectorised,
 )
 from parafuse.fsm_compiler.automata.nfa import build_position_automaton
 from parafuse.grammar.diagnostics import CompileError, SourceFile
@@ -43,7 +44,7 @@ def _outcome(construction, automaton, limit):
 
 def _check_same(automaton, limit) -> None:
     expected = _outcome(subset_construction_by_state, automaton, limit)
-    assert _outcome(subset_construction, automaton, limit) == expected
+    assert _outcome(subset_construction_vectorised, automaton, limit) == expected
 
 
 @pytest.fixture(params=[{}, {"BLOCK_CELLS": 1}, {"DENSE_FOLLOW_BYTES": 0}],
@@ -94,3 +95,33 @@ def test_hash_collisions_fall_back_to_the_definition(monkeypatch) -> None:
     monkeypatch.setattr(subset_vectorised, "_hashes",
                         lambda rows, weights: np.zeros(rows.shape[0], dtype=np.uint64))
     _check_same(_automaton([(r"\bab+c|[^a]b\B", "i")]), 400)
+
+
+def _literal(length: int) -> str:
+    state, letters = 7, []
+    for _ in range(length):
+        state = (state * 1103515245 + 12345) % (1 << 31)
+        letters.append("abcdefghij0123456789"[state % 20])
+    return "".join(letters)
+
+
+def test_narrow_levels_are_built_state_by_state(monkeypatch) -> None:
+    """A long literal (one state a breadth-first level) is built by the definition, and
+    stops at the state limit as it does; numpy's rounds are not run."""
+    automaton = _automaton([(_literal(600), "i")])
+    narrow = subset_construction_by_state(automaton, 1 << 16, narrow_only=True)
+    assert narrow is not None and narrow.transitions.shape[0] == 601
+    monkeypatch.setattr(subset_vectorised.VectorisedSubsets, "run", lambda self: pytest.fail())
+    assert _outcome(subset_construction, automaton, 1 << 16) == \
+        _outcome(subset_construction_by_state, automaton, 1 << 16)
+    assert _outcome(subset_construction, automaton, 300) is None
+
+
+def test_wide_levels_go_to_numpy() -> None:
+    """Keywords spread over many states a level: the state-by-state attempt gives up after
+    its probe, and numpy's rounds build the same DFA."""
+    words = "|".join(_literal(8 + i % 5)[i % 3:] + str(i) for i in range(40))
+    automaton = _automaton([(words, "")])
+    assert subset_construction_by_state(automaton, 1 << 16, narrow_only=True) is None
+    assert _outcome(subset_construction, automaton, 1 << 16) == \
+        _outcome(subset_construction_by_state, automaton, 1 << 16)
