@@ -56,6 +56,19 @@ def test_a_fused_optimizer_step_at_one_rank_moves_its_bytes_per_element(
     assert step["calls"] <= 4, step  # one kernel: no collective, event or copy at one rank
 
 
+def test_lambs_fused_step_reads_what_its_norms_need_once(tmp_path, monkeypatch) -> None:
+    """lamb's fused step at one rank: the moments' phase reads g (f16), m, v and w and
+    writes m, v and u, adding up the squares of w and u as it goes (the norms folded into
+    its kernel, emitters/ccn/cuda/folded_reductions.py); the step's phase reads u and w and
+    writes w: 38 bytes an element. With a kernel for each norm, reading w and u again, 46."""
+    module = sample_module("lamb")
+    project = build_emulated(module, "lamb", module.schedule_names("lamb"))
+    [step] = step_counts(project, "lamb", "fused", 1, {"N": N}, tmp_path, monkeypatch)
+    per_element = (step["read"] + step["written"]) / N
+    assert 38 <= per_element <= 38 * 1.05, step
+    assert step["allocations"] == 0 and step["syncs"] == RUNNER_SYNCS, step
+
+
 def test_steps_allocate_nothing_once_the_first_has_run(tmp_path, monkeypatch) -> None:
     """lamb's fused schedule (scalar reductions and norms of the step, fused phases with
     padded chunks) and megatron's overlapped one (cuBLAS temporaries, chunk events) at two

@@ -16,10 +16,11 @@ from parafuse.ccn_compiler import ir
 from parafuse.ccn_compiler.ir_edit import names_read
 from parafuse.ccn_compiler.types import ITEM_SIZE
 from parafuse.emitters.ccn.chunk_policy import ChunkPolicy, ChunkRule, unsupported
-from parafuse.emitters.ccn.cpp_expr import STORAGE
+from parafuse.emitters.ccn.cpp_expr import STORAGE, ExprContext, cpp_expr
 from parafuse.emitters.ccn.plan import PhaseKind, chunk_collectives, group_id
 from parafuse.emitters.ccn.stage_writer import REDUCE_OPS
 
+from .folded_reductions import PhaseSums, phase_sums
 from .stages import CudaStageWriter, device_loop, lower_simple, nccl_comm
 from .vector import vector_loop
 
@@ -40,18 +41,33 @@ def lower_fused(stage: ir.FusedStage, writer: CudaStageWriter) -> list[str]:
                  "run one after another"]
                 + [line for p in stage.parts for line in lower_simple(p, writer)])
     lines = [f"// {stage.name} = fuse({members}): chunked pipeline on two streams"]
-    for phase in group.phases:
+    summed = phase_sums(group, writer.buffers, writer.fresh)
+    for index, phase in enumerate(group.phases):
         kind, stages = phase.kind, list(phase.stages)
+        sums = summed.get(index)
+        if sums is not None:
+            lines += _sums_setup(sums, writer)
         if kind is PhaseKind.WHOLE:
             lines += lower_simple(stages[0], writer)
         elif any(isinstance(s, ir.CollectiveStage) for s in stages):
-            lines += ["{", "  PF_HERE();"] + _indent(_pipeline(stage, stages, writer)) + ["}"]
+            lines += ["{", "  PF_HERE();"] + _indent(_pipeline(stage, stages, writer, sums)) + ["}"]
         else:
-            pre, kernel = fused_kernel(stages, writer)
+            pre, kernel = fused_kernel(stages, writer, sums)
             names = ", ".join(s.name for s in stages)
             lines += ["{", f"  // {names}: one kernel", "  PF_HERE();"]
             lines += _indent(pre + kernel()) + ["}"]
     return lines
+
+
+def _sums_setup(sums: PhaseSums, writer: CudaStageWriter) -> list[str]:
+    """The zeroed accumulators of a phase's folded reductions, which the scalar stages
+    after it read (folded_reductions.py)."""
+    for fold in sums.sums:
+        writer.folded[id(fold.node)] = (sums.var, sums.acc, fold)
+    labels = ", ".join(f"{fold.node.kind}({fold.node.operand.name})" for fold in sums.sums)
+    return [f"// {labels}: summed by the next phase's kernel",
+            f"{sums.acc}* const {sums.var} = arena_.take<{sums.acc}>({len(sums.sums)});",
+            f"pf::fill({sums.var}, {len(sums.sums)}, {sums.acc}(0), streams_.compute);"]
 
 
 def _chunk_count(policy: ChunkPolicy, local: str, dtype: str) -> str:
@@ -63,7 +79,7 @@ def _chunk_count(policy: ChunkPolicy, local: str, dtype: str) -> str:
 
 
 def _pipeline(group: ir.FusedStage, stages: list[ir.SimpleStage],
-              writer: CudaStageWriter) -> list[str]:
+              writer: CudaStageWriter, sums: PhaseSums | None = None) -> list[str]:
     scatter, gathers = chunk_collectives(tuple(stages))
     computed = [s for s in stages if _computed(s)]
     space_of = scatter or (computed[0] if computed else gathers[0].operand)
@@ -95,7 +111,7 @@ def _pipeline(group: ir.FusedStage, stages: list[ir.SimpleStage],
                         "PF_CUDA(cudaStreamWaitEvent(streams_.compute, plan.reduced[c], 0));"]
     chunk += _when(collectives, communicate)
     if computed:
-        pre, kernel = fused_kernel(computed, writer)
+        pre, kernel = fused_kernel(computed, writer, sums)
         lines += pre
         chunk += kernel("lo", "hi")
     gathered: list[str] = []
@@ -182,10 +198,12 @@ def _buffers(prefix: str, storage: str) -> list[str]:
             f"{storage}* const {prefix}_received = arena_.take<{storage}>(plan.scratch());"]
 
 
-def fused_kernel(stages: list[ir.SimpleStage], writer: CudaStageWriter):
+def fused_kernel(stages: list[ir.SimpleStage], writer: CudaStageWriter,
+                 sums: PhaseSums | None = None):
     """One kernel computing every stage per element (StageWriter.fused_body), writing only
     the values something else reads (a result, a state's next value, a value read after
-    the kernel); the others live in registers. Returns the lines that must run first (its
+    the kernel); the others live in registers; with `sums`, it also adds up the folded
+    reductions of the scalar stages after it. Returns the lines that must run first (its
     reductions) and a function of the kernel's range."""
     program = writer.plan.program
     inside = {s.name for s in stages}
@@ -195,8 +213,19 @@ def fused_kernel(stages: list[ir.SimpleStage], writer: CudaStageWriter):
             needed |= names_read(stage)
     pre, space, resolved, body = writer.fused_body(stages, inside & needed)
 
+    def summing_body(ctx: ExprContext) -> list[str]:
+        lines = body(ctx)
+        for fold in sums.sums:
+            operand = fold.node.operand
+            code, _ = cpp_expr(operand, ctx)
+            value = f"static_cast<{sums.acc}>(pf::round_to<{STORAGE[operand.type.dtype]}>({code}))"
+            added = "v * v" if fold.node.kind == "norm" else "v"
+            lines.append(f"{{ const {sums.acc} v = {value}; sums[{fold.slot}] += {added}; }}")
+        return lines
+
     def kernel(lo: str = "0", hi: str | None = None) -> list[str]:
-        vectorised = vector_loop(space, body, resolved, lo, hi or f"{space.local}.count")
+        code = body if sums is None else summing_body
+        vectorised = vector_loop(space, code, resolved, lo, hi or f"{space.local}.count", sums)
         space.registers.clear()
-        return vectorised or device_loop(space, body, resolved, lo, hi)
+        return vectorised or device_loop(space, code, resolved, lo, hi, sums)
     return pre, kernel

@@ -38,15 +38,22 @@ from parafuse.emitters.ccn.stage_writer import (
 )
 from parafuse.emitters.names import prefixed_stem
 
+from .folded_reductions import FoldedSum, PhaseSums
 from .vector import vector_loop
 
 
 def device_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
-                precomputed: dict[int, str], lo: str = "0", hi: str | None = None) -> list[str]:
-    """One generated kernel: body(i) for i in [lo, hi) of the space's block, grid-stride."""
+                precomputed: dict[int, str], lo: str = "0", hi: str | None = None,
+                sums: PhaseSums | None = None) -> list[str]:
+    """One generated kernel: body(i) for i in [lo, hi) of the space's block, grid-stride;
+    with `sums`, the body also adds into `sums[k]` (ccn/cuda/summing.cuh)."""
     hi = hi or f"{space.local}.count"
     inner = body(expr_context(space, precomputed))
-    lines = [f"pf::launch({lo}, {hi}, streams_.compute, [=] __device__(int64_t i) {{"]
+    if sums is None:
+        lines = [f"pf::launch({lo}, {hi}, streams_.compute, [=] __device__(int64_t i) {{"]
+    else:
+        lines = [f"pf::launch_summing<{len(sums.sums)}>({lo}, {hi}, streams_.compute, {sums.var}, "
+                 f"[=] __device__(int64_t i, {sums.acc}* sums) {{"]
     lines += ["  " + line for line in space.coordinate_lines() + inner]
     return lines + ["});"]
 
@@ -83,6 +90,11 @@ class CudaStageWriter(StageWriter):
 
     hoists_offsets = False  # kernels compute their offsets inline
     stream_arg = ", streams_.compute"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # reductions summed by a fused phase's kernel: id(node) -> (sums array, its type, slot)
+        self.folded: dict[int, tuple[str, str, FoldedSum]] = {}
 
 
     def block(self, local: str, vt: ValueType) -> list[str]:
@@ -131,16 +143,24 @@ class CudaStageWriter(StageWriter):
         code, _ = cpp_expr(operand, ctx)
         value = f"static_cast<{acc_type}>(pf::round_to<{storage}>({code}))"
         result = "v * v" if node.kind == "norm" else "v"
-        lines += [f"pf::reduce<{acc_type}>({local}.count, {identity}, {op}, streams_.compute, "
-                  f"{name}_sum, [=] __device__(int64_t i) -> {acc_type} {{"]
-        lines += ["  " + line for line in space.coordinate_lines()]
-        lines += [f"  const {acc_type} v = {value};", f"  return {result};", "});"]
-        if node.cross_rank:
+        folded = self.folded.get(id(node))
+        if folded is not None:  # summed by the kernel of the phase before (folded_reductions.py)
+            var, acc_type, fold = folded
+            lines = lines[:1] + [f"// summed by the kernel of the phase that reads {label}",
+                                 f"{acc_type}* const {name}_sum = {var} + {fold.slot};"]
+            combine = fold.combine_group if fold.combined else False
+        else:
+            lines += [f"pf::reduce<{acc_type}>({local}.count, {identity}, {op}, streams_.compute, "
+                      f"{name}_sum, [=] __device__(int64_t i) -> {acc_type} {{"]
+            lines += ["  " + line for line in space.coordinate_lines()]
+            lines += [f"  const {acc_type} v = {value};", f"  return {result};", "});"]
+            combine = operand.type.layout.group if node.cross_rank else False
+        if combine is not False:
             nccl_op = "ncclMax" if node.kind == "amax" else "ncclSum"
-            comm = nccl_comm(operand.type.layout.group)
             lines += ["streams_.to_comm();",
                       f"PF_NCCL(ncclAllReduce({name}_sum, {name}_sum, 1, "
-                      f"pf::nccl_type<{acc_type}>(), {nccl_op}, {comm}, streams_.comm));",
+                      f"pf::nccl_type<{acc_type}>(), {nccl_op}, {nccl_comm(combine)}, "
+                      "streams_.comm));",
                       "streams_.to_compute();"]
         total = f"sqrt({name}_sum[0])" if node.kind == "norm" else f"{name}_sum[0]"
         ctype = compute_type(node.type.dtype)

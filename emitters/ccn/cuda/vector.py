@@ -16,6 +16,8 @@ from parafuse.ccn_compiler import ir
 from parafuse.emitters.ccn.cpp_expr import STORAGE, ExprContext, compute_type
 from parafuse.emitters.ccn.loop_space import LoopSpace, expr_context
 
+from .folded_reductions import PhaseSums
+
 ITEM_BYTES = {"pf::f16": 2, "pf::bf16": 2, "float": 4, "double": 8, "int32_t": 4,
               "int64_t": 8, "uint8_t": 1}
 
@@ -46,9 +48,11 @@ class VectorSpace(LoopSpace):
 
 
 def vector_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
-                precomputed: dict[int, str], lo: str, hi: str) -> list[str] | None:
+                precomputed: dict[int, str], lo: str, hi: str,
+                sums: PhaseSums | None = None) -> list[str] | None:
     """The lines of a vectorised launch of `body` over [lo, hi), or None where no operand
-    is read or stored at the thread's own element (nothing to gain)."""
+    is read or stored at the thread's own element (nothing to gain); with `sums`, the body
+    also adds into `sums[k]` (ccn/cuda/summing.cuh)."""
     if not space.type.shape:
         return None
     vec = VectorSpace(space)
@@ -59,8 +63,16 @@ def vector_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
         return None
     width = 16 // min(ITEM_BYTES[s] for s in [*vec.loads.values(), *stores.values()])
     pointers = ", ".join(dict.fromkeys([*vec.loads, *stores]))
-    lines = [f"pf::launch_vectorized<{width}>({lo}, {hi}, pf::aligned16({lo}, {pointers}), "
-             "streams_.compute,", "    [=] __device__(int64_t i0) {"]
+    aligned = f"pf::aligned16({lo}, {pointers})"
+    if sums is None:
+        lines = [f"pf::launch_vectorized<{width}>({lo}, {hi}, {aligned}, streams_.compute,",
+                 "    [=] __device__(int64_t i0) {"]
+        scalar_head = "    [=] __device__(int64_t i) {"
+    else:
+        lines = [f"pf::launch_vectorized_summing<{width}, {len(sums.sums)}>({lo}, {hi}, {aligned}, "
+                 f"streams_.compute, {sums.var},",
+                 f"    [=] __device__(int64_t i0, {sums.acc}* sums) {{"]
+        scalar_head = f"    [=] __device__(int64_t i, {sums.acc}* sums) {{"
     lines += [f"      const auto ld_{v} = pf::load_vec<{width}>({v} + i0);" for v in vec.loads]
     lines += [f"      pf::Vec<{s}, {width}> st_{v};" for v, s in stores.items()]
     lines += ["#pragma unroll", f"      for (int j = 0; j < {width}; ++j) {{",
@@ -69,5 +81,5 @@ def vector_loop(space: LoopSpace, body: Callable[[ExprContext], list[str]],
     lines += [f"      pf::store_vec<{width}>({v} + i0, st_{v});" for v in stores]
     space.registers.clear()
     scalar = body(expr_context(space, precomputed))
-    lines += ["    },", "    [=] __device__(int64_t i) {"]
+    lines += ["    },", scalar_head]
     return lines + ["      " + line for line in space.coordinate_lines() + scalar] + ["    });"]
