@@ -4,20 +4,24 @@ cpp_runtime/fsm/sets/engine_set.hpp.
 Layout: u64 magic "PFSMSET1", engine count, then per engine (kind: 0 DFA / 1 NFA /
 2 prefiltered, byte offset, byte size); every engine's own blob starts 64-byte aligned.
 A DFA engine's blob is the one machine blob of blob.py. A prefiltered engine's blob
-(fsm_compiler/engines/prefilter_engine.py) is u64 slots: magic "PFSMPRE2", pattern count P,
+(fsm_compiler/engines/prefilter_engine.py) is u64 slots: magic "PFSMPRE3", pattern count P,
 the literal DFA's offset and size, then P x (tag, reach (all ones: unbounded),
 shortest factor, NFA offset, NFA size, `before` as 4 words: the bytes a match may hold
-up to its factor's end, longest factor), offsets from the engine blob's start; the literal DFA (a
-machine blob) and each pattern's NFA blob follow, 64-byte aligned. An NFA engine's blob
-(fsm_compiler/engines/nfa_engine.py) is u64 slots: magic "PFSMNFA2", words, blocks, max_length
-(all ones: unbounded), then the counts of conditional follow edges, conditional first
-positions, accepts and empty accepts, and the block width B (8, 4 or 2 positions); then
-u64 arrays: categories (256 bytes: each byte's category), byte_positions[256][words],
-follow[blocks][2^B][words] (the union of the unconditional follow sets of the
-positions set in each value of block b's B bits), first[words], any_first[words]
-(first and conditional first positions), conditional_follow[][3] (from, to, condition),
-conditional_first[][2] (position, condition), accepts[][3] (position, tag, condition; by
-tag), empty_accepts[][2] (tag, condition).
+up to its factor's end, longest factor, guards' offset and size (size 0: none)), offsets
+from the engine blob's start; the literal DFA (a machine blob) and each pattern's NFA
+blob and guards follow, 64-byte aligned. Guards (fsm_compiler/engines/guards.py, one per
+pattern confirmed) are u64 slots: a count, then per guard its slot count and slots: lo,
+hi (signed), after (1: the guard follows the factor), near (signed), the gap's byte set
+as 4 words, string count, then per string its length L and L x 4 words.
+An NFA engine's blob (fsm_compiler/engines/nfa_engine.py) is u64 slots: magic "PFSMNFA2",
+words, blocks, max_length (all ones: unbounded), then the counts of conditional follow
+edges, conditional first positions, accepts and empty accepts, and the block width B (8, 4
+or 2 positions); then u64 arrays: categories (256 bytes: each byte's category),
+byte_positions[256][words], follow[blocks][2^B][words] (the union of the unconditional
+follow sets of the positions set in each value of block b's B bits), first[words],
+any_first[words] (first and conditional first positions), conditional_follow[][3] (from,
+to, condition), conditional_first[][2] (position, condition), accepts[][3] (position, tag,
+condition; by tag), empty_accepts[][2] (tag, condition).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import numpy as np
 from parafuse.emitters.fsm.blob import machine_blob
 from parafuse.fsm_compiler.analysis.project_analysis import ProjectAnalysis
 from parafuse.fsm_compiler.engines.engines import DfaEngine, EngineSet
+from parafuse.fsm_compiler.engines.guards import Guard
 from parafuse.fsm_compiler.engines.nfa_engine import (
     NfaEngine,
     byte_positions,
@@ -37,9 +42,9 @@ from parafuse.fsm_compiler.engines.prefilter_engine import PrefilterEngine
 
 SET_MAGIC = int.from_bytes(b"PFSMSET1", "little")
 NFA_MAGIC = int.from_bytes(b"PFSMNFA2", "little")
-PREFILTER_MAGIC = int.from_bytes(b"PFSMPRE2", "little")
+PREFILTER_MAGIC = int.from_bytes(b"PFSMPRE3", "little")
 UNBOUNDED = (1 << 64) - 1
-CONFIRM_SLOTS = 10  # u64 slots per pattern of a prefiltered engine
+CONFIRM_SLOTS = 12  # u64 slots per pattern of a prefiltered engine
 
 
 def nfa_words(positions: int) -> int:
@@ -91,9 +96,30 @@ def _padded(blob: bytes) -> bytes:
     return blob + bytes((-len(blob)) % 64)
 
 
+def _words(mask: int) -> list[int]:
+    return [(mask >> (64 * word)) & UNBOUNDED for word in range(4)]
+
+
+def _guard_slots(guard: Guard) -> list[int]:
+    slots = [guard.lo & UNBOUNDED, guard.hi & UNBOUNDED, int(guard.after),
+             guard.near & UNBOUNDED, *_words(guard.gap), len(guard.strings)]
+    for string in guard.strings:
+        slots += [len(string)] + [word for mask in string for word in _words(mask)]
+    return slots
+
+
+def guards_blob(guards: tuple[Guard, ...]) -> bytes:
+    slots = [len(guards)]
+    for guard in guards:
+        own = _guard_slots(guard)
+        slots += [len(own), *own]
+    return np.array(slots, dtype=np.uint64).tobytes()
+
+
 def prefilter_blob(engine: PrefilterEngine, analysis: ProjectAnalysis) -> bytes:
-    parts = [machine_blob(engine.literals, analysis)] + [
-        nfa_blob(confirm.nfa) for confirm in engine.confirms]
+    parts = [machine_blob(engine.literals, analysis)]
+    for confirm in engine.confirms:
+        parts += [nfa_blob(confirm.nfa), guards_blob(confirm.guards) if confirm.guards else b""]
     head_bytes = 8 * (4 + CONFIRM_SLOTS * len(engine.confirms))
     position = head_bytes + (-head_bytes) % 64
     places = []
@@ -101,12 +127,11 @@ def prefilter_blob(engine: PrefilterEngine, analysis: ProjectAnalysis) -> bytes:
         places.append((position, len(part)))
         position += len(_padded(part))
     slots = [PREFILTER_MAGIC, len(engine.confirms), *places[0]]
-    for confirm, place in zip(engine.confirms, places[1:], strict=True):
+    for k, confirm in enumerate(engine.confirms):
         before = confirm.factors.before
         slots += [confirm.tag, UNBOUNDED if confirm.reach is None else confirm.reach,
-                  confirm.factors.shortest, *place,
-                  *((before >> (64 * word)) & UNBOUNDED for word in range(4)),
-                  confirm.factors.longest]
+                  confirm.factors.shortest, *places[1 + 2 * k], *_words(before),
+                  confirm.factors.longest, *places[2 + 2 * k]]
     head = np.array(slots, dtype=np.uint64).tobytes()
     return _padded(head) + b"".join(_padded(part) for part in parts)
 

@@ -37,6 +37,7 @@ from ..compiled import CompiledMachine
 from ..options import MachineOptions
 from ..reference_executor import run_reference
 from .engine_tables import dfa_machine, minimal_tagged_dfa
+from .guards import Guard, guard_for
 from .nfa_engine import MAX_POSITIONS, NfaEngine, NfaRunner, boundary_condition, nfa_engine
 from .required_literals import Factors, required_factors
 
@@ -51,6 +52,8 @@ class ConfirmedPattern:
     tag: int
     factors: Factors
     nfa: NfaEngine
+    # literals the patterns' matches hold near the factor, one a pattern (empty: not all have one)
+    guards: tuple[Guard, ...] = ()
 
     @property
     def tags(self) -> tuple[int, ...]:
@@ -133,8 +136,10 @@ def _confirmed(pattern_set: PatternSet, chosen: dict[int, Factors], group: list[
     for members in sorted(by_factors.values()):
         automaton = build_position_automaton(
             [(index, pattern_set.patterns[index].regex) for index in members])
+        guards = [guard_for(pattern_set.patterns[i].regex, chosen[i]) for i in members]
         confirms.append(ConfirmedPattern(members[0], _joined([chosen[i] for i in members]),
-                                         nfa_engine(automaton, tuple(members))))
+                                         nfa_engine(automaton, tuple(members)),
+                                         () if None in guards else tuple(guards)))
     return tuple(confirms)
 
 

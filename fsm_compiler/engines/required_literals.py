@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from parafuse.grammar.regex_ast import (
     ALL_BYTES,
@@ -87,6 +87,10 @@ class Factors:
     bits: float
     reach: int | None = None  # bytes from a match's start to the end of its factor
     before: int = ALL_BYTES  # the bytes a match may hold before the end of its factor
+    # of a whole regex whose body is a concatenation: its exact runs, (first item, item
+    # after the last, strings), for guards.py
+    runs: tuple[tuple[int, int, frozenset[Factor]], ...] = field(default=(), compare=False)
+    run: int = field(default=-1, compare=False)  # which of them the factors are (-1: none)
 
     @property
     def usable(self) -> bool:
@@ -113,11 +117,11 @@ def byte_bits(mask: int) -> float:
     return math.log2(_TOTAL_WEIGHT / weight) if weight else 0.0
 
 
-def _factor_bits(factor: Factor) -> float:
+def factor_bits(factor: Factor) -> float:
     return sum(byte_bits(mask) for mask in factor)
 
 
-def _best_window(factor: Factor) -> tuple[Factor, int]:
+def best_window(factor: Factor) -> tuple[Factor, int]:
     """The most selective substring of at most MAX_LENGTH bytes without a broad byte set
     (broad sets select little and multiply the prefilter DFA's states), and how many
     bytes of `factor` follow it."""
@@ -127,7 +131,7 @@ def _best_window(factor: Factor) -> tuple[Factor, int]:
         while end < len(factor) and end - begin < MAX_LENGTH \
                 and byte_bits(factor[end]) >= NARROW_BITS:
             end += 1
-        if _factor_bits(factor[begin:end]) > _factor_bits(best):
+        if factor_bits(factor[begin:end]) > factor_bits(best):
             best, best_end = factor[begin:end], end
     return best, len(factor) - best_end
 
@@ -137,11 +141,11 @@ def scored(factors: frozenset[Factor] | set[Factor], reach: int | None,
     """The set trimmed to windows and scored, or None when it is empty or too large.
     A window ends `after` bytes before its factor's end or more: `reach` less the least
     `after` bounds the windows' ends."""
-    windows = [_best_window(factor) for factor in factors]
+    windows = [best_window(factor) for factor in factors]
     trimmed = sorted({window for window, _ in windows})
     if not trimmed or len(trimmed) > MAX_FACTORS:
         return None
-    bits = -math.log2(sum(2.0 ** -_factor_bits(factor) for factor in trimmed))
+    bits = -math.log2(sum(2.0 ** -factor_bits(factor) for factor in trimmed))
     if reach is not None:
         reach -= min(after for _, after in windows)
     return Factors(tuple(trimmed), bits, reach, before)
@@ -197,27 +201,42 @@ def _times(left: frozenset[Factor], right: frozenset[Factor]) -> frozenset[Facto
     return joined if all(len(factor) <= MAX_RUN for factor in joined) else None
 
 
-def _concat(items: tuple[RegexNode, ...]) -> _Info:
+def _concat(items: tuple[RegexNode, ...], runs: list | None = None) -> _Info:
+    """With `runs`, every exact run is appended to it: (first item, item after the last,
+    strings)."""
     best: Factors | None = None
     run: frozenset[Factor] = frozenset({()})
+    start = 0  # the run's first item
     exact_all = True
     before: int | None = 0  # longest bytes before the current item
     mask = 0  # the bytes of the items before the current one
-    for item in items:
+    for index, item in enumerate(items):
         info = _analyse(item)
         best = _better(best, _shifted(info.best, before, mask))
         joined = None if info.exact is None else _times(run, info.exact)
         if joined is None:  # the run ends where this item starts
-            best = _better(best, scored(run, before, mask))
+            best = _better(best, _run_scored(run, before, mask, runs))
             exact_all = False
+            if runs is not None:
+                runs.append((start, index, run))
             run = info.exact if info.exact is not None else frozenset({()})
+            start = index if info.exact is not None else index + 1
         else:
             run = joined
         size = longest(item)
         before = None if before is None or size is None else before + size
         mask |= node_mask(item)
-    best = _better(best, scored(run, before, mask))
+    best = _better(best, _run_scored(run, before, mask, runs))
+    if runs is not None:
+        runs.append((start, len(items), run))
     return _Info(run if exact_all else None, best)
+
+
+def _run_scored(run: frozenset[Factor], before: int | None, mask: int,
+                runs: list | None) -> Factors | None:
+    """A run's factors, marked as the next of `runs` where they are kept."""
+    found = scored(run, before, mask)
+    return found if found is None or runs is None else replace(found, run=len(runs))
 
 
 def _alternation(alternatives: tuple[RegexNode, ...]) -> _Info:
@@ -277,11 +296,13 @@ def _analyse(node: RegexNode) -> _Info:
 def required_factors(regex: Regex) -> Factors | None:
     """The most selective required set of the regex that a prefilter can use, if it is
     selective enough."""
-    best = _analyse(regex.body).best
+    runs: list = []
+    body = regex.body
+    best = (_concat(body.items, runs) if isinstance(body, Concat) else _analyse(body)).best
     if best is None or not best.usable:
         return None
     cost = best.reach if best.reach is not None else UNBOUNDED_COST
-    return best if best.bits >= enough_bits(cost) else None
+    return replace(best, runs=tuple(runs)) if best.bits >= enough_bits(cost) else None
 
 
 def longest(node: RegexNode) -> int | None:

@@ -106,12 +106,14 @@ inline void confirm_sweep(const NfaTables& t, const uint8_t* data, size_t n,
 }
 
 // The merged start ranges of one pattern's sorted factor ends [end, last_end).
-inline void start_ranges(const ConfirmTables& c, const uint8_t* data, const uint64_t* end,
-                         const uint64_t* last_end, std::vector<StartRange>& list) {
+inline void start_ranges(const ConfirmTables& c, const uint8_t* data, size_t n,
+                         const uint64_t* end, const uint64_t* last_end,
+                         std::vector<StartRange>& list) {
   for (; end != last_end; ++end) {
     if (last_end - end > ptrdiff_t(kPrefetchAhead))
       __builtin_prefetch(data + end[kPrefetchAhead] - 1);  // a factor end is at least 1
     const uint64_t q = *end;
+    if (!c.guards_pass(data, n, q)) continue;  // no match starts from here
     uint64_t lower = q > c.reach ? q - c.reach : 0;
     if (!list.empty()) lower = std::max(lower, list.back().second + 1);
     uint64_t first = q;
@@ -182,7 +184,7 @@ PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, siz
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
   for (size_t k = 0; k < p.confirms.size(); ++k) {
     const double pattern_began = omp_get_wtime();
-    start_ranges(p.confirms[k], data, ends.data() + first_end[k], ends.data() + first_end[k + 1],
+    start_ranges(p.confirms[k], data, n, ends.data() + first_end[k], ends.data() + first_end[k + 1],
                  ranges[k]);
     range_units[k] = omp_get_wtime() - pattern_began;
   }

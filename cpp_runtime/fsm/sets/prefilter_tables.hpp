@@ -3,10 +3,10 @@
 // bounds and confirmation NFA. Run by fsm/sets/prefilter_engine.hpp (CPU) and
 // fsm/cuda/prefilter.cuh (GPU).
 //
-// Blob (emitters/fsm/engine_set_blob.py): u64 magic "PFSMPRE2", pattern count P,
+// Blob (emitters/fsm/engine_set_blob.py): u64 magic "PFSMPRE3", pattern count P,
 // literal DFA offset and size, then P x (tag, reach (all ones: unbounded), shortest, NFA
-// offset, NFA size, before[4], longest); offsets from the engine blob's start, 64-byte
-// aligned.
+// offset, NFA size, before[4], longest, guards offset, guards size (0: none)); offsets
+// from the engine blob's start, 64-byte aligned. Guards: fsm/sets/prefilter_guard.hpp.
 #pragma once
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 
 #include "fsm/core/tables.hpp"
 #include "fsm/sets/nfa_engine.hpp"
+#include "fsm/sets/prefilter_guard.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
@@ -28,22 +29,24 @@ inline bool literal_dfa_chunkable(const Tables& t) {
   return t.end_begin[t.states] == 0;
 }
 
-constexpr uint64_t kPrefilterMagic = 0x324552504d534650ull;  // "PFSMPRE2"
+constexpr uint64_t kPrefilterMagic = 0x334552504d534650ull;  // "PFSMPRE3"
 
-constexpr size_t kConfirmSlots = 10;
+constexpr size_t kConfirmSlots = 12;
 
 struct ConfirmTables {
   uint32_t tag = 0;
   uint64_t reach = 0, shortest = 0, longest = 0;  // reach all ones: unbounded
   uint64_t before[4] = {0, 0, 0, 0};  // byte set
   NfaTables nfa;
-  bool may_precede(uint8_t byte) const { return (before[byte >> 6] >> (byte & 63)) & 1; }
-};
-
-struct PrefilterTables {
-  Tables literals;
-  std::vector<ConfirmTables> confirms;
-  uint64_t longest = 1;  // bytes in the longest factor
+  std::vector<Guard> guards;  // one a pattern confirmed (none: every factor end counts)
+  bool may_precede(uint8_t byte) const { return in_byte_set(before, byte); }
+  // Whether a match of one of the patterns may start from the factor end q.
+  bool guards_pass(const uint8_t* data, uint64_t n, uint64_t q) const {
+    if (guards.empty()) return true;
+    for (const Guard& guard : guards)
+      if (guard.holds(data, n, q)) return true;
+    return false;
+  }
 };
 
 inline PrefilterTables parse_prefilter(const uint8_t* blob, size_t size) {
@@ -67,6 +70,7 @@ inline PrefilterTables parse_prefilter(const uint8_t* blob, size_t size) {
     std::copy(entry + 5, entry + 9, c.before);
     c.longest = entry[9];
     c.nfa = parse_nfa(part(entry[3], entry[4]), entry[4]);
+    if (entry[11] != 0) c.guards = parse_guards(part(entry[10], entry[11]), entry[11]);
     if (c.nfa.empty_accepts || c.shortest == 0 || c.shortest > c.reach || c.longest < c.shortest)
       throw std::runtime_error("prefilter blob: a pattern without a factor");
     p.longest = std::max(p.longest, c.longest);

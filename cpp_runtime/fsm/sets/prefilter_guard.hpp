@@ -1,0 +1,154 @@
+// parafuse boostfsm runtime: the guards of a prefiltered engine's patterns
+// (fsm_compiler/engines/guards.py): a literal every match holds near its factor, checked
+// before a factor end makes a start range (fsm/sets/prefilter_engine.hpp start_ranges).
+// Parsed from the prefilter blob (fsm/sets/prefilter_tables.hpp): a count, then per guard
+// its slot count and slots: lo, hi, after, near, gap[4], string count, then per string its
+// length L and L x 4 words (byte sets).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace parafuse::fsm {
+inline namespace v1 {
+
+inline bool in_byte_set(const uint64_t* set, uint8_t byte) { return (set[byte >> 6] >> (byte & 63)) & 1; }
+
+// A literal every match holds near its factor (fsm_compiler/engines/guards.py): one of
+// `strings` ends in [q + lo, q + hi] of the factor's end q, with only `gap` bytes from
+// q + near on to it (after) or below q + near down to it (before).
+struct Guard {
+  int64_t lo = 0, hi = 0, near = 0;
+  bool after = true;
+  uint64_t gap[4] = {0, 0, 0, 0};
+  std::vector<std::vector<uint64_t>> strings;  // 4 words (a byte set) per byte
+
+  // Whether data[0, n) holds the guard for the factor end q.
+  bool holds(const uint8_t* data, uint64_t n, uint64_t q) const {
+    const int64_t at = int64_t(q);
+    int64_t first = std::max<int64_t>(0, at + lo), last = std::min<int64_t>(int64_t(n), at + hi);
+    size_t shortest = strings.front().size() / 4;
+    for (const auto& string : strings) shortest = std::min(shortest, string.size() / 4);
+    if (after) {  // a string starts no later than the first byte outside the gap
+      int64_t p = std::max<int64_t>(0, at + near);
+      while (p < last && in_byte_set(gap, data[p])) ++p;
+      last = std::min<int64_t>(last, p + int64_t(strings_longest()));
+    } else {  // a string ends after the last byte outside the gap below q + near
+      int64_t p = std::min<int64_t>(int64_t(n), at + near) - 1;
+      while (p >= first && p >= 0 && in_byte_set(gap, data[p])) --p;
+      first = std::max<int64_t>(first, p + 1);
+    }
+    first = std::max<int64_t>(first, int64_t(shortest));
+    if (first > last) return false;
+    for (size_t k = 0; k < strings.size(); ++k) {
+      const std::vector<uint64_t>& string = strings[k];
+      const int64_t length = int64_t(string.size() / 4), r = int64_t(anchors[k]);
+      if (anchor_bytes[k] < 0) {  // no byte of its own: every end in the window
+        for (int64_t e = std::max(first, length); e <= last; ++e)
+          if (ends_at_string(string, data, uint64_t(e))) return true;
+        continue;
+      }
+      // its byte r is at e - length + r: memchr for it over the window's positions
+      int64_t from = std::max(first, length) - length + r;
+      const int64_t to = last - length + r;  // inclusive
+      while (from <= to) {
+        const void* found = std::memchr(data + from, anchor_bytes[k], size_t(to - from + 1));
+        if (!found) break;
+        const int64_t at = static_cast<const uint8_t*>(found) - data;
+        if (ends_at_string(string, data, uint64_t(at - r + length))) return true;
+        from = at + 1;
+      }
+    }
+    return false;
+  }
+
+  static bool ends_at_string(const std::vector<uint64_t>& string, const uint8_t* data,
+                             uint64_t e) {
+    const size_t length = string.size() / 4;
+    size_t j = length;
+    while (j > 0 && in_byte_set(string.data() + 4 * (j - 1), data[e - length + j - 1])) --j;
+    return j == 0;
+  }
+
+  // Per string, the byte searched for (-1: none) and its index: the first byte whose set is
+  // one byte, preferring one that is not a lower-case letter or a space (rarer in text).
+  std::vector<int> anchor_bytes;
+  std::vector<size_t> anchors;
+
+  void choose_anchors() {
+    for (const std::vector<uint64_t>& string : strings) {
+      int best = -1;
+      size_t index = 0;
+      for (size_t j = 0; j < string.size() / 4; ++j) {
+        int count = 0, byte = -1;
+        for (int w = 0; w < 4; ++w) count += __builtin_popcountll(string[4 * j + size_t(w)]);
+        if (count != 1) continue;
+        for (int b = 0; b < 256; ++b)
+          if (in_byte_set(string.data() + 4 * j, uint8_t(b))) byte = b;
+        const bool common = (byte >= 'a' && byte <= 'z') || byte == ' ';
+        if (best < 0 || (!common && ((best >= 'a' && best <= 'z') || best == ' '))) {
+          best = byte;
+          index = j;
+        }
+      }
+      anchor_bytes.push_back(best);
+      anchors.push_back(index);
+    }
+  }
+
+
+  size_t strings_longest() const {
+    size_t most = 0;
+    for (const auto& string : strings) most = std::max(most, string.size() / 4);
+    return most;
+  }
+};
+
+inline Guard parse_guard(const uint8_t* blob, size_t size);
+
+inline std::vector<Guard> parse_guards(const uint8_t* blob, size_t size) {
+  const uint64_t* slots = reinterpret_cast<const uint64_t*>(blob);
+  const size_t words = size / 8;
+  std::vector<Guard> guards;
+  size_t at = 1;
+  for (uint64_t k = 0; words > 0 && k < slots[0]; ++k) {
+    if (at >= words || slots[at] > words - at - 1)
+      throw std::runtime_error("prefilter blob: corrupt guard");
+    guards.push_back(parse_guard(blob + 8 * (at + 1), 8 * slots[at]));
+    at += 1 + slots[at];
+  }
+  if (words == 0 || guards.empty()) throw std::runtime_error("prefilter blob: corrupt guard");
+  return guards;
+}
+
+inline Guard parse_guard(const uint8_t* blob, size_t size) {
+  const uint64_t* slots = reinterpret_cast<const uint64_t*>(blob);
+  const size_t words = size / 8;
+  if (words < 9) throw std::runtime_error("prefilter blob: corrupt guard");
+  Guard g;
+  g.lo = int64_t(slots[0]), g.hi = int64_t(slots[1]), g.after = slots[2] != 0;
+  g.near = int64_t(slots[3]);
+  std::copy(slots + 4, slots + 8, g.gap);
+  size_t at = 9;
+  for (uint64_t k = 0; k < slots[8]; ++k) {
+    if (at >= words || slots[at] == 0 || (words - at - 1) / 4 < slots[at])
+      throw std::runtime_error("prefilter blob: corrupt guard");
+    g.strings.emplace_back(slots + at + 1, slots + at + 1 + 4 * slots[at]);
+    at += 1 + 4 * slots[at];
+  }
+  if (g.strings.empty() || g.lo > g.hi) throw std::runtime_error("prefilter blob: corrupt guard");
+  g.choose_anchors();
+  return g;
+}
+
+struct PrefilterTables {
+  Tables literals;
+  std::vector<ConfirmTables> confirms;
+  uint64_t longest = 1;  // bytes in the longest factor
+};
+
+}  // namespace v1
+}  // namespace parafuse::fsm

@@ -1,0 +1,130 @@
+"""Guards of prefiltered patterns: a second literal that every match holds at a bounded
+distance from the factor the prefilter found, checked before the factor's end makes a
+start range (docs/fsm.md "Prefiltered engines").
+
+    guard_for(regex, factors) -> Guard | None
+
+Before: every end q of a pattern's factor started a range that its NFA swept, however
+unlikely a match there (uap-core's `Mozilla.{1,200}Mobile.{1,100}...`: 463,617 ranges
+over 32 MiB of user agents, each swept to its line's end).
+After: q makes a range only where a guard string ends in [q + lo, q + hi] with nothing
+but gap bytes between q and it (`Mobile` ending 7 to 306 bytes after `Mozilla`, no
+newline between).
+
+Sound: the factors are the windows of the strings of one run of the pattern's top-level
+concatenation (items i..j, matched exactly: the runs `_concat` of required_literals.py
+keeps in `Factors.runs`). In a
+match that run is some string s ending at E, and the prefilter reports the end of s's
+window, q = E - after(s). A second run (the guard, items k..l, its strings exact too)
+after the first with gap items between of g_min..g_max bytes ends at E + gap + len(t)
+for its string t; before the first, at E - len(s) - gap. Over every s and t these give
+[lo, hi] relative to q, and the bytes of the gap are all in the gap items' byte set. So
+every match's q passes, and a q that fails starts no match's range.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from parafuse.grammar.regex_ast import Assertion, Concat, Empty, Regex, RegexNode
+
+from .required_literals import (
+    Factor,
+    Factors,
+    best_window,
+    factor_bits,
+    longest,
+    node_mask,
+)
+
+GUARD_BITS = 16.0  # the least selectivity worth a check per factor end
+GUARD_STRINGS = 8  # strings a guard may hold
+GUARD_WINDOW = 1024  # bytes of input a guard may search
+GUARD_GAP = 32  # the gap's most bytes: a shorter one leaves the NFA's sweep short anyway
+# Each guard string has a byte set of one byte, which the runtime finds with memchr
+# (prefilter_tables.hpp Guard::holds); strings of wide sets alone (a 40-letter token
+# after `aws`) would be compared at every end of the window, and cost Nosey Parker's
+# scan of source 4 ms for nothing.
+
+
+@dataclass(frozen=True)
+class Guard:
+    strings: tuple[Factor, ...]  # each a string of byte sets
+    lo: int  # a guard string ends in [q + lo, q + hi] of the factor's end q
+    hi: int
+    gap: int  # the bytes between the factor and the guard (a byte set)
+    after: bool  # the guard follows the factor (else precedes it)
+    near: int  # from q + near on (after) or below it (before) only gap bytes precede the guard
+    bits: float
+
+
+def shortest(node: RegexNode) -> int:
+    """Bytes in the shortest string `node` matches."""
+    if isinstance(node, Empty | Assertion):
+        return 0
+    if isinstance(node, Concat):
+        return sum(shortest(item) for item in node.items)
+    if hasattr(node, "alternatives"):
+        return min(shortest(item) for item in node.alternatives)
+    if hasattr(node, "item"):
+        return shortest(node.item) * node.min_count
+    return 1  # a byte class
+
+
+def _span(items: tuple[RegexNode, ...]) -> tuple[int, int, int] | None:
+    """(fewest bytes, most bytes, byte set) of items in a row; None when unbounded."""
+    most = 0
+    for item in items:
+        size = longest(item)
+        if size is None:
+            return None
+        most += size
+    mask = 0
+    for item in items:
+        mask |= node_mask(item)
+    return sum(shortest(item) for item in items), most, mask
+
+
+def guard_for(regex: Regex, factors: Factors) -> Guard | None:
+    """The most selective guard of the pattern (see above), or None."""
+    body = regex.body
+    if not isinstance(body, Concat):
+        return None
+    items = body.items
+    if factors.run < 0:  # the factors come from inside an item
+        return None
+    first, last, strings = factors.runs[factors.run]
+    runs = [(i, j, run) for i, j, run in factors.runs if j > i and () not in run]
+    ends = [(len(s), after) for s in strings for _, after in [best_window(s)]]
+    best = None
+    for i, j, others in runs:
+        if (i < last and j > first) or len(others) > GUARD_STRINGS or \
+                not all(any(mask & (mask - 1) == 0 for mask in t) for t in others):
+            continue  # overlaps the factor's run, too many strings, or one without a byte
+            # of its own to search for (the check would compare at every end in the window)
+        bits = -math.log2(sum(2.0 ** -factor_bits(t) for t in others))
+        if bits < GUARD_BITS:
+            continue
+        follows = i >= last
+        span = _span(items[last:i] if follows else items[j:first])
+        if span is None:
+            continue
+        fewest, most, gap = span
+        sizes = [len(t) for t in others]
+        # `near`: from q + near on (after), or below it (before), every byte up to the
+        # guard string is a gap byte, whichever string s of the run the match holds
+        if follows:  # ends at q + after(s) + gap + len(t)
+            lo = min(a for _, a in ends) + fewest + min(sizes)
+            hi = max(a for _, a in ends) + most + max(sizes)
+            near = max(a for _, a in ends)
+        else:  # ends at q + after(s) - len(s) - gap
+            lo = min(a - n for n, a in ends) - most
+            hi = max(a - n for n, a in ends) - fewest
+            near = min(a - n for n, a in ends)
+        if hi - lo > GUARD_WINDOW or most < GUARD_GAP:
+            continue
+        guard = Guard(tuple(sorted(others)), lo, hi, gap, follows, near, bits)
+        if best is None or guard.bits > best.bits:
+            best = guard
+    return best
