@@ -144,11 +144,5 @@ inline Guard parse_guard(const uint8_t* blob, size_t size) {
   return g;
 }
 
-struct PrefilterTables {
-  Tables literals;
-  std::vector<ConfirmTables> confirms;
-  uint64_t longest = 1;  // bytes in the longest factor
-};
-
 }  // namespace v1
 }  // namespace parafuse::fsm

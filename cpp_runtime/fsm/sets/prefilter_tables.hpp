@@ -49,6 +49,12 @@ struct ConfirmTables {
   }
 };
 
+struct PrefilterTables {
+  Tables literals;
+  std::vector<ConfirmTables> confirms;
+  uint64_t longest = 1;  // bytes in the longest factor
+};
+
 inline PrefilterTables parse_prefilter(const uint8_t* blob, size_t size) {
   const uint64_t* slots = reinterpret_cast<const uint64_t*>(blob);
   if (size < 32 || slots[0] != kPrefilterMagic)
