@@ -97,11 +97,13 @@ def test_matches_at_the_edges_of_every_window(tmp_path) -> None:
     require_cxx()
     patterns = [("XQZW[a-c ]{0,70}QZXW", ""), ("JQKZ[^\\n]{3,66}WXQZJ", ""),
                 ("(?:XQZWJ|QK)[a-c]{2,70}ZZQJ", ""), ("ZZJQ[a-c]{0,75}(?:JJQQK|QKQ)", ""),
-                (FILLERS[0], "")]
+                # the factor's window of `JQKZW[d-z]Q` ends two bytes before its string: the gap
+                # starts after them, and `x` is no gap byte
+                ("(?:XQZWJ|JQKZW[d-z])Q[a-c ]{0,70}QZX", ""), (FILLERS[0], "")]
     machine = compile_set(patterns, 64)
     guarded = [confirm for engine in machine.engines if engine_kind(engine) == "prefilter"
                for confirm in engine.confirms if confirm.guards]
-    assert len(guarded) == 4, [engine_kind(engine) for engine in machine.engines]
+    assert len(guarded) == 5, [engine_kind(engine) for engine in machine.engines]
     pieces = []
     for gap in (0, 1, 3, 65, 66, 67, 69, 70, 71, 75, 76):
         filler = ("abc " * 30)[:gap].encode()
@@ -110,7 +112,8 @@ def test_matches_at_the_edges_of_every_window(tmp_path) -> None:
                    b"QK" + filler.replace(b" ", b"b") + b"ZZQJ",
                    b"ZZJQ" + filler.replace(b" ", b"a") + b"JJQQK",
                    b"ZZJQ" + filler.replace(b" ", b"c") + b"QKQ",
-                   b"JQKZ" + filler[:gap // 2] + b"\n" + filler[gap // 2:] + b"WXQZJ"]
+                   b"JQKZ" + filler[:gap // 2] + b"\n" + filler[gap // 2:] + b"WXQZJ",
+                   b"JQKZWxQ" + filler + b"QZX", b"XQZWJQ" + filler + b"QZX"]
     data = b"|".join(pieces)
     _, _, matches = assert_engine_set_equal_reference(machine, data, tmp_path)
     assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)
