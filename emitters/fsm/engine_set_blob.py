@@ -4,15 +4,18 @@ cpp_runtime/fsm/sets/engine_set.hpp.
 Layout: u64 magic "PFSMSET1", engine count, then per engine (kind: 0 DFA / 1 NFA /
 2 prefiltered, byte offset, byte size); every engine's own blob starts 64-byte aligned.
 A DFA engine's blob is the one machine blob of blob.py. A prefiltered engine's blob
-(fsm_compiler/engines/prefilter_engine.py) is u64 slots: magic "PFSMPRE3", pattern count P,
+(fsm_compiler/engines/prefilter_engine.py) is u64 slots: magic "PFSMPRE4", pattern count P,
 the literal DFA's offset and size, then P x (tag, reach (all ones: unbounded),
 shortest factor, NFA offset, NFA size, `before` as 4 words: the bytes a match may hold
-up to its factor's end, longest factor, guards' offset and size (size 0: none)), offsets
-from the engine blob's start; the literal DFA (a machine blob) and each pattern's NFA
-blob and guards follow, 64-byte aligned. Guards (fsm_compiler/engines/guards.py, one per
-pattern confirmed) are u64 slots: a count, then per guard its slot count and slots: lo,
-hi (signed), after (1: the guard follows the factor), near (signed), the gap's byte set
-as 4 words, string count, then per string its length L and L x 4 words.
+up to its factor's end, longest factor, guards' offset and size, literals' offset and
+size (size 0: none)), offsets from the engine blob's start; the literal DFA (a machine
+blob) and each pattern's NFA blob, guards and literals follow, 64-byte aligned. Guards
+(fsm_compiler/engines/guards.py, one per pattern confirmed) are u64 slots: a count, then
+per guard its slot count and slots: lo, hi (signed), after (1: the guard follows the
+factor), near (signed), the gap's byte set as 4 words, string count, then per string
+its length L and L x 4 words. Literals (fsm_compiler/engines/literal_patterns.py) are u64
+slots: a count, then per pattern confirmed its tag and string count, then per string its
+length L, the bytes after its window and L x 4 words.
 An NFA engine's blob (fsm_compiler/engines/nfa_engine.py) is u64 slots: magic "PFSMNFA2",
 words, blocks, max_length (all ones: unbounded), then the counts of conditional follow
 edges, conditional first positions, accepts and empty accepts, and the block width B (8, 4
@@ -32,6 +35,7 @@ from parafuse.emitters.fsm.blob import machine_blob
 from parafuse.fsm_compiler.analysis.project_analysis import ProjectAnalysis
 from parafuse.fsm_compiler.engines.engines import DfaEngine, EngineSet
 from parafuse.fsm_compiler.engines.guards import Guard
+from parafuse.fsm_compiler.engines.literal_patterns import LiteralEnds
 from parafuse.fsm_compiler.engines.nfa_engine import (
     NfaEngine,
     byte_positions,
@@ -42,9 +46,9 @@ from parafuse.fsm_compiler.engines.prefilter_engine import PrefilterEngine
 
 SET_MAGIC = int.from_bytes(b"PFSMSET1", "little")
 NFA_MAGIC = int.from_bytes(b"PFSMNFA2", "little")
-PREFILTER_MAGIC = int.from_bytes(b"PFSMPRE3", "little")
+PREFILTER_MAGIC = int.from_bytes(b"PFSMPRE4", "little")
 UNBOUNDED = (1 << 64) - 1
-CONFIRM_SLOTS = 12  # u64 slots per pattern of a prefiltered engine
+CONFIRM_SLOTS = 14  # u64 slots per pattern of a prefiltered engine
 
 
 def nfa_words(positions: int) -> int:
@@ -116,10 +120,20 @@ def guards_blob(guards: tuple[Guard, ...]) -> bytes:
     return np.array(slots, dtype=np.uint64).tobytes()
 
 
+def literals_blob(tags: tuple[int, ...], literals: tuple[LiteralEnds, ...]) -> bytes:
+    slots = [len(literals)]
+    for tag, ends in zip(tags, literals, strict=True):
+        slots += [tag, len(ends)]
+        for string, after in ends:
+            slots += [len(string), after] + [word for mask in string for word in _words(mask)]
+    return np.array(slots, dtype=np.uint64).tobytes()
+
+
 def prefilter_blob(engine: PrefilterEngine, analysis: ProjectAnalysis) -> bytes:
     parts = [machine_blob(engine.literals, analysis)]
     for confirm in engine.confirms:
-        parts += [nfa_blob(confirm.nfa), guards_blob(confirm.guards) if confirm.guards else b""]
+        parts += [nfa_blob(confirm.nfa), guards_blob(confirm.guards) if confirm.guards else b"",
+                  literals_blob(confirm.tags, confirm.literals) if confirm.literals else b""]
     head_bytes = 8 * (4 + CONFIRM_SLOTS * len(engine.confirms))
     position = head_bytes + (-head_bytes) % 64
     places = []
@@ -130,8 +144,8 @@ def prefilter_blob(engine: PrefilterEngine, analysis: ProjectAnalysis) -> bytes:
     for k, confirm in enumerate(engine.confirms):
         before = confirm.factors.before
         slots += [confirm.tag, UNBOUNDED if confirm.reach is None else confirm.reach,
-                  confirm.factors.shortest, *places[1 + 2 * k], *_words(before),
-                  confirm.factors.longest, *places[2 + 2 * k]]
+                  confirm.factors.shortest, *places[1 + 3 * k], *_words(before),
+                  confirm.factors.longest, *places[2 + 3 * k], *places[3 + 3 * k]]
     head = np.array(slots, dtype=np.uint64).tobytes()
     return _padded(head) + b"".join(_padded(part) for part in parts)
 

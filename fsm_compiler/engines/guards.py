@@ -86,15 +86,26 @@ def _span(items: tuple[RegexNode, ...]) -> tuple[int, int, int] | None:
     return sum(shortest(item) for item in items), most, mask
 
 
+def _factors_run(factors: Factors) -> tuple[int, int, frozenset] | None:
+    """The run the factors are windows of: the one they were scored from, else one whose
+    every string's window is a factor (a run of one item, `(?:MSIE|XBMC)`, whose item
+    scored the same factors first)."""
+    if factors.run >= 0:
+        return factors.runs[factors.run]
+    return next((run for run in factors.runs if run[2] and () not in run[2] and
+                 all(best_window(s)[0] in factors.factors for s in run[2])), None)
+
+
 def guard_for(regex: Regex, factors: Factors) -> Guard | None:
     """The most selective guard of the pattern (see above), or None."""
     body = regex.body
     if not isinstance(body, Concat):
         return None
     items = body.items
-    if factors.run < 0:  # the factors come from inside an item
+    found = _factors_run(factors)
+    if found is None:  # the factors come from inside an item
         return None
-    first, last, strings = factors.runs[factors.run]
+    first, last, strings = found
     runs = [(i, j, run) for i, j, run in factors.runs if j > i and () not in run]
     ends = [(len(s), after) for s in strings for _, after in [best_window(s)]]
     best = None

@@ -38,6 +38,7 @@ from ..options import MachineOptions
 from ..reference_executor import run_reference
 from .engine_tables import dfa_machine, minimal_tagged_dfa
 from .guards import Guard, guard_for
+from .literal_patterns import LiteralEnds, literal_ends
 from .nfa_engine import MAX_POSITIONS, NfaEngine, NfaRunner, boundary_condition, nfa_engine
 from .required_literals import Factors, required_factors
 
@@ -54,6 +55,9 @@ class ConfirmedPattern:
     nfa: NfaEngine
     # literals the patterns' matches hold near the factor, one a pattern (empty: not all have one)
     guards: tuple[Guard, ...] = ()
+    # each pattern's strings, compared at the factor ends in place of the NFA's sweep
+    # (literal_patterns.py; empty: not every pattern is a literal one)
+    literals: tuple[LiteralEnds, ...] = ()
 
     @property
     def tags(self) -> tuple[int, ...]:
@@ -120,26 +124,38 @@ def _joined(factors: list[Factors]) -> Factors:
     return Factors(factors[0].factors, min(found.bits for found in factors), reach, before)
 
 
+def _all_or_none(found: list) -> tuple:
+    return () if None in found else tuple(found)
+
+
 def _confirmed(pattern_set: PatternSet, chosen: dict[int, Factors], group: list[int]
                ) -> tuple[ConfirmedPattern, ...]:
     """The group's patterns, those with equal factors confirmed together: those with a
     bounded reach, and apart from them those without one and with the same bytes before
     (joined to one unbounded pattern whose `before` holds nearly every byte, the start
     ranges of 110 uap-core patterns reached back to the previous range: one range over
-    the whole input, swept by an NFA of 12,936 positions)."""
+    the whole input, swept by an NFA of 12,936 positions); guarded and literal patterns
+    apart from the rest."""
     by_factors: dict[tuple, list[int]] = {}
+    guards = {index: guard_for(pattern_set.patterns[index].regex, chosen[index])
+              for index in group}
+    literals = {index: literal_ends(pattern_set.patterns[index].regex, chosen[index])
+                for index in group}
     for index in group:
         found = chosen[index]
-        key = (found.factors, None if found.reach is not None else found.before)
+        # patterns with a guard, and literal ones, apart: a member without either would
+        # make every factor end of the others start a range that their NFA sweeps
+        key = (found.factors, None if found.reach is not None else found.before,
+               guards[index] is None, literals[index] is None)
         by_factors.setdefault(key, []).append(index)
     confirms = []
     for members in sorted(by_factors.values()):
         automaton = build_position_automaton(
             [(index, pattern_set.patterns[index].regex) for index in members])
-        guards = [guard_for(pattern_set.patterns[i].regex, chosen[i]) for i in members]
         confirms.append(ConfirmedPattern(members[0], _joined([chosen[i] for i in members]),
                                          nfa_engine(automaton, tuple(members)),
-                                         () if None in guards else tuple(guards)))
+                                         _all_or_none([guards[i] for i in members]),
+                                         _all_or_none([literals[i] for i in members])))
     return tuple(confirms)
 
 

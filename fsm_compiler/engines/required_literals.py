@@ -91,6 +91,9 @@ class Factors:
     # after the last, strings), for guards.py
     runs: tuple[tuple[int, int, frozenset[Factor]], ...] = field(default=(), compare=False)
     run: int = field(default=-1, compare=False)  # which of them the factors are (-1: none)
+    # of a whole regex: every string it matches (assertions as the empty string) while
+    # they are few (at most MAX_FACTORS of at most MAX_RUN bytes), else None
+    exact: frozenset[Factor] | None = field(default=None, compare=False)
 
     @property
     def usable(self) -> bool:
@@ -298,11 +301,13 @@ def required_factors(regex: Regex) -> Factors | None:
     selective enough."""
     runs: list = []
     body = regex.body
-    best = (_concat(body.items, runs) if isinstance(body, Concat) else _analyse(body)).best
+    info = _concat(body.items, runs) if isinstance(body, Concat) else _analyse(body)
+    best = info.best
     if best is None or not best.usable:
         return None
     cost = best.reach if best.reach is not None else UNBOUNDED_COST
-    return replace(best, runs=tuple(runs)) if best.bits >= enough_bits(cost) else None
+    return replace(best, runs=tuple(runs), exact=info.exact) \
+        if best.bits >= enough_bits(cost) else None
 
 
 def longest(node: RegexNode) -> int | None:

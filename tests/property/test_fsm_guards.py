@@ -16,7 +16,7 @@ from parafuse.fsm_compiler.engines.required_literals import required_factors
 from tests.property.fsm_engine_set_checks import assert_engine_set_equal_reference
 from tests.property.fsm_regex_strategies import hyperscan_matches, hyperscan_refusal
 from tests.property.test_fsm_engine_sets import compile_set
-from tests.property.test_fsm_prefilter import FILLERS, parsed
+from tests.property.test_fsm_prefilter import FILLERS, factor_text, parsed
 from tests.required_tools import require_cxx, require_module
 
 
@@ -25,15 +25,11 @@ def _guard(regex: str, flags: str = ""):
     return guard_for(pattern, required_factors(pattern))
 
 
-def _text(string) -> str:
-    return "".join(chr(max(b for b in range(256) if mask >> b & 1)) for mask in string)
-
-
 def test_a_guard_after_the_factor_and_its_window() -> None:
     """`Mozilla` is the factor (q: its end); `Mobile` ends 1 + 6 to 200 + 6 bytes after q,
     with no newline between (`.`)."""
     guard = _guard(r"Mozilla.{1,200}Mobile")
-    assert [_text(s) for s in guard.strings] == ["Mobile"] and guard.after
+    assert [factor_text(s) for s in guard.strings] == ["Mobile"] and guard.after
     assert (guard.lo, guard.hi, guard.near) == (7, 206, 0)
     assert not guard.gap >> ord("\n") & 1 and guard.gap >> ord("x") & 1
 
@@ -42,8 +38,16 @@ def test_a_guard_before_the_factor_and_its_window() -> None:
     """The factor `XQZWV` is the rarer run; `QQJK` ends 2 to 90 bytes before its start
     (the gap's 89 lengths are too many strings for one run)."""
     guard = _guard(r"QQJK[a-c]{2,90}XQZWV")
-    assert [_text(s) for s in guard.strings] == ["QQJK"] and not guard.after
+    assert [factor_text(s) for s in guard.strings] == ["QQJK"] and not guard.after
     assert (guard.lo, guard.hi, guard.near) == (-95, -7, -5)
+
+
+def test_a_guard_for_factors_an_item_scored_before_its_run() -> None:
+    """`(?:MSIE|XBMC)` is one item: its own analysis scored the factors before the run of
+    that one item did, and the run still carries the guard."""
+    guard = _guard(r"(?:MSIE|XBMC).{0,200}\b(Xbox)\b")
+    assert [factor_text(s) for s in guard.strings] == ["Xbox"] and guard.after
+    assert (guard.lo, guard.hi) == (4, 204)
 
 
 def test_no_guard_without_a_bounded_gap_or_a_selective_run() -> None:
@@ -99,11 +103,13 @@ def test_matches_at_the_edges_of_every_window(tmp_path) -> None:
                 ("(?:XQZWJ|QK)[a-c]{2,70}ZZQJ", ""), ("ZZJQ[a-c]{0,75}(?:JJQQK|QKQ)", ""),
                 # the factor's window of `JQKZW[d-z]Q` ends two bytes before its string: the gap
                 # starts after them, and `x` is no gap byte
-                ("(?:XQZWJ|JQKZW[d-z])Q[a-c ]{0,70}QZX", ""), (FILLERS[0], "")]
+                ("(?:XQZWJ|JQKZW[d-z])Q[a-c ]{0,70}QZX", ""),
+                # `.`: the gap ends at a newline (found by memchr), here right after the string
+                ("ZQJXK.{2,70}QZXW", ""), (FILLERS[0], "")]
     machine = compile_set(patterns, 64)
     guarded = [confirm for engine in machine.engines if engine_kind(engine) == "prefilter"
                for confirm in engine.confirms if confirm.guards]
-    assert len(guarded) == 5, [engine_kind(engine) for engine in machine.engines]
+    assert len(guarded) == 6, [engine_kind(engine) for engine in machine.engines]
     pieces = []
     for gap in (0, 1, 3, 65, 66, 67, 69, 70, 71, 75, 76):
         filler = ("abc " * 30)[:gap].encode()
@@ -113,7 +119,9 @@ def test_matches_at_the_edges_of_every_window(tmp_path) -> None:
                    b"ZZJQ" + filler.replace(b" ", b"a") + b"JJQQK",
                    b"ZZJQ" + filler.replace(b" ", b"c") + b"QKQ",
                    b"JQKZ" + filler[:gap // 2] + b"\n" + filler[gap // 2:] + b"WXQZJ",
-                   b"JQKZWxQ" + filler + b"QZX", b"XQZWJQ" + filler + b"QZX"]
+                   b"JQKZWxQ" + filler + b"QZX", b"XQZWJQ" + filler + b"QZX",
+                   b"ZQJXK" + filler + b"QZXW\n", b"ZQJXK" + filler[:gap // 2] + b"\n" +
+                   filler[gap // 2:] + b"QZXW"]
     data = b"|".join(pieces)
     _, _, matches = assert_engine_set_equal_reference(machine, data, tmp_path)
     assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)

@@ -28,6 +28,11 @@ from tests.property.test_fsm_engine_sets import compile_set
 from tests.required_tools import require_cxx, require_module
 
 
+def factor_text(string) -> str:
+    """A factor (byte sets) as text: each set's highest byte."""
+    return "".join(chr(max(b for b in range(256) if mask >> b & 1)) for mask in string)
+
+
 def parsed(regex: str, flags: str = ""):
     source = f"patterns p {{\n    t /{regex}/{flags}\n}}\n"
     return parse_fsm(SourceFile("p.fsm", source)).machines[0].patterns[0].regex

@@ -180,16 +180,22 @@ PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, siz
       for (const Match& hit : list) ends[filled[size_t(confirm_of[hit.tag])]++] = hit.offset;
   }
   std::vector<std::vector<StartRange>> ranges(p.confirms.size());
+  std::vector<LiteralMatches> literal(p.confirms.size());  // of literal patterns, exact
   std::vector<double> range_units(p.confirms.size());
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
   for (size_t k = 0; k < p.confirms.size(); ++k) {
     const double pattern_began = omp_get_wtime();
-    start_ranges(p.confirms[k], data, n, ends.data() + first_end[k], ends.data() + first_end[k + 1],
-                 ranges[k]);
+    const uint64_t* end = ends.data() + first_end[k];
+    const uint64_t* last_end = ends.data() + first_end[k + 1];
+    if (!p.confirms[k].literals.empty())
+      literal_matches(p.confirms[k].literals, data, n, end, last_end, options.matches, literal[k]);
+    else
+      start_ranges(p.confirms[k], data, n, end, last_end, ranges[k]);
     range_units[k] = omp_get_wtime() - pattern_began;
   }
-  size_t total = 0;
+  size_t total = 0, literal_patterns = 0;
   for (const auto& list : ranges) total += list.size();
+  for (const ConfirmTables& c : p.confirms) literal_patterns += !c.literals.empty();
   // kLanes jobs a thread in all, a pattern's ranges split only when patterns are fewer,
   // and never more than `chunks` parts: a job runs on past its last range while a thread
   // lives (to the end under `(?s).*`), so more jobs could cost more than they share.
@@ -232,14 +238,20 @@ PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, siz
   } else {
     for (const NfaChunk& part : parts)
       result.matches.insert(result.matches.end(), part.matches.begin(), part.matches.end());
+    for (const LiteralMatches& found : literal)  // listed when asked for
+      result.matches.insert(result.matches.end(), found.matches.begin(), found.matches.end());
     sort_matches(result.matches, true);
     for (const Match& match : result.matches) ++result.counts[match.tag];
   }
+  if (!options.matches)
+    for (const LiteralMatches& found : literal)
+      for (const auto& [tag, count] : found.counts) result.counts[tag] += count;
   if (options.profile) result.phases.push_back(PhaseTiming{"merge", false, omp_get_wtime() - began, {}});
   result.reason += " found " + std::to_string(ends.size()) + " factor ends; " +
                   std::to_string(total) + " start ranges confirmed by " +
-                  std::to_string(p.confirms.size()) + " NFAs in " + std::to_string(jobs.size()) +
-                  " jobs";
+                  std::to_string(p.confirms.size() - literal_patterns) + " NFAs in " +
+                  std::to_string(jobs.size()) + " jobs; " + std::to_string(literal_patterns) +
+                  " literal patterns compared at their factor ends";
   return result;
 }
 

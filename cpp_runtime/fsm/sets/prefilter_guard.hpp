@@ -30,18 +30,15 @@ struct Guard {
   bool holds(const uint8_t* data, uint64_t n, uint64_t q) const {
     const int64_t at = int64_t(q);
     int64_t first = std::max<int64_t>(0, at + lo), last = std::min<int64_t>(int64_t(n), at + hi);
-    size_t shortest = strings.front().size() / 4;
-    for (const auto& string : strings) shortest = std::min(shortest, string.size() / 4);
     if (after) {  // a string starts no later than the first byte outside the gap
-      int64_t p = std::max<int64_t>(0, at + near);
-      while (p < last && in_byte_set(gap, data[p])) ++p;
-      last = std::min<int64_t>(last, p + int64_t(strings_longest()));
+      const int64_t p = std::max<int64_t>(0, at + near);
+      last = std::min<int64_t>(last, gap_end(data, p, last) + longest);
     } else {  // a string ends after the last byte outside the gap below q + near
       int64_t p = std::min<int64_t>(int64_t(n), at + near) - 1;
-      while (p >= first && p >= 0 && in_byte_set(gap, data[p])) --p;
+      while (p >= first && p >= 0 && in_gap[data[p]]) --p;
       first = std::max<int64_t>(first, p + 1);
     }
-    first = std::max<int64_t>(first, int64_t(shortest));
+    first = std::max<int64_t>(first, shortest);
     if (first > last) return false;
     for (size_t k = 0; k < strings.size(); ++k) {
       const std::vector<uint64_t>& string = strings[k];
@@ -73,10 +70,42 @@ struct Guard {
     return j == 0;
   }
 
-  // Per string, the byte searched for (-1: none) and its index: the first byte whose set is
-  // one byte, preferring one that is not a lower-case letter or a space (rarer in text).
+  // The first byte at or after p (before `stop`) outside the gap, else `stop`; memchr
+  // where one byte is outside it (`.`: the newline).
+  int64_t gap_end(const uint8_t* data, int64_t p, int64_t stop) const {
+    if (p >= stop) return stop;
+    if (only_outside >= 0) {
+      const void* found = std::memchr(data + p, only_outside, size_t(stop - p));
+      return found ? static_cast<const uint8_t*>(found) - data : stop;
+    }
+    while (p < stop && in_gap[data[p]]) ++p;
+    return p;
+  }
+
+  // Derived on parsing: the gap as a byte table, the one byte outside it (-1: not one),
+  // the strings' shortest and longest lengths, and per string the byte searched for (-1:
+  // none) and its index: the first byte whose set is one byte, preferring one that is not a
+  // lower-case letter or a space (rarer in text).
+  bool in_gap[256] = {};
+  int only_outside = -1;
+  int64_t shortest = 0, longest = 0;
   std::vector<int> anchor_bytes;
   std::vector<size_t> anchors;
+
+  void prepare() {
+    int outside = 0;
+    for (int b = 0; b < 256; ++b) {
+      in_gap[b] = in_byte_set(gap, uint8_t(b));
+      if (!in_gap[b]) ++outside, only_outside = b;
+    }
+    if (outside != 1) only_outside = -1;
+    shortest = int64_t(strings.front().size() / 4);
+    for (const auto& string : strings) {
+      shortest = std::min(shortest, int64_t(string.size() / 4));
+      longest = std::max(longest, int64_t(string.size() / 4));
+    }
+    choose_anchors();
+  }
 
   void choose_anchors() {
     for (const std::vector<uint64_t>& string : strings) {
@@ -99,12 +128,6 @@ struct Guard {
     }
   }
 
-
-  size_t strings_longest() const {
-    size_t most = 0;
-    for (const auto& string : strings) most = std::max(most, string.size() / 4);
-    return most;
-  }
 };
 
 inline Guard parse_guard(const uint8_t* blob, size_t size);
@@ -140,7 +163,7 @@ inline Guard parse_guard(const uint8_t* blob, size_t size) {
     at += 1 + 4 * slots[at];
   }
   if (g.strings.empty() || g.lo > g.hi) throw std::runtime_error("prefilter blob: corrupt guard");
-  g.choose_anchors();
+  g.prepare();
   return g;
 }
 

@@ -3,10 +3,11 @@
 // bounds and confirmation NFA. Run by fsm/sets/prefilter_engine.hpp (CPU) and
 // fsm/cuda/prefilter.cuh (GPU).
 //
-// Blob (emitters/fsm/engine_set_blob.py): u64 magic "PFSMPRE3", pattern count P,
+// Blob (emitters/fsm/engine_set_blob.py): u64 magic "PFSMPRE4", pattern count P,
 // literal DFA offset and size, then P x (tag, reach (all ones: unbounded), shortest, NFA
-// offset, NFA size, before[4], longest, guards offset, guards size (0: none)); offsets
-// from the engine blob's start, 64-byte aligned. Guards: fsm/sets/prefilter_guard.hpp.
+// offset, NFA size, before[4], longest, guards offset and size, literals offset and size
+// (size 0: none)); offsets from the engine blob's start, 64-byte aligned. Guards:
+// fsm/sets/prefilter_guard.hpp; literals: fsm/sets/prefilter_literal.hpp.
 #pragma once
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "fsm/core/tables.hpp"
 #include "fsm/sets/nfa_engine.hpp"
 #include "fsm/sets/prefilter_guard.hpp"
+#include "fsm/sets/prefilter_literal.hpp"
 
 namespace parafuse::fsm {
 inline namespace v1 {
@@ -29,9 +31,9 @@ inline bool literal_dfa_chunkable(const Tables& t) {
   return t.end_begin[t.states] == 0;
 }
 
-constexpr uint64_t kPrefilterMagic = 0x334552504d534650ull;  // "PFSMPRE3"
+constexpr uint64_t kPrefilterMagic = 0x344552504d534650ull;  // "PFSMPRE4"
 
-constexpr size_t kConfirmSlots = 12;
+constexpr size_t kConfirmSlots = 14;
 
 struct ConfirmTables {
   uint32_t tag = 0;
@@ -39,6 +41,7 @@ struct ConfirmTables {
   uint64_t before[4] = {0, 0, 0, 0};  // byte set
   NfaTables nfa;
   std::vector<Guard> guards;  // one a pattern confirmed (none: every factor end counts)
+  std::vector<LiteralPattern> literals;  // every pattern's strings (none: the NFA confirms)
   bool may_precede(uint8_t byte) const { return in_byte_set(before, byte); }
   // Whether a match of one of the patterns may start from the factor end q.
   bool guards_pass(const uint8_t* data, uint64_t n, uint64_t q) const {
@@ -77,6 +80,7 @@ inline PrefilterTables parse_prefilter(const uint8_t* blob, size_t size) {
     c.longest = entry[9];
     c.nfa = parse_nfa(part(entry[3], entry[4]), entry[4]);
     if (entry[11] != 0) c.guards = parse_guards(part(entry[10], entry[11]), entry[11]);
+    if (entry[13] != 0) c.literals = parse_literals(part(entry[12], entry[13]), entry[13]);
     if (c.nfa.empty_accepts || c.shortest == 0 || c.shortest > c.reach || c.longest < c.shortest)
       throw std::runtime_error("prefilter blob: a pattern without a factor");
     p.longest = std::max(p.longest, c.longest);
