@@ -160,3 +160,18 @@ def test_confirmation_keeps_categories_and_counts_split_patterns_once(tmp_path) 
     assert "prefilter" in [engine_kind(engine) for engine in machine.engines]
     _, _, matches = assert_engine_set_equal_reference(machine, data, tmp_path)
     assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)
+
+
+def test_start_ranges_reach_back_to_the_newline(tmp_path) -> None:
+    """`ab.{0,40}QZXJK`: every byte but the newline may precede the factor, so a range
+    reaches back to the byte after the last newline (found by memrchr), where the only
+    match over `\\nabcQZXJK` starts; and no further (`a\\nbQZXJK` holds none)."""
+    require_module("hyperscan")
+    require_cxx()
+    patterns = [("ab.{0,40}QZXJK", ""), (FILLERS[0], "")]
+    machine = compile_set(patterns, 64)
+    assert "prefilter" in [engine_kind(engine) for engine in machine.engines]
+    data = b"\nabcQZXJK a\nbQZXJK ab\nQZXJK\nabQZXJK" * 2
+    _, counts, matches = assert_engine_set_equal_reference(machine, data, tmp_path)
+    assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)
+    assert counts[0] == 4

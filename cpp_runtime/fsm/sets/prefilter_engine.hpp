@@ -117,7 +117,10 @@ inline void start_ranges(const ConfirmTables& c, const uint8_t* data, size_t n,
     uint64_t lower = q > c.reach ? q - c.reach : 0;
     if (!list.empty()) lower = std::max(lower, list.back().second + 1);
     uint64_t first = q;
-    while (first > lower && c.may_precede(data[first - 1])) --first;
+    if (c.only_not_before >= 0)  // `.` before the factor: back to the newline (memrchr)
+      first = uint64_t(last_byte_at(data, int64_t(lower), int64_t(q), c.only_not_before) + 1);
+    else
+      while (first > lower && c.may_precede(data[first - 1])) --first;
     const uint64_t last = q - c.shortest;
     if (!list.empty() && first <= list.back().second + 1)
       list.back().second = last;

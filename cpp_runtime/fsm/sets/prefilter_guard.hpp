@@ -17,6 +17,27 @@ inline namespace v1 {
 
 inline bool in_byte_set(const uint64_t* set, uint8_t byte) { return (set[byte >> 6] >> (byte & 63)) & 1; }
 
+// The one byte outside `set`, or -1 (none, or several).
+inline int only_byte_outside(const uint64_t* set) {
+  int outside = 0, byte = -1;
+  for (int b = 0; b < 256; ++b)
+    if (!in_byte_set(set, uint8_t(b))) ++outside, byte = b;
+  return outside == 1 ? byte : -1;
+}
+
+// The last position in [from, to) whose byte is `byte`, or from - 1 (memrchr where the C
+// library has it).
+inline int64_t last_byte_at(const uint8_t* data, int64_t from, int64_t to, int byte) {
+  if (to <= from) return from - 1;
+#if defined(__GLIBC__)
+  const void* found = memrchr(data + from, byte, size_t(to - from));
+  return found ? static_cast<const uint8_t*>(found) - data : from - 1;
+#else
+  while (to > from && data[to - 1] != byte) --to;
+  return to - 1;
+#endif
+}
+
 // A literal every match holds near its factor (fsm_compiler/engines/guards.py): one of
 // `strings` ends in [q + lo, q + hi] of the factor's end q, with only `gap` bytes from
 // q + near on to it (after) or below q + near down to it (before).
@@ -34,8 +55,12 @@ struct Guard {
       const int64_t p = std::max<int64_t>(0, at + near);
       last = std::min<int64_t>(last, gap_end(data, p, last) + longest);
     } else {  // a string ends after the last byte outside the gap below q + near
-      int64_t p = std::min<int64_t>(int64_t(n), at + near) - 1;
-      while (p >= first && p >= 0 && in_gap[data[p]]) --p;
+      const int64_t below = std::min<int64_t>(int64_t(n), at + near), floor = std::max<int64_t>(0, first);
+      int64_t p = below - 1;
+      if (only_outside >= 0)
+        p = last_byte_at(data, floor, below, only_outside);
+      else
+        while (p >= floor && in_gap[data[p]]) --p;
       first = std::max<int64_t>(first, p + 1);
     }
     first = std::max<int64_t>(first, shortest);
@@ -93,12 +118,8 @@ struct Guard {
   std::vector<size_t> anchors;
 
   void prepare() {
-    int outside = 0;
-    for (int b = 0; b < 256; ++b) {
-      in_gap[b] = in_byte_set(gap, uint8_t(b));
-      if (!in_gap[b]) ++outside, only_outside = b;
-    }
-    if (outside != 1) only_outside = -1;
+    for (int b = 0; b < 256; ++b) in_gap[b] = in_byte_set(gap, uint8_t(b));
+    only_outside = only_byte_outside(gap);
     shortest = int64_t(strings.front().size() / 4);
     for (const auto& string : strings) {
       shortest = std::min(shortest, int64_t(string.size() / 4));

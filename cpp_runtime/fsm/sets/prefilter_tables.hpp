@@ -42,6 +42,7 @@ struct ConfirmTables {
   NfaTables nfa;
   std::vector<Guard> guards;  // one a pattern confirmed (none: every factor end counts)
   std::vector<LiteralPattern> literals;  // every pattern's strings (none: the NFA confirms)
+  int only_not_before = -1;  // the one byte outside `before` (-1: none or several)
   bool may_precede(uint8_t byte) const { return in_byte_set(before, byte); }
   // Whether a match of one of the patterns may start from the factor end q.
   bool guards_pass(const uint8_t* data, uint64_t n, uint64_t q) const {
@@ -77,6 +78,7 @@ inline PrefilterTables parse_prefilter(const uint8_t* blob, size_t size) {
     c.reach = entry[1];
     c.shortest = entry[2];
     std::copy(entry + 5, entry + 9, c.before);
+    c.only_not_before = only_byte_outside(c.before);
     c.longest = entry[9];
     c.nfa = parse_nfa(part(entry[3], entry[4]), entry[4]);
     if (entry[11] != 0) c.guards = parse_guards(part(entry[10], entry[11]), entry[11]);
