@@ -146,12 +146,15 @@ PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, siz
                               uint32_t tag_count, const RunOptions& options, int threads,
                               size_t chunks) {
   PrefilterResult result;
-  std::vector<std::vector<Match>> hits;  // factor ends by offset, in lists one after another
+  const size_t patterns = p.confirms.size();
+  std::vector<uint32_t> confirm_of(tag_count, 0);  // a tag's pattern
+  for (size_t k = 0; k < patterns; ++k) confirm_of[p.confirms[k].tag] = uint32_t(k);
+  std::vector<std::vector<uint64_t>> hits;  // factor ends by offset, in lists one after another
   if (scheme_named(options.scheme) == Scheme::automatic) {
     const double began = omp_get_wtime();
     std::vector<double> units;
     const size_t groups = std::max(size_t(threads), (chunks + kLiteralLanes - 1) / kLiteralLanes);
-    hits = literal_hits(p.literals, data, n, p.longest - 1, groups, threads, units);
+    hits = literal_hits(p.literals, data, n, p.longest - 1, groups, threads, confirm_of, units);
     if (options.profile)
       result.phases.push_back(PhaseTiming{"literals chunks", true, omp_get_wtime() - began, units});
     result.scheme = "lookback";
@@ -166,22 +169,33 @@ PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, siz
     for (PhaseTiming& phase : result.phases) phase.name = "literals " + phase.name;
     result.scheme = run.scheme;
     result.reason = "literal DFA (" + run.scheme + ": " + run.reason + ")";
-    hits.push_back(std::move(run.matches));
+    hits.emplace_back();
+    for (const Match& hit : run.matches)
+      hits[0].push_back(hit.offset << kHitPatternBits | confirm_of[hit.tag]);
   }
   double began = omp_get_wtime();
-  std::vector<int> confirm_of(tag_count, -1);
-  for (size_t k = 0; k < p.confirms.size(); ++k) confirm_of[p.confirms[k].tag] = int(k);
-  // The factor ends of each pattern, in offset order (a counting sort of the hits).
-  std::vector<size_t> first_end(p.confirms.size() + 1, 0);
-  for (const auto& list : hits)
-    for (const Match& hit : list) ++first_end[size_t(confirm_of[hit.tag]) + 1];
-  for (size_t k = 0; k < p.confirms.size(); ++k) first_end[k + 1] += first_end[k];
-  std::vector<uint64_t> ends(first_end.back());
-  {
-    std::vector<size_t> filled(first_end.begin(), first_end.end() - 1);
-    for (const auto& list : hits)
-      for (const Match& hit : list) ends[filled[size_t(confirm_of[hit.tag])]++] = hit.offset;
+  // The factor ends of each pattern, in offset order: a counting sort of the hits, each
+  // list counted and scattered in parallel.
+  const uint64_t pattern_mask = (uint64_t(1) << kHitPatternBits) - 1;
+  std::vector<std::vector<size_t>> place(hits.size(), std::vector<size_t>(patterns + 1, 0));
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (size_t c = 0; c < hits.size(); ++c)
+    for (const uint64_t hit : hits[c]) ++place[c][hit & pattern_mask];
+  std::vector<size_t> first_end(patterns + 1, 0);
+  for (size_t k = 0; k < patterns; ++k) {  // place[c][k]: where list c's ends of k go
+    size_t at = first_end[k];
+    for (auto& counts : place) {
+      const size_t count = counts[k];
+      counts[k] = at;
+      at += count;
+    }
+    first_end[k + 1] = at;
   }
+  std::vector<uint64_t> ends(first_end.back());
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (size_t c = 0; c < hits.size(); ++c)
+    for (const uint64_t hit : hits[c]) ends[place[c][hit & pattern_mask]++] = hit >> kHitPatternBits;
+  hits.clear();
   std::vector<std::vector<StartRange>> ranges(p.confirms.size());
   std::vector<LiteralMatches> literal(p.confirms.size());  // of literal patterns, exact
   std::vector<double> range_units(p.confirms.size());

@@ -25,21 +25,27 @@ inline namespace v1 {
 // registers spilled).
 constexpr int kLiteralLanes = kLanes;
 
-// Appends (offset, tag) for every tag of a reporting state (none is delayed).
+// A factor end and its pattern (index in PrefilterTables::confirms) in one word:
+// offset << kHitPatternBits | pattern.
+constexpr unsigned kHitPatternBits = 16;
+
+// Appends the offset with the pattern of every tag of a reporting state (none is delayed;
+// `confirm_of`: a tag's pattern).
 struct HitVisit {
   const Tables* tables;
-  std::vector<Match>* out;
+  const uint32_t* confirm_of;
+  std::vector<uint64_t>* out;
   void operator()(uint32_t offset, uint64_t position) const {
     const uint32_t state = offset >> tables->shift;
     for (uint32_t i = tables->tag_begin[state]; i < tables->tag_begin[state + 1]; ++i)
-      out->push_back(Match{position + 1, tables->tag_list[i]});
+      out->push_back((position + 1) << kHitPatternBits | confirm_of[tables->tag_list[i]]);
   }
 };
 
 template <class Entry>
 void literal_chunks_typed(const Tables& t, const uint8_t* data, size_t n, size_t lookback,
-                          size_t groups, int threads, std::vector<std::vector<Match>>& out,
-                          std::vector<double>& units) {
+                          size_t groups, int threads, const std::vector<uint32_t>& confirm_of,
+                          std::vector<std::vector<uint64_t>>& out, std::vector<double>& units) {
   const TypedTable<Entry> m(t);
   const size_t chunks = groups * kLiteralLanes;
   out.assign(chunks, {});
@@ -56,23 +62,26 @@ void literal_chunks_typed(const Tables& t, const uint8_t* data, size_t n, size_t
       const uint32_t start = t.start << t.shift;
       const uint32_t state = walk_one(m, data + scan, begin - scan, scan, start, NoVisit{});
       lanes[k] = Lane{data + begin, end - begin, begin, state};
-      visits[k] = HitVisit{&t, &out[c]};
+      visits[k] = HitVisit{&t, confirm_of.data(), &out[c]};
     }
     walk_lanes<kLiteralLanes>(m, lanes, visits);
     units[g] = omp_get_wtime() - began;
   }
 }
 
-// The factor ends in data[0, n), by offset, as one list per chunk (the chunks in order):
-// `groups` groups of kLiteralLanes chunks, each chunk started `lookback` (>= longest - 1)
-// bytes early; `units`: each group's seconds.
-inline std::vector<std::vector<Match>> literal_hits(const Tables& t, const uint8_t* data,
-                                                    size_t n, size_t lookback, size_t groups,
-                                                    int threads, std::vector<double>& units) {
-  std::vector<std::vector<Match>> out;
+// The factor ends in data[0, n) with their patterns (kHitPatternBits), by offset, as one
+// list per chunk (the chunks in order): `groups` groups of kLiteralLanes chunks, each
+// chunk started `lookback` (>= longest - 1) bytes early; `units`: each group's seconds.
+inline std::vector<std::vector<uint64_t>> literal_hits(const Tables& t, const uint8_t* data,
+                                                       size_t n, size_t lookback, size_t groups,
+                                                       int threads,
+                                                       const std::vector<uint32_t>& confirm_of,
+                                                       std::vector<double>& units) {
+  std::vector<std::vector<uint64_t>> out;
   groups = std::max<size_t>(1, groups);
   const auto walk = [&](auto entry) {
-    literal_chunks_typed<decltype(entry)>(t, data, n, lookback, groups, threads, out, units);
+    literal_chunks_typed<decltype(entry)>(t, data, n, lookback, groups, threads, confirm_of, out,
+                                          units);
   };
   switch (t.entry_bytes) {
     case 1: walk(uint8_t()); break;

@@ -64,6 +64,7 @@ inline PrefilterTables parse_prefilter(const uint8_t* blob, size_t size) {
   if (size < 32 || slots[0] != kPrefilterMagic)
     throw std::runtime_error("not a parafuse prefilter blob");
   const uint64_t count = slots[1];
+  if (count >= (uint64_t(1) << 16)) throw std::runtime_error("prefilter blob: too many patterns");
   if (size < 32 + 8 * kConfirmSlots * count) throw std::runtime_error("prefilter blob: truncated");
   const auto part = [&](uint64_t offset, uint64_t bytes) {
     if (offset > size || bytes > size - offset) throw std::runtime_error("prefilter blob: corrupt");
