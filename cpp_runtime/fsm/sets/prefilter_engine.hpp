@@ -8,9 +8,10 @@
 // previous range (they merge then); its NFA (fsm/sets/nfa_engine.hpp, stepped by the lazy DFA
 // of fsm/sets/lazy_nfa.hpp) sweeps the
 // merged start ranges: it injects new threads only inside a range, runs on while a
-// thread lives, and jumps to the next range when none does. The hits are sorted by
-// pattern, each pattern's ranges are found in parallel, and its ranges are split into
-// jobs run in parallel; a job may run past its last range into the next
+// thread lives, and jumps to the next range when none does. The hits of each chunk are
+// taken in offset order (the chunks in parallel), each growing its pattern's ranges,
+// then each pattern's parts are joined (a literal pattern's ends instead: no NFA), and
+// its ranges are split into jobs run in parallel; a job may run past its last range into the next
 // job's, so the matches are sorted and made unique at the end (each is exact). Its tables
 // and blob: fsm/sets/prefilter_tables.hpp.
 #pragma once
@@ -105,27 +106,70 @@ inline void confirm_sweep(const NfaTables& t, const uint8_t* data, size_t n,
   }
 }
 
-// The merged start ranges of one pattern's sorted factor ends [end, last_end).
-inline void start_ranges(const ConfirmTables& c, const uint8_t* data, size_t n,
-                         const uint64_t* end, const uint64_t* last_end,
-                         std::vector<StartRange>& list) {
-  for (; end != last_end; ++end) {
-    if (last_end - end > ptrdiff_t(kPrefetchAhead))
-      __builtin_prefetch(data + end[kPrefetchAhead] - 1);  // a factor end is at least 1
-    const uint64_t q = *end;
-    if (!c.guards_pass(data, n, q)) continue;  // no match starts from here
-    uint64_t lower = q > c.reach ? q - c.reach : 0;
-    if (!list.empty()) lower = std::max(lower, list.back().second + 1);
-    uint64_t first = q;
-    if (c.only_not_before >= 0)  // `.` before the factor: back to the newline (memrchr)
-      first = uint64_t(last_byte_at(data, int64_t(lower), int64_t(q), c.only_not_before) + 1);
-    else
-      while (first > lower && c.may_precede(data[first - 1])) --first;
-    const uint64_t last = q - c.shortest;
-    if (!list.empty() && first <= list.back().second + 1)
-      list.back().second = last;
-    else
-      list.push_back({first, last});
+// Adds the start range of the factor end q to the pattern's merged ranges (its factor
+// ends taken in offset order), unless its guards fail.
+inline void add_start_range(const ConfirmTables& c, const uint8_t* data, size_t n, uint64_t q,
+                            std::vector<StartRange>& list) {
+  if (!c.guards_pass(data, n, q)) return;  // no match starts from here
+  uint64_t lower = q > c.reach ? q - c.reach : 0;
+  if (!list.empty()) lower = std::max(lower, list.back().second + 1);
+  uint64_t first = q;
+  if (c.only_not_before >= 0)  // `.` before the factor: back to the newline (memrchr)
+    first = uint64_t(last_byte_at(data, int64_t(lower), int64_t(q), c.only_not_before) + 1);
+  else
+    while (first > lower && c.may_precede(data[first - 1])) --first;
+  const uint64_t last = q - c.shortest;
+  if (!list.empty() && first <= list.back().second + 1)
+    list.back().second = last;
+  else
+    list.push_back({first, last});
+}
+
+// Appends the ranges a pattern's later factor ends made (found apart: the first may
+// touch or overlap the last of `list`, and then joins it).
+inline void append_ranges(std::vector<StartRange>& list, const std::vector<StartRange>& later) {
+  size_t from = 0;
+  if (!list.empty() && !later.empty() && later[0].first <= list.back().second + 1) {
+    list.back().second = std::max(list.back().second, later[0].second);
+    from = 1;
+  }
+  list.insert(list.end(), later.begin() + ptrdiff_t(from), later.end());
+}
+
+// Where literal patterns confirmed together end from the factor end q: each string s
+// compared ending at q + after(s); `found`: one list of ends per pattern.
+inline void add_literal_ends(const std::vector<LiteralPattern>& patterns, const uint8_t* data,
+                             uint64_t n, uint64_t q, std::vector<std::vector<uint64_t>>& found) {
+  found.resize(patterns.size());
+  for (size_t m = 0; m < patterns.size(); ++m)
+    for (const LiteralString& s : patterns[m].strings) {
+      const uint64_t e = q + s.after, length = s.sets.size() / 4;
+      if (e > n || e < length || !Guard::ends_at_string(s.sets, data, e)) continue;
+      if (found[m].empty() || found[m].back() != e) found[m].push_back(e);
+    }
+}
+
+struct LiteralMatches {
+  std::vector<std::pair<uint32_t, uint64_t>> counts;  // (tag, matches)
+  std::vector<Match> matches;  // with_matches only
+};
+
+// The matches of literal patterns from the ends found over each stretch of the input (in
+// order; a string that ends another may be found from two factor ends, and out of order):
+// sorted, each end once.
+inline void literal_matches(const std::vector<LiteralPattern>& patterns,
+                            const std::vector<const std::vector<std::vector<uint64_t>>*>& parts,
+                            bool with_matches, LiteralMatches& out) {
+  std::vector<uint64_t> ends;
+  for (size_t m = 0; m < patterns.size(); ++m) {
+    ends.clear();
+    for (const auto* part : parts)
+      if (m < part->size()) ends.insert(ends.end(), (*part)[m].begin(), (*part)[m].end());
+    if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
+    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+    out.counts.emplace_back(patterns[m].tag, ends.size());
+    if (with_matches)
+      for (uint64_t e : ends) out.matches.push_back(Match{e, patterns[m].tag});
   }
 }
 
@@ -174,41 +218,45 @@ PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, siz
       hits[0].push_back(hit.offset << kHitPatternBits | confirm_of[hit.tag]);
   }
   double began = omp_get_wtime();
-  // The factor ends of each pattern, in offset order: a counting sort of the hits, each
-  // list counted and scattered in parallel.
+  // Each chunk's factor ends in offset order, each one's pattern's ranges (or literal
+  // ends) growing; then each pattern's parts joined, chunk after chunk.
   const uint64_t pattern_mask = (uint64_t(1) << kHitPatternBits) - 1;
-  std::vector<std::vector<size_t>> place(hits.size(), std::vector<size_t>(patterns + 1, 0));
+  size_t factor_ends = 0;
+  for (const auto& list : hits) factor_ends += list.size();
+  std::vector<std::vector<std::vector<StartRange>>> chunk_ranges(
+      hits.size(), std::vector<std::vector<StartRange>>(patterns));
+  std::vector<std::vector<std::vector<std::vector<uint64_t>>>> chunk_literals(
+      hits.size(), std::vector<std::vector<std::vector<uint64_t>>>(patterns));
+  std::vector<double> range_units(hits.size());
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (size_t c = 0; c < hits.size(); ++c)
-    for (const uint64_t hit : hits[c]) ++place[c][hit & pattern_mask];
-  std::vector<size_t> first_end(patterns + 1, 0);
-  for (size_t k = 0; k < patterns; ++k) {  // place[c][k]: where list c's ends of k go
-    size_t at = first_end[k];
-    for (auto& counts : place) {
-      const size_t count = counts[k];
-      counts[k] = at;
-      at += count;
+  for (size_t part = 0; part < hits.size(); ++part) {
+    const double part_began = omp_get_wtime();
+    for (const uint64_t hit : hits[part]) {
+      const size_t k = size_t(hit & pattern_mask);
+      const uint64_t q = hit >> kHitPatternBits;
+      const ConfirmTables& c = p.confirms[k];
+      if (!c.literals.empty())
+        add_literal_ends(c.literals, data, n, q, chunk_literals[part][k]);
+      else
+        add_start_range(c, data, n, q, chunk_ranges[part][k]);
     }
-    first_end[k + 1] = at;
+    range_units[part] = omp_get_wtime() - part_began;
   }
-  std::vector<uint64_t> ends(first_end.back());
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (size_t c = 0; c < hits.size(); ++c)
-    for (const uint64_t hit : hits[c]) ends[place[c][hit & pattern_mask]++] = hit >> kHitPatternBits;
   hits.clear();
-  std::vector<std::vector<StartRange>> ranges(p.confirms.size());
-  std::vector<LiteralMatches> literal(p.confirms.size());  // of literal patterns, exact
-  std::vector<double> range_units(p.confirms.size());
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 4)
-  for (size_t k = 0; k < p.confirms.size(); ++k) {
-    const double pattern_began = omp_get_wtime();
-    const uint64_t* end = ends.data() + first_end[k];
-    const uint64_t* last_end = ends.data() + first_end[k + 1];
-    if (!p.confirms[k].literals.empty())
-      literal_matches(p.confirms[k].literals, data, n, end, last_end, options.matches, literal[k]);
-    else
-      start_ranges(p.confirms[k], data, n, end, last_end, ranges[k]);
-    range_units[k] = omp_get_wtime() - pattern_began;
+  std::vector<std::vector<StartRange>> ranges(patterns);
+  std::vector<LiteralMatches> literal(patterns);  // of literal patterns, exact
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
+  for (size_t k = 0; k < patterns; ++k) {
+    if (!p.confirms[k].literals.empty()) {
+      std::vector<const std::vector<std::vector<uint64_t>>*> parts;
+      for (const auto& found : chunk_literals) parts.push_back(&found[k]);
+      literal_matches(p.confirms[k].literals, parts, options.matches, literal[k]);
+    } else {
+      for (auto& found : chunk_ranges) {
+        append_ranges(ranges[k], found[k]);
+        std::vector<StartRange>().swap(found[k]);
+      }
+    }
   }
   size_t total = 0, literal_patterns = 0;
   for (const auto& list : ranges) total += list.size();
@@ -264,7 +312,7 @@ PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, siz
     for (const LiteralMatches& found : literal)
       for (const auto& [tag, count] : found.counts) result.counts[tag] += count;
   if (options.profile) result.phases.push_back(PhaseTiming{"merge", false, omp_get_wtime() - began, {}});
-  result.reason += " found " + std::to_string(ends.size()) + " factor ends; " +
+  result.reason += " found " + std::to_string(factor_ends) + " factor ends; " +
                   std::to_string(total) + " start ranges confirmed by " +
                   std::to_string(p.confirms.size() - literal_patterns) + " NFAs in " +
                   std::to_string(jobs.size()) + " jobs; " + std::to_string(literal_patterns) +

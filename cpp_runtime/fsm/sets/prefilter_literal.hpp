@@ -1,18 +1,15 @@
 // parafuse boostfsm runtime: literal patterns of a prefiltered engine
 // (fsm_compiler/engines/literal_patterns.py): patterns whose matches are a few strings,
-// confirmed by comparing the strings at each factor end instead of sweeping an NFA.
-// Parsed from the prefilter blob (fsm/sets/prefilter_tables.hpp): a count, then per
+// confirmed by comparing the strings at each factor end instead of sweeping an NFA
+// (add_literal_ends in fsm/sets/prefilter_engine.hpp). Parsed from the prefilter blob (fsm/sets/prefilter_tables.hpp): a count, then per
 // pattern its tag and string count, then per string its length L, the bytes after its
 // window and L x 4 words (byte sets).
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
-#include <utility>
 #include <vector>
 
-#include "fsm/core/match.hpp"
 #include "fsm/sets/prefilter_guard.hpp"
 
 namespace parafuse::fsm {
@@ -27,41 +24,6 @@ struct LiteralPattern {
   uint32_t tag = 0;
   std::vector<LiteralString> strings;
 };
-
-struct LiteralMatches {
-  std::vector<std::pair<uint32_t, uint64_t>> counts;  // (tag, matches)
-  std::vector<Match> matches;  // with_matches only
-};
-
-// The matches of literal patterns from their factor ends [end, last_end) (sorted): each
-// string s compared ending at q + after(s); ends found twice are counted once.
-inline void literal_matches(const std::vector<LiteralPattern>& patterns, const uint8_t* data,
-                            uint64_t n, const uint64_t* end, const uint64_t* last_end,
-                            bool with_matches, LiteralMatches& out) {
-  std::vector<uint64_t> found;
-  for (const LiteralPattern& pattern : patterns) {
-    found.clear();
-    bool sorted = true;
-    for (const uint64_t* q = end; q != last_end; ++q)
-      for (const LiteralString& s : pattern.strings) {
-        const uint64_t e = *q + s.after, length = s.sets.size() / 4;
-        if (e > n || e < length || !Guard::ends_at_string(s.sets, data, e)) continue;
-        if (found.empty() || found.back() < e) {
-          found.push_back(e);
-        } else if (found.back() != e) {
-          sorted = false;
-          found.push_back(e);
-        }
-      }
-    if (!sorted) {
-      std::sort(found.begin(), found.end());
-      found.erase(std::unique(found.begin(), found.end()), found.end());
-    }
-    out.counts.emplace_back(pattern.tag, found.size());
-    if (with_matches)
-      for (uint64_t e : found) out.matches.push_back(Match{e, pattern.tag});
-  }
-}
 
 inline std::vector<LiteralPattern> parse_literals(const uint8_t* blob, size_t size) {
   const uint64_t* slots = reinterpret_cast<const uint64_t*>(blob);
