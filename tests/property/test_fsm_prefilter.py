@@ -175,3 +175,16 @@ def test_start_ranges_reach_back_to_the_newline(tmp_path) -> None:
     _, counts, matches = assert_engine_set_equal_reference(machine, data, tmp_path)
     assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)
     assert counts[0] == 4
+
+
+def test_more_chunks_than_range_parts(tmp_path) -> None:
+    """Past 65,536 lists in all (here 32,768 parts of two patterns' lists), each part of
+    the ranges phase takes several chunks' factor ends, in order."""
+    require_module("hyperscan")
+    require_cxx()
+    patterns = [("ab.{0,40}QZXJK", ""), ("XQZWJ", ""), (FILLERS[0], "")]
+    machine = compile_set(patterns, 64)
+    data = b"\nabcQZXJK XQZWJ a\nbQZXJK ab\nQZXJK\nabQZXJK XQZWJXQZWJ" * 20
+    _, _, matches = assert_engine_set_equal_reference(
+        machine, data, tmp_path, configs=["auto:1:40000", "auto:2:65537"])
+    assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)

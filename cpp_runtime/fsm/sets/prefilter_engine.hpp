@@ -218,28 +218,34 @@ PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, siz
       hits[0].push_back(hit.offset << kHitPatternBits | confirm_of[hit.tag]);
   }
   double began = omp_get_wtime();
-  // Each chunk's factor ends in offset order, each one's pattern's ranges (or literal
-  // ends) growing; then each pattern's parts joined, chunk after chunk.
+  // Each part's factor ends (consecutive chunks' lists) in offset order, each one's
+  // pattern's ranges (or literal ends) growing; then each pattern's parts joined, part
+  // after part. Each part holds two lists per pattern: at most kLanes parts a thread, or
+  // 65,536 lists in all where that allows more (a run of many chunks).
   const uint64_t pattern_mask = (uint64_t(1) << kHitPatternBits) - 1;
   size_t factor_ends = 0;
   for (const auto& list : hits) factor_ends += list.size();
-  std::vector<std::vector<std::vector<StartRange>>> chunk_ranges(
-      hits.size(), std::vector<std::vector<StartRange>>(patterns));
-  std::vector<std::vector<std::vector<std::vector<uint64_t>>>> chunk_literals(
-      hits.size(), std::vector<std::vector<std::vector<uint64_t>>>(patterns));
-  std::vector<double> range_units(hits.size());
+  const size_t part_count = std::min(hits.size(), std::max(size_t(threads) * kLanes,
+                                                           size_t(65536) / std::max<size_t>(1, patterns)));
+  std::vector<std::vector<std::vector<StartRange>>> part_ranges(
+      part_count, std::vector<std::vector<StartRange>>(patterns));
+  std::vector<std::vector<std::vector<std::vector<uint64_t>>>> part_literals(
+      part_count, std::vector<std::vector<std::vector<uint64_t>>>(patterns));
+  std::vector<double> range_units(part_count);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (size_t part = 0; part < hits.size(); ++part) {
+  for (size_t part = 0; part < part_count; ++part) {
     const double part_began = omp_get_wtime();
-    for (const uint64_t hit : hits[part]) {
-      const size_t k = size_t(hit & pattern_mask);
-      const uint64_t q = hit >> kHitPatternBits;
-      const ConfirmTables& c = p.confirms[k];
-      if (!c.literals.empty())
-        add_literal_ends(c.literals, data, n, q, chunk_literals[part][k]);
-      else
-        add_start_range(c, data, n, q, chunk_ranges[part][k]);
-    }
+    const size_t lists = hits.size();
+    for (size_t list = lists * part / part_count; list < lists * (part + 1) / part_count; ++list)
+      for (const uint64_t hit : hits[list]) {
+        const size_t k = size_t(hit & pattern_mask);
+        const uint64_t q = hit >> kHitPatternBits;
+        const ConfirmTables& c = p.confirms[k];
+        if (!c.literals.empty())
+          add_literal_ends(c.literals, data, n, q, part_literals[part][k]);
+        else
+          add_start_range(c, data, n, q, part_ranges[part][k]);
+      }
     range_units[part] = omp_get_wtime() - part_began;
   }
   hits.clear();
@@ -248,11 +254,11 @@ PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, siz
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
   for (size_t k = 0; k < patterns; ++k) {
     if (!p.confirms[k].literals.empty()) {
-      std::vector<const std::vector<std::vector<uint64_t>>*> parts;
-      for (const auto& found : chunk_literals) parts.push_back(&found[k]);
-      literal_matches(p.confirms[k].literals, parts, options.matches, literal[k]);
+      std::vector<const std::vector<std::vector<uint64_t>>*> found_parts;
+      for (const auto& found : part_literals) found_parts.push_back(&found[k]);
+      literal_matches(p.confirms[k].literals, found_parts, options.matches, literal[k]);
     } else {
-      for (auto& found : chunk_ranges) {
+      for (auto& found : part_ranges) {
         append_ranges(ranges[k], found[k]);
         std::vector<StartRange>().swap(found[k]);
       }
