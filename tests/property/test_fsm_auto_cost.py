@@ -35,19 +35,20 @@ def compiler() -> None:
 
 
 def test_timed_rounds_fit_the_input(tmp_path) -> None:
-    """perm12 over letters: SIMD enumeration wins the timed rounds; 2 MiB allow 2 to 4
-    rounds (two that agree decide), 96 KiB one. How many of the 4 a run takes depends on
-    the machine's speed and load (SIMD ran 1.8x the walks on a Zen 3 core, 3x on Zen 4, and
-    under a loaded test run below the decisive ratio in every run): the rule that stops at
-    two decisive rounds is checked by tests/unit/test_fsm_rate_rounds.py, without timing."""
+    """perm12 over letters: SIMD enumeration and the table walks are timed in rounds; 2 MiB
+    allow 2 to 4 rounds (two that agree decide), 96 KiB one. How many of the 4 a run takes,
+    and which kernel wins, depend on the machine's speed and load (SIMD ran 1.8x the walks
+    on a Zen 3 core, 3x on Zen 4, under a loaded test run below the decisive ratio in every
+    run, and once 0.5x): the rule that stops at two decisive rounds is checked by
+    tests/unit/test_fsm_rate_rounds.py, without timing."""
     perm12 = compile_file(SourceFile("perm12.fsm", permutation.permutation_source(12))).machines[0]
     if not fits(perm12):
         pytest.skip("this CPU has no SIMD path for 12 states")  # the rule does not run
     rng = np.random.default_rng(61)
     letters = rng.choice(np.frombuffer(b"abcXYZ0123 .,\n", dtype=np.uint8), 2 << 20).tobytes()
     results = driver_results(perm12, letters, ["auto:1:0"] * 3, tmp_path, matches=False)
-    for result in results:
-        assert result["scheme"] == "enum", result["reason"]
+    for result in results:  # a single pass where the walks won (the machine was busy)
+        assert result["scheme"] in ("enum", "seq"), result["reason"]
     rounds = [ROUNDS.search(result["reason"]).group(1) for result in results]
     assert set(rounds) <= {"2", "3", "4"}, [r["reason"] for r in results]
     for result in assert_all_equal_reference(perm12, letters[:INPUT_BYTES], tmp_path,
