@@ -105,11 +105,13 @@ def test_matches_at_the_edges_of_every_window(tmp_path) -> None:
                 # starts after them, and `x` is no gap byte
                 ("(?:XQZWJ|JQKZW[d-z])Q[a-c ]{0,70}QZX", ""),
                 # `.`: the gap ends at a newline (found by memchr), here right after the string
-                ("ZQJXK.{2,70}QZXW", ""), (FILLERS[0], "")]
+                ("ZQJXK.{2,70}QZXW", ""),
+                # the factors are the alternation's own (no run's): the guard is its run's
+                ("(?:XQZWJ|QZXWK).{0,70}\\bJQKZ\\b", ""), (FILLERS[0], "")]
     machine = compile_set(patterns, 64)
     guarded = [confirm for engine in machine.engines if engine_kind(engine) == "prefilter"
                for confirm in engine.confirms if confirm.guards]
-    assert len(guarded) == 6, [engine_kind(engine) for engine in machine.engines]
+    assert len(guarded) == 7, [engine_kind(engine) for engine in machine.engines]
     pieces = []
     for gap in (0, 1, 3, 65, 66, 67, 69, 70, 71, 75, 76):
         filler = ("abc " * 30)[:gap].encode()
@@ -120,6 +122,7 @@ def test_matches_at_the_edges_of_every_window(tmp_path) -> None:
                    b"ZZJQ" + filler.replace(b" ", b"c") + b"QKQ",
                    b"JQKZ" + filler[:gap // 2] + b"\n" + filler[gap // 2:] + b"WXQZJ",
                    b"JQKZWxQ" + filler + b"QZX", b"XQZWJQ" + filler + b"QZX",
+                   b"XQZWJ" + filler + b" JQKZ ", b"QZXWK" + filler + b" JQKZ\n",
                    b"ZQJXK" + filler + b"QZXW\n", b"ZQJXK" + filler[:gap // 2] + b"\n" +
                    filler[gap // 2:] + b"QZXW"]
     data = b"|".join(pieces)

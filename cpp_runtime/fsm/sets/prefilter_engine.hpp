@@ -173,6 +173,10 @@ inline void literal_matches(const std::vector<LiteralPattern>& patterns,
   }
 }
 
+// Lists of ranges (one per pattern a part) the ranges phase may hold in all, where that
+// allows more than kLanes parts a thread.
+constexpr size_t kRangeLists = 65536;
+
 struct PrefilterResult {
   std::vector<PhaseTiming> phases;  // the literal DFA's, then "ranges", "confirm", "merge"
   std::vector<uint64_t> counts;
@@ -221,12 +225,12 @@ PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, siz
   // Each part's factor ends (consecutive chunks' lists) in offset order, each one's
   // pattern's ranges (or literal ends) growing; then each pattern's parts joined, part
   // after part. Each part holds two lists per pattern: at most kLanes parts a thread, or
-  // 65,536 lists in all where that allows more (a run of many chunks).
+  // kRangeLists lists in all where that allows more (a run of many chunks).
   const uint64_t pattern_mask = (uint64_t(1) << kHitPatternBits) - 1;
   size_t factor_ends = 0;
   for (const auto& list : hits) factor_ends += list.size();
-  const size_t part_count = std::min(hits.size(), std::max(size_t(threads) * kLanes,
-                                                           size_t(65536) / std::max<size_t>(1, patterns)));
+  const size_t part_count = std::min(
+      hits.size(), std::max(size_t(threads) * kLanes, kRangeLists / std::max<size_t>(1, patterns)));
   std::vector<std::vector<std::vector<StartRange>>> part_ranges(
       part_count, std::vector<std::vector<StartRange>>(patterns));
   std::vector<std::vector<std::vector<std::vector<uint64_t>>>> part_literals(

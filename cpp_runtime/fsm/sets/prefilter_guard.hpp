@@ -55,7 +55,8 @@ struct Guard {
       const int64_t p = std::max<int64_t>(0, at + near);
       last = std::min<int64_t>(last, gap_end(data, p, last) + longest);
     } else {  // a string ends after the last byte outside the gap below q + near
-      const int64_t below = std::min<int64_t>(int64_t(n), at + near), floor = std::max<int64_t>(0, first);
+      const int64_t below = std::min<int64_t>(int64_t(n), at + near);
+      const int64_t floor = std::max<int64_t>(0, first);
       int64_t p = below - 1;
       if (only_outside >= 0)
         p = last_byte_at(data, floor, below, only_outside);

@@ -1,9 +1,9 @@
 // parafuse boostfsm runtime: literal patterns of a prefiltered engine
 // (fsm_compiler/engines/literal_patterns.py): patterns whose matches are a few strings,
 // confirmed by comparing the strings at each factor end instead of sweeping an NFA
-// (add_literal_ends in fsm/sets/prefilter_engine.hpp). Parsed from the prefilter blob (fsm/sets/prefilter_tables.hpp): a count, then per
-// pattern its tag and string count, then per string its length L, the bytes after its
-// window and L x 4 words (byte sets).
+// (add_literal_ends in fsm/sets/prefilter_engine.hpp). Parsed from the prefilter blob
+// (fsm/sets/prefilter_tables.hpp): a count, then per pattern its tag and string count,
+// then per string its length L, the bytes after its window and L x 4 words (byte sets).
 #pragma once
 
 #include <cstdint>
