@@ -3,20 +3,22 @@ machines of the classes users have, seeds of their own): for every machine at 1 
 threads, each fixed scheme and `auto` in fresh processes, and `auto`'s speed as a share
 of the best fixed scheme's; then the distribution (min, 10th percentile, median).
 
-    .venv/bin/python bench/fsm_auto_corpus.py [--mib 32] [--repeat 3] [--only LABEL] [--record]
+    .venv/bin/python bench/fsm_auto_corpus.py [--mib 32] [--repeat 5] [--only LABEL] [--record]
 
 Each run is one process of the table-driven drivers (one build for every machine: the
 same runtime a machine's runner compiles, the tables loaded at run time), started as
 `boostfsm run` starts runners (waiting threads sleep); its time is the sum of the run's
 phases (--profile), so reading the input is not counted, and `auto`'s own choosing is.
-A fixed scheme that runs past LIMIT times seq's time is stopped and counted as that slow
-(enumeration of a big machine whose paths never meet can take minutes). `auto` is judged
-by the scheme it picked: that scheme's own runs (measured beside the others, so one noisy
-sample of a 5 ms run does not decide) plus what choosing cost in auto's runs, where the
-fixed scheme ran the same phases; a rule set's mixture of schemes, and a scheme auto ran
-another way (its `enum` may take the merging paths where `--scheme enum` takes SIMD
-enumeration), by auto's own runs. With --record
-the table goes to bench/results/fsm_auto_corpus.md.
+The runs go in rounds, each running every fixed scheme and `auto` once in a rotating
+order, and each scheme's time is taken two ways: the fastest of its runs (what the
+machine gives when nothing else holds it: on a 2-core VM a two-thread run takes 11 or 20
+ms from one process to the next) and their median. A fixed scheme that runs past LIMIT
+times seq's time is stopped and counted as that slow (enumeration of a big machine whose
+paths never meet can take minutes). `auto` is judged by the scheme it picked in each of
+its runs: that scheme's own runs plus what choosing cost in auto's run, where the fixed
+scheme ran the same phases; a rule set's mixture of schemes, and a scheme auto ran another
+way (its `enum` may take the merging paths where `--scheme enum` takes SIMD enumeration),
+by auto's own runs. With --record the table goes to bench/results/fsm_auto_corpus.md.
 """
 
 from __future__ import annotations
@@ -83,13 +85,41 @@ def one_run(command: list[str], config: str, limit_s: float) -> Run:
                tuple(p["name"] for p in phases if "choose" not in p["name"]))
 
 
-def measured(command: list[str], scheme: str, threads: int, repeat: int,
-             limit_s: float) -> Run:
-    """Medians of `repeat` runs; the scheme the last one ran."""
-    runs = [one_run(command, f"{scheme}:{threads}:0", limit_s) for _ in range(repeat)]
-    return Run(statistics.median(run.seconds for run in runs),
-               statistics.median(run.choosing for run in runs), runs[-1].scheme,
-               runs[-1].path)
+STATISTICS = {"fastest": min, "median": statistics.median}
+
+
+def rounds(command: list[str], threads: int, repeat: int) -> dict[str, list[Run]]:
+    """`repeat` rounds, each running seq, every fixed scheme and auto once, in an order that
+    rotates from round to round: a slow spell of the machine (on a 2-core VM the second
+    core comes and goes) falls on every scheme alike instead of on one scheme's runs."""
+    configs = (*FIXED, "auto")
+    runs: dict[str, list[Run]] = {config: [] for config in configs}
+    limit = 600.0
+    for round_ in range(repeat):
+        for config in configs[round_ % len(configs):] + configs[:round_ % len(configs)]:
+            run = one_run(command, f"{config}:{threads}:0", limit)
+            runs[config].append(run)
+            if config == "seq" and round_ == 0:
+                limit = max(2.0, LIMIT * run.seconds)
+    return runs
+
+
+def auto_seconds(runs: dict[str, list[Run]], stat) -> float:
+    """auto judged by what it picked in each of its runs: the picked scheme's time over its
+    own runs (the same noise as the best's) plus that run's choosing, where the fixed
+    scheme ran the same phases; a set's mixture of schemes, or a scheme run another way
+    (`enum` that took the merging paths where the fixed scheme took SIMD enumeration), by
+    auto's own runs that ran the same way. The median over auto's runs, so a pick that
+    varies from run to run counts as often as it is made."""
+    costs = []
+    for run in runs["auto"]:
+        picked = run.scheme.split(" ")[0]
+        if picked in FIXED and all(fixed.path == run.path for fixed in runs[picked]):
+            costs.append(stat([fixed.seconds for fixed in runs[picked]]) + run.choosing)
+        else:
+            costs.append(stat([other.seconds for other in runs["auto"]
+                               if (other.scheme, other.path) == (run.scheme, run.path)]))
+    return statistics.median(costs)
 
 
 def judge(case: Case, work: Path, size: int, repeat: int) -> list[dict]:
@@ -99,31 +129,24 @@ def judge(case: Case, work: Path, size: int, repeat: int) -> list[dict]:
     command = driver_command(case, blob, data)
     rows = []
     for threads in THREADS:
-        seq = measured(command, "seq", threads, repeat, 600)
-        runs = {"seq": seq}
-        for scheme in FIXED[1:]:
-            runs[scheme] = measured(command, scheme, threads, repeat,
-                                    max(2.0, LIMIT * seq.seconds))
-        times = {scheme: run.seconds for scheme, run in runs.items()}
-        auto = measured(command, "auto", threads, repeat, 600)
-        best = min(times, key=times.get)
-        # auto's pick, judged by that scheme's own runs (the same noise as the best's) plus
-        # what choosing cost where they ran the same way (the same phases); a set's mixture
-        # of schemes, or a scheme run another way (`enum` that took the merging paths where
-        # the fixed scheme took SIMD enumeration), by auto's own runs
-        picked = auto.scheme.split(" ")[0]
-        same_way = picked in runs and runs[picked].path == auto.path
-        auto_seconds = times[picked] + auto.choosing if same_way else auto.seconds
-        rows.append({"label": case.label, "kind": case.kind, "threads": threads,
-                     "best": best, "best_gbs": size / times[best] / 1e9,
-                     "auto": auto.scheme, "auto_gbs": size / auto_seconds / 1e9,
-                     "choosing_share": auto.choosing / auto_seconds,
-                     "share": times[best] / auto_seconds,
-                     "gbs": {s: size / t / 1e9 for s, t in times.items()}})
-        print(f"{case.label:18} {case.kind:15} T={threads}  best {best:5} "
-              f"{rows[-1]['best_gbs']:6.2f} GB/s  auto {auto.scheme:12} "
-              f"{rows[-1]['auto_gbs']:6.2f} GB/s (choosing {100 * rows[-1]['choosing_share']:.1f}%)"
-              f"  x{rows[-1]['share']:.2f}", flush=True)
+        runs = rounds(command, threads, repeat)
+        row = {"label": case.label, "kind": case.kind, "threads": threads,
+               "auto": " / ".join(sorted({run.scheme for run in runs["auto"]})),
+               "choosing": statistics.median(run.choosing for run in runs["auto"])}
+        for name, stat in STATISTICS.items():
+            times = {scheme: stat([run.seconds for run in runs[scheme]]) for scheme in FIXED}
+            best = min(times, key=times.get)
+            auto = auto_seconds(runs, stat)
+            row[name] = {"best": best, "best_gbs": size / times[best] / 1e9,
+                         "auto_gbs": size / auto / 1e9, "share": times[best] / auto,
+                         "choosing_share": row["choosing"] / auto,
+                         "gbs": {s: size / t / 1e9 for s, t in times.items()}}
+        rows.append(row)
+        fastest, median = row["fastest"], row["median"]
+        print(f"{case.label:18} {case.kind:15} T={threads}  best {fastest['best']:5} "
+              f"{fastest['best_gbs']:6.2f} GB/s  auto {row['auto']:12} "
+              f"{fastest['auto_gbs']:6.2f} GB/s (choosing {100 * fastest['choosing_share']:.1f}%)"
+              f"  x{fastest['share']:.2f} (medians: x{median['share']:.2f})", flush=True)
     return rows
 
 
@@ -135,29 +158,36 @@ def quantile(values: list[float], q: float) -> float:
 def report(rows: list[dict], size: int, repeat: int) -> str:
     lines = [f"# `auto` on a corpus it was not built from ({len(rows) // len(THREADS)} machines)",
              "", f"machine: {machine_description()}",
-             f"{size >> 20} MiB inputs, medians of {repeat} fresh processes per scheme; "
-             "share = best fixed scheme's time / auto's time", "", "## Distribution", "",
-             "| threads | min | 10th percentile | median | machines under 0.9 |",
-             "|---|---|---|---|---|"]
+             f"{size >> 20} MiB inputs, {repeat} rounds of fresh processes, each round running "
+             "every fixed scheme and auto once in a rotating order; share = best fixed "
+             "scheme's time / auto's time, each scheme's time the fastest of its runs (the "
+             "machine's speed when nothing else held it) or their median", "",
+             "## Distribution", "",
+             "| threads | statistic | min | 10th percentile | median | machines under 0.9 |",
+             "|---|---|---|---|---|---|"]
     for threads in THREADS:
-        shares = [row["share"] for row in rows if row["threads"] == threads]
-        under = sum(share < 0.9 for share in shares)
-        lines.append(f"| {threads} | {min(shares):.2f} | {quantile(shares, 0.1):.2f} | "
-                     f"{statistics.median(shares):.2f} | {under} of {len(shares)} |")
-    lines += ["", "## Every machine", "",
+        for name in STATISTICS:
+            shares = [row[name]["share"] for row in rows if row["threads"] == threads]
+            under = sum(share < 0.9 for share in shares)
+            lines.append(f"| {threads} | {name} | {min(shares):.2f} | "
+                         f"{quantile(shares, 0.1):.2f} | {statistics.median(shares):.2f} | "
+                         f"{under} of {len(shares)} |")
+    lines += ["", "## Every machine (fastest runs; the share by medians beside it)", "",
               "| machine | class | threads | best fixed | GB/s | auto ran | GB/s | choosing | "
-              "share |", "|---|---|---|---|---|---|---|---|---|"]
+              "share | share by medians |", "|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
-        lines.append(f"| {row['label']} | {row['kind']} | {row['threads']} | {row['best']} | "
-                     f"{row['best_gbs']:.2f} | {row['auto']} | {row['auto_gbs']:.2f} | "
-                     f"{100 * row['choosing_share']:.1f}% | {row['share']:.2f} |")
+        fastest = row["fastest"]
+        lines.append(f"| {row['label']} | {row['kind']} | {row['threads']} | "
+                     f"{fastest['best']} | {fastest['best_gbs']:.2f} | {row['auto']} | "
+                     f"{fastest['auto_gbs']:.2f} | {100 * fastest['choosing_share']:.1f}% | "
+                     f"{fastest['share']:.2f} | {row['median']['share']:.2f} |")
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=32)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", action="append", help="run only these machines (labels)")
     parser.add_argument("--record", action="store_true")
     args = parser.parse_args()
