@@ -65,12 +65,13 @@ _BLOBS: dict[str, bytes] = {}  # by the machine's content, the oldest dropped fi
 
 def driver_results(machine: CompiledMachine, data: bytes, configs: list[str], work: Path,
                    driver: Path | None = None, env: dict | None = None,
-                   matches: bool = True) -> list[dict]:
+                   matches: bool = True, profile: bool = False) -> list[dict]:
     blob, data_path = work / f"{machine.name}.blob", work / f"{machine.name}.input"
     blob.write_bytes(blob_of(machine))
     data_path.write_bytes(data)
     done = subprocess.run([str(driver or table_driver()), str(blob), str(data_path),
-                           *(["--matches"] if matches else []), *configs],
+                           *(["--matches"] if matches else []),
+                           *(["--profile"] if profile else []), *configs],
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     results = [json.loads(line) for line in done.stdout.splitlines()]

@@ -2,8 +2,9 @@
 samples.hpp, probe.hpp, choice.hpp): the timed kernels stop after two rounds
 where both say the same by 25% or more and time a single round on small inputs; `hspec`
 is never picked at one thread (rules and probes); speculation's predictions are priced
-from the lookups a prediction took on the lookback sample, which on a big machine whose
-paths merge is far below states x lookback; such a machine's `enum` runs as the merging
+as measured over the probes' sample (a phase of their own, per chunk), and at two
+threads `spec` and `hspec` are probed from one run; a big machine whose paths merge has
+its `enum` run as the merging
 scalar enumeration, not SIMD enumeration of every state to each chunk's end. Results are
 checked against the reference executor; the timed rules only where the two timings
 differ by far (or tie), so that a busy core does not decide them."""
@@ -116,22 +117,33 @@ def merging_input(size: int, seed: int = 63) -> bytes:
     return data.tobytes()
 
 
-PRICED = re.compile(r"predictions priced at ([0-9.]+) lookups per chunk \(as measured")
 SPEC_LOOKUPS = re.compile(r"lookback \((\d+) lookups\)")
+ESTIMATE = re.compile(r" (seq|enum|fused|spec|hspec) ([0-9.]+) GB/s")
 
 
-def test_speculation_priced_from_measured_predictions(tmp_path) -> None:
-    """The probes price each chunk's prediction from the lookback sample; a `spec` run over
-    the same chunks counts what its predictions took: within a factor of 2 (states x
-    lookback, the price before, is over 20 times that)."""
+def test_speculation_probed_with_predictions_measured(tmp_path) -> None:
+    """Predictions are a phase of their own ("predict", before the walks), so the probes
+    measure them as a cost per chunk instead of pricing them. At two threads `spec` and
+    `hspec` are probed from one run (the same predictions and walks, two validations):
+    both have an estimate, every probe runs beside the others, and the results, counted
+    and listed, equal the reference's. A 200-state machine whose paths merge at once: its
+    predictions take far fewer than states x lookback lookups."""
     machine, data = merging_machine(), merging_input(INPUT_BYTES)
-    configs = ["auto:1:64", "auto:2:64", "spec:1:64"]
-    results = assert_all_equal_reference(machine, data, tmp_path, configs, env=PROBES_ON)
-    actual = int(SPEC_LOOKUPS.search(results[-1]["reason"]).group(1)) / 63
-    assert actual * 20 < machine.state_count * machine.options.lookback
-    for result in results[:-1]:
-        priced = float(PRICED.search(result["reason"]).group(1))
-        assert actual / 2 <= priced <= actual * 2, (priced, actual, result["reason"])
+    configs = ["auto:1:64", "auto:2:64", "spec:2:64", "hspec:2:64"]
+    for matches in (False, True):
+        results = assert_all_equal_reference(machine, data, tmp_path, configs, env=PROBES_ON,
+                                             matches=matches, profile=True)
+        lookups = int(SPEC_LOOKUPS.search(results[2]["reason"]).group(1)) / 63
+        assert lookups * 20 < machine.state_count * machine.options.lookback
+        for result in results[2:]:
+            names = [phase["name"] for phase in result["phases"]]
+            assert names.index("predict") + 1 == names.index("speculate"), names
+        for result, threads in zip(results[:2], (1, 2), strict=True):
+            reason = result["reason"]
+            assert "predictions measured as a cost per chunk" in reason, reason
+            estimates = dict(ESTIMATE.findall(reason.split("; the analysis rules")[0]))
+            assert ("hspec" in estimates) == (threads == 2), reason
+            assert "spec" in estimates, reason
 
 
 def test_big_merging_machine_enumerates_by_merging(tmp_path) -> None:

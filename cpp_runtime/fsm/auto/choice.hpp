@@ -234,7 +234,7 @@ RunResult run_typed(const Tables& t, const uint8_t* data, size_t n, const RunOpt
       remember_choice(t, data, n, probing, pick, choice);
     } else {
       const RuledChoice ruled{pick.scheme, engine.speculation_hopeless_, engine.rates_.simd,
-                              engine.prediction_lookups_, engine.merging_enum_};
+                              engine.merging_enum_};
       pick = choice_phase(engine, "choose: probes", [&] {
         return measured_choice<Entry>(t, data, n, probing, ruled, choice);
       });

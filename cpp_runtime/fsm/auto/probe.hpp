@@ -7,26 +7,32 @@
 // A probe runs on one thread and records each work unit (a group of chunks) and each
 // sequential phase; its time on the run's T threads is projected from them: a parallel
 // phase takes the longest-processing-time schedule of its units onto T threads, plus
-// kForkJoin once per run (not scaled to the input) where T > 1. Timing T threads directly over a short sample measures the operating
-// system's scheduling more than the scheme, on a busy machine above all.
+// kForkJoin once per run (not scaled to the input) where T > 1. Timing T threads directly
+// over a short sample measures the operating system's scheduling more than the scheme, on
+// a busy machine above all. Where the run has T > 1 threads, the probes of different
+// schemes run side by side on up to T threads (side_by_side), each still a run of one
+// thread, as the run's own threads run beside each other.
 //
-// Each scheme's time for the whole input is estimated as fixed + rate * bytes, fitted to
-// runs over two lengths (fitted_seconds), not scaled from one run alone, which would charge
-// per-chunk work (predictions from every state, enumeration until paths meet) to every
-// byte of a window.
+// Each scheme's time for the whole input is its per-chunk phases as measured (speculation's
+// predictions, enumeration until paths meet, re-runs of misspeculated chunks: the same
+// chunks as the run's, so the same work) plus a rate per byte for the rest, fitted to runs
+// over half a window and the whole sample and bounded by the whole sample's rate
+// (fitted_seconds; screening scales the half window's alone: scaled_seconds).
 //
 // The sample: kProbeWindows windows spread evenly over the input, copied into one buffer
 // (so that every scheme meets the same bytes, already in memory), each input_bytes /
 // kProbeShare / kProbeWindows long within [kProbeMinWindow, kProbeMaxWindow]. Each scheme
 // first runs twice over half the first window (the second timed: the first pays the
 // scheme's cold code and allocations); the two fastest there (within kScreenRatio of the
-// fastest) then run kProbeRounds times over the first window and the whole sample,
-// round-robin, keeping their fastest runs: one slow run on a busy machine does not decide,
-// and slow schemes cost little. The probes cost at most (0.25 x the schemes + 5) /
-// kProbeShare of the input's work.
+// fastest) then run up to kProbeRounds times over the whole sample, keeping their fastest
+// runs: one slow run on a busy machine does not decide, and slow schemes cost little. The
+// rounds stop after the first where it decided (probes_decided). The probes cost at most
+// (0.25 x the schemes + 2 x 4) / kProbeShare of the input's work.
 //
-// The probes stay cheap: a partial fused DFA continues as scalar enumeration, so `fused` is
-// probed only where its DFA is complete or the rules chose it; schemes over kScreenRatio
+// The probes stay cheap: `spec` and `hspec` run as one probe (Engine::probe_speculation:
+// one prediction and walk, then each validation); a partial fused DFA continues as scalar
+// enumeration, so `fused` is probed only where its DFA is complete or the rules chose it;
+// schemes over kScreenRatio
 // (2) times the fastest on the first window stop there, and when only one is left it
 // wins without the rounds. A choice is remembered per process for the same tables, start,
 // input size, threads, chunks, SIMD option, matches or not, and sample bytes (a hash of
@@ -60,8 +66,7 @@ constexpr size_t kProbeRounds = 2;
 constexpr double kKeepRuleMargin = 0.97;  // the rules' pick stays when this close to the best
 constexpr double kScreenRatio = 2.0;  // slower than this on the first window: no rounds
 // At most kProbeFinalists schemes run the rounds (every scheme within kScreenRatio can
-// cost 0.4 ms of probes against a 5 ms run at 2 threads). (A round's estimates
-// fitted to one run per length swung by 5x: two rounds are kept.)
+// cost 0.4 ms of probes against a 5 ms run at 2 threads).
 constexpr size_t kProbeFinalists = 2;
 
 constexpr double kForkJoin = 20e-6;  // seconds per parallel phase
@@ -74,13 +79,14 @@ struct ProbeTime {
   double work = 0, per_chunk = 0, forkjoins = 0;
 };
 
-// Phases whose work is per chunk, whatever the chunk's length: composing the starts, and
+// Phases whose work is per chunk, whatever the chunk's length: speculation's predictions
+// (from every state over the lookback before each chunk), composing the starts, and
 // where paths meet (the merging scalar enumeration: fsm/auto/choice.hpp) enumerating until
 // they meet and recounting the bytes before; re-running misspeculated chunks until the
 // true path meets the guessed one. (Scaled with the input, they would estimate merging
 // `enum` of a 200-state machine 3 times slower than it runs, and screen it out.)
 inline bool per_chunk_phase(const std::string& name, bool paths_meet) {
-  return name == "compose" || name == "validate" || name == "re-validate" ||
+  return name == "predict" || name == "compose" || name == "validate" || name == "re-validate" ||
          (paths_meet && (name == "enumerate" || name == "recount prefixes"));
 }
 
@@ -105,42 +111,42 @@ inline ProbeTime projected_time(const std::vector<PhaseTiming>& phases, int thre
   return time;
 }
 
-// The work for n bytes from one run over `bytes` (the first window): its per-chunk part
-// and at least `fixed_floor` (speculation's predictions) unscaled, the rest scaled, at
-// least kMinVaryingShare of the run.
-inline double scaled_seconds(const ProbeTime& time, size_t bytes, size_t n, double fixed_floor) {
-  const double fixed = std::min(time.work, time.per_chunk + fixed_floor);
+// The work for n bytes from one run over `bytes` of the sample: its per-chunk part
+// unscaled, the rest scaled, at least kMinVaryingShare of the run.
+inline double scaled_seconds(const ProbeTime& time, size_t bytes, size_t n) {
+  const double fixed = std::min(time.work, time.per_chunk);
   const double varying = std::max(time.work - fixed, kMinVaryingShare * time.work);
-  return std::min(fixed, time.work) + varying / double(bytes) * double(n);
+  return fixed + varying / double(bytes) * double(n);
 }
 
 // The work for n bytes from runs over `small` and `large` bytes of the sample (the same
-// chunks; each the fastest of kProbeRounds): a fixed part (per-chunk work: predictions,
-// enumeration until paths meet, flushing a walk's counters) and a rate, at least
-// kMinVaryingShare of the larger run's time per byte; the fixed part at least
-// `fixed_floor`. (A rate from the whole sample alone would charge per-chunk work to every
-// byte.)
-inline double fitted_seconds(double small_seconds, size_t small, double large_seconds,
-                             size_t large, size_t n, double fixed_floor) {
-  const double floor_rate = kMinVaryingShare * large_seconds / double(large);
-  const double rate = large > small ? std::max((large_seconds - small_seconds) /
-                                                   double(large - small), floor_rate)
-                                    : large_seconds / double(large);
-  const double fixed = std::max(fixed_floor, std::max(0.0, large_seconds - rate * double(large)));
-  return fixed + rate * double(n);
+// chunks): the larger run's per-chunk phases as measured, and a rate per byte fitted to
+// what the two runs spent beyond them (each chunk's walk also pays its start and end: a
+// 64 KiB probe walks 15-25% slower per byte than a run over 32 MiB, and scaled alone it
+// would price every walking scheme that much too slow against SIMD enumeration's timed
+// rate). The fitted rate is kept within [kLeastFitShare, 1] of the larger run's scaled
+// one: where the smaller run was the one a busy core slowed, the difference alone would
+// price a scheme several times too fast.
+constexpr double kLeastFitShare = 0.6;
+inline double fitted_seconds(const ProbeTime& small, size_t small_bytes, const ProbeTime& large,
+                             size_t large_bytes, size_t n) {
+  const double beyond = std::max(large.work - large.per_chunk, kMinVaryingShare * large.work);
+  const double scaled_rate = beyond / double(large_bytes);
+  double rate = scaled_rate;
+  if (large_bytes > small_bytes)
+    rate = std::clamp((beyond - (small.work - small.per_chunk)) / double(large_bytes - small_bytes),
+                      kLeastFitShare * scaled_rate, scaled_rate);
+  return std::max(large.per_chunk, large.work - rate * double(large_bytes)) + rate * double(n);
 }
 
-
-
 // What the rules of Engine::choose leave to the probes: their pick, whether speculation is
-// hopeless, SIMD enumeration's timed rate per core (0: not timed), the lookups a lookback
-// prediction took on the sample (0: not sampled), and whether `enum` is the merging scalar
+// hopeless, SIMD enumeration's timed rate per core (0: not timed), and whether `enum` is
+// the merging scalar
 // enumeration (the rules' paths-meet rule past SIMD's speed: fsm/auto/choice.hpp).
 struct RuledChoice {
   Scheme scheme = Scheme::seq;
   bool speculation_hopeless = false;
   double simd_rate = 0;
-  double prediction_lookups = 0;
   bool merging_enum = false;
 };
 
@@ -179,24 +185,60 @@ inline bool cheap_to_probe(const Tables& t, Scheme scheme, const RuledChoice& ru
   }
 }
 
-// Speculation's fixed cost in lookups per thread: each chunk but the first predicted from
-// every state over the lookback. Priced from the lookups a prediction took on the lookback
-// sample (paths merge as they run: a 200-state machine that resets often took ~3% of
-// states x lookback), else from the bound that predict() keeps (kPredictLookups).
-inline double prediction_lookups(const Tables& t, const RuledChoice& ruled, size_t chunks,
-                                 int threads) {
-  const double unmerged = double(t.states) * t.lookback;
-  const double each = ruled.prediction_lookups > 0 ? ruled.prediction_lookups
-                      : unmerged > double(kPredictLookups) ? double(t.lookback) : unmerged;
-  return double(chunks - 1) * each / double(std::max(1, threads));
+// body(0) ... body(count - 1), side by side on up to `threads` threads where the run has
+// more than one: each is a probe on one thread, as each of the run's threads runs its
+// chunks beside the others (sharing the caches and memory as they do), and the probes take
+// half the time at two threads. Which thread takes which probe varies (dynamic), so a core
+// that another process holds does not slow one scheme in every round.
+template <class Body>
+void side_by_side(size_t count, int threads, Body&& body) {
+  const int team = int(std::min<size_t>(count, size_t(std::max(1, threads))));
+#pragma omp parallel for num_threads(std::max(1, team)) schedule(dynamic, 1) if (team > 1)
+  for (long job = 0; job < long(count); ++job) body(size_t(job));
+}
+
+// The probes run in jobs: one scheme each, but `spec` and `hspec` together where both are
+// probed (Engine::probe_speculation: they predict and walk alike and differ only in how
+// they validate, so one run gives both).
+inline std::vector<std::vector<size_t>> probe_jobs(const std::vector<SchemeProbe>& probes,
+                                                   const std::vector<size_t>& members) {
+  std::vector<std::vector<size_t>> jobs;
+  size_t spec = probes.size(), hspec = probes.size();
+  for (size_t i : members) {
+    if (probes[i].scheme == Scheme::spec) spec = i;
+    else if (probes[i].scheme == Scheme::hspec) hspec = i;
+    else jobs.push_back({i});
+  }
+  if (spec < probes.size() && hspec < probes.size()) jobs.push_back({spec, hspec});
+  else if (spec < probes.size()) jobs.push_back({spec});
+  else if (hspec < probes.size()) jobs.push_back({hspec});
+  return jobs;
+}
+
+// Whether the rounds can stop: after the first, the fastest finalist leads every other by
+// kDecisiveLead or more (a busy core slows a run by less than that, rarely), or every
+// finalist came from one run (spec and hspec: the same predictions and walks, timed
+// together, so a slow spell slowed both alike and only their validations tell them apart).
+constexpr double kDecisiveLead = 1.5;
+inline bool probes_decided(const std::vector<SchemeProbe>& probes,
+                           const std::vector<size_t>& finalists,
+                           const std::vector<std::vector<size_t>>& jobs) {
+  size_t probed = 0;
+  for (size_t i : finalists) probed += !probes[i].from_rate;
+  if (jobs.size() == 1 && probed == finalists.size()) return true;
+  double best = 1e300, second = 1e300;
+  for (size_t i : finalists) {
+    const double seconds = probes[i].seconds;
+    if (seconds < best) second = best, best = seconds;
+    else second = std::min(second, seconds);
+  }
+  return second >= kDecisiveLead * best;
 }
 
 // The schemes worth probing over `sample` (probe_sample), each with its time for the
-// whole input of n bytes estimated as fixed + rate * n plus its fork-joins: screened from
-// a run over half the first window (scaled_seconds), then fitted to runs over the first window
-// and the whole sample in each round (fitted_seconds; the first window is timed again,
-// warm). Speculation's fixed part is at least its predictions (prediction_lookups, at
-// seq's time per byte).
+// whole input of n bytes plus its fork-joins: screened from a run over half the first
+// window (scaled_seconds), then fitted to that run and the fastest of the rounds' runs over
+// the whole sample (fitted_seconds).
 // SIMD enumeration's rate per core where auto timed it (fsm/auto/rates.hpp): then enum is
 // not probed, its time being n / (threads x rate) plus one fork-join, unless it runs as the
 // merging scalar enumeration (RuledChoice), which is probed.
@@ -213,37 +255,53 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_
   for (SchemeProbe& probe : probes)
     if (probe.scheme == Scheme::enumeration && enum_from_rate)
       probe.seconds = double(n) / (ruled.simd_rate * threads) + kForkJoin, probe.from_rate = true;
-  const auto timed = [&](Scheme scheme, size_t bytes) {
+  // The job's schemes over the first `bytes` of the sample: their times in `times`, by
+  // probe index (each job writes its own). Their walks count from their first byte in the
+  // mode the job's untimed first run settled in (`settling`), as a run's chunks of MiBs
+  // count after their first KiB: counted sparsely, the 1 KiB chunks of half a window at
+  // 8 chunks mispredicted on every report where reports are dense, and a random DFA's
+  // `spec` was screened at a fifth of its speed.
+  std::vector<Counting> settled(probes.size(), Counting::sparse);
+  const auto timed = [&](const std::vector<size_t>& job, size_t bytes,
+                         std::vector<ProbeTime>& times, bool settling = false) {
     Engine<Entry> engine(t, sample.data(), bytes, 1);
+    engine.counting_from_ = settled[job[0]];
+    engine.counting_settled_ = settling ? &settled[job[0]] : nullptr;
+    const Scheme scheme = probes[job[0]].scheme;
     engine.simd_ = scheme == Scheme::enumeration && ruled.merging_enum ? std::string("none")
                                                                        : run.simd;
     engine.profile_ = true;
-    engine.run_scheme(scheme, chunks, run.matches);
-    return projected_time(engine.phases(), threads, ruled.merging_enum);
+    if (job.size() == 1) {
+      engine.run_scheme(scheme, chunks, run.matches);
+      times[job[0]] = projected_time(engine.phases(), threads, ruled.merging_enum);
+    } else {
+      std::vector<PhaseTiming> spec, hspec;
+      engine.probe_speculation(chunks, run.matches, spec, hspec);
+      times[job[0]] = projected_time(spec, threads, false);
+      times[job[1]] = projected_time(hspec, threads, false);
+    }
+    for (size_t i : job) settled[i] = settled[job[0]];
   };
   const size_t screen = std::max<size_t>(1, sample.size() / kProbeWindows);
   const size_t whole = sample.size(), half = std::max<size_t>(1, screen / 2);
-  // Speculation's predictions: a fixed cost, priced at seq's time per byte (seq is probed
-  // first) per lookup (prediction_lookups).
-  const double predictions = prediction_lookups(t, ruled, chunks, threads);
-  double seq_per_byte = 0;
-  std::vector<double> fixed_floor(probes.size(), 0.0), first(probes.size(), 1e300);
-  std::vector<double> forkjoins(probes.size(), 0.0);
   // Screening over the first window: a scheme kScreenRatio times slower than the fastest
   // there stops (its estimate from the first window stays), so slow schemes cost little.
+  std::vector<size_t> measured;
+  for (size_t i = 0; i < probes.size(); ++i)
+    if (!probes[i].from_rate) measured.push_back(i);
+  std::vector<std::vector<size_t>> jobs = probe_jobs(probes, measured);
+  std::vector<double> forkjoins(probes.size(), 0.0);
+  std::vector<ProbeTime> times(probes.size());
+  side_by_side(jobs.size(), threads, [&](size_t job) {
+    timed(jobs[job], half, times, true);  // untimed: cold code and allocations; settles
+    timed(jobs[job], half, times);
+  });
   double fastest = 1e300;
   for (size_t i = 0; i < probes.size(); ++i) {
-    if (probes[i].from_rate) {
-      fastest = std::min(fastest, probes[i].seconds);
-      continue;
+    if (!probes[i].from_rate) {
+      forkjoins[i] = times[i].forkjoins;
+      probes[i].seconds = scaled_seconds(times[i], half, n) + forkjoins[i];
     }
-    timed(probes[i].scheme, half);  // untimed: the scheme's code and allocations, cold
-    const ProbeTime window = timed(probes[i].scheme, half);
-    forkjoins[i] = window.forkjoins;
-    if (probes[i].scheme == Scheme::seq) seq_per_byte = window.work / double(half);
-    if (probes[i].scheme == Scheme::spec || probes[i].scheme == Scheme::hspec)
-      fixed_floor[i] = predictions * seq_per_byte;
-    probes[i].seconds = scaled_seconds(window, half, n, fixed_floor[i]) + forkjoins[i];
     fastest = std::min(fastest, probes[i].seconds);
   }
   // The finalists: the kProbeFinalists fastest on the first window, within kScreenRatio.
@@ -251,20 +309,24 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_
   for (const SchemeProbe& probe : probes) order.push_back(probe.seconds);
   std::sort(order.begin(), order.end());
   const double last_finalist = order[std::min(order.size(), kProbeFinalists) - 1];
-  size_t kept = 0;
-  for (SchemeProbe& probe : probes) {
+  std::vector<size_t> finalists, probed;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    SchemeProbe& probe = probes[i];
     probe.screened_out = probe.seconds > kScreenRatio * fastest || probe.seconds > last_finalist;
-    kept += !probe.screened_out;
+    if (!probe.screened_out) finalists.push_back(i);
+    if (!probe.screened_out && !probe.from_rate) probed.push_back(i);
   }
-  std::vector<double> sampled(probes.size(), 1e300);
-  for (size_t round = 0; round < kProbeRounds && kept > 1; ++round) {
-    for (size_t i = 0; i < probes.size(); ++i)
-      if (!probes[i].screened_out && !probes[i].from_rate) {
-        first[i] = std::min(first[i], timed(probes[i].scheme, screen).work);
-        sampled[i] = std::min(sampled[i], timed(probes[i].scheme, whole).work);
-        probes[i].seconds =
-            fitted_seconds(first[i], screen, sampled[i], whole, n, fixed_floor[i]) + forkjoins[i];
-      }
+  jobs = probe_jobs(probes, probed);
+  std::vector<ProbeTime> fastest_run(probes.size());
+  for (size_t i : probed) fastest_run[i].work = 1e300;
+  for (size_t round = 0; round < kProbeRounds && finalists.size() > 1; ++round) {
+    std::vector<ProbeTime> all(probes.size());
+    side_by_side(jobs.size(), threads, [&](size_t job) { timed(jobs[job], whole, all); });
+    for (size_t i : probed) {
+      if (all[i].work < fastest_run[i].work) fastest_run[i] = all[i];
+      probes[i].seconds = fitted_seconds(times[i], half, fastest_run[i], whole, n) + forkjoins[i];
+    }
+    if (probes_decided(probes, finalists, jobs)) break;
   }
   return probes;
 }
@@ -306,9 +368,9 @@ Pick measured_choice(const Tables& t, const uint8_t* data, size_t n, const Probe
   why.precision(2);
   why << "measured: every scheme ran over the same " << (sample >> 10) << " KiB sample ("
       << kProbeWindows << " windows spread over the input, " << chunks
-      << " chunks, one thread, projected to " << threads << " threads and to the whole input from "
-      << "a fixed cost and a rate fitted to runs over a window and the whole sample, fastest of "
-      << kProbeRounds << "):";
+      << " chunks, one thread, projected to " << threads << " threads and to the whole input: "
+      << "per-chunk work as measured, a rate per byte for the rest; fastest of up to " << kProbeRounds
+      << " rounds):";
   for (const SchemeProbe& probe : probes)
     why << " " << scheme_name(probe.scheme) << " " << double(n) / probe.seconds / 1e9 << " GB/s"
         << (probe.from_rate ? " (from its timed rate, not probed)"
@@ -319,10 +381,7 @@ Pick measured_choice(const Tables& t, const uint8_t* data, size_t n, const Probe
   else if (threads < 2)
     why << " (hspec not probed at one thread);";
   if (!ruled.speculation_hopeless)
-    why << " speculation's predictions priced at "
-        << prediction_lookups(t, ruled, chunks, 1) / double(std::max<size_t>(1, chunks - 1))
-        << " lookups per chunk (" << (ruled.prediction_lookups > 0 ? "as measured on the lookback "
-                                      "sample" : "unmeasured: the most predict() may take") << ");";
+    why << " speculation's predictions measured as a cost per chunk, not scaled to the input;";
   why << " picked " << scheme_name(pick->scheme)
       << (pick == rule && pick != best ? " (the rules' pick, within 3% of the fastest)" : "")
       << "; the analysis rules would pick " << scheme_name(ruled.scheme) << ": " << reason;

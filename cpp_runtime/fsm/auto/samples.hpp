@@ -55,7 +55,7 @@ double Engine<Entry>::sampled_accuracy(size_t& slow_misses, size_t& sampled) {
   const size_t prefix = std::min(n_, t_.lookback + (positions + 1) * kAccuracySpacing);
   if (prefix <= size_t(t_.lookback) + kAccuracyPositions) return -1.0;
   size_t right = 0, slow = 0, done = 0;
-  uint64_t prediction_lookups = 0, spent = 0;  // lookups: predictions, walks, meetings
+  uint64_t spent = 0;  // lookups: predictions, walks, meetings
   uint32_t real_state = t_.start << t_.shift;
   std::vector<double> units;
   Enumerator paths;
@@ -73,7 +73,6 @@ double Engine<Entry>::sampled_accuracy(size_t& slow_misses, size_t& sampled) {
     const uint64_t lookups = paths.steps != steps_before
                                  ? paths.steps - steps_before
                                  : uint64_t(std::min<size_t>(t_.lookback, probe.begin));
-    prediction_lookups += lookups;
     right += guess == real;
     const size_t horizon = std::min(kMeetBytes, n_ - probe.begin);
     size_t j = 0;
@@ -89,7 +88,6 @@ double Engine<Entry>::sampled_accuracy(size_t& slow_misses, size_t& sampled) {
   parallel_choose_seconds_ += seconds;
   if (profile_) phases_.push_back(PhaseTiming{"choose: predict", true, seconds, units});
   slow_misses = slow;
-  prediction_lookups_ = double(prediction_lookups) / double(sampled);
   speculation_hopeless_ = 2 * right < sampled && slow == sampled - right;
   return double(right) / double(sampled);
 }

@@ -61,6 +61,8 @@ class Engine {
   }
 
   std::string run_scheme(Scheme scheme, size_t chunks, bool matches);  // not automatic
+  void probe_speculation(size_t chunks, bool matches, std::vector<PhaseTiming>& spec,
+                         std::vector<PhaseTiming>& hspec);  // auto's probes (schemes.hpp)
   Scheme choose(size_t chunks, std::string& reason);  // auto's rules
   void finish(RunResult& result) const;
 
@@ -80,8 +82,12 @@ class Engine {
   std::vector<uint32_t> modes_;               // per thread: the counting modes used
   std::vector<uint64_t> inc_;                 // packed counting's increments (count.hpp)
   std::vector<uint32_t> all_states_;          // every state's offset
+  // This thread's slot in the per-thread vectors. An engine of one thread may run inside
+  // another parallel region (auto's probes run schemes side by side: fsm/auto/probe.hpp),
+  // where omp_get_thread_num() outside the engine's own regions is the outer thread's.
+  size_t slot() const { return threads_ > 1 ? size_t(omp_get_thread_num()) : 0; }
   uint64_t* totals() {  // allocated by the thread that uses it, inside the timed phases
-    std::vector<uint64_t>& mine = totals_[size_t(omp_get_thread_num())];
+    std::vector<uint64_t>& mine = totals_[slot()];
     if (mine.empty()) mine.assign(std::max<uint32_t>(1, t_.reporting_states()), 0);
     return mine.data();
   }
@@ -102,12 +108,12 @@ class Engine {
   bool decided_by_rates_ = false;  // auto: decided by the timed kernels alone (fsm/auto/rates.hpp)
   bool decided_by_lookback_ = false;  // auto: lookback right almost always: spec, no probes
   KernelRates rates_;               // auto: the timed kernels, where they ran
-  double prediction_lookups_ = 0;   // auto: lookups per lookback prediction, as sampled (0: not)
   bool merging_enum_ = false;       // auto: enum runs as the merging scalar enumeration
   uint64_t prediction_lookups_done_ = 0;  // spec, hspec: the lookups their predictions took
   volatile uint8_t touch_sink_ = 0;  // auto: bytes read only to fault their pages in
-  // auto's timed walks (fsm/auto/rates.hpp, one thread): the counting mode their first block
-  // takes, and where their last block's choice is kept (Counters::first, ::settled)
+  // auto's timed walks and probes (fsm/auto/rates.hpp, probe.hpp; one thread): the counting
+  // mode their first block takes, and where their last block's choice is kept
+  // (Counters::first, ::settled)
   Counting counting_from_ = Counting::sparse;
   Counting* counting_settled_ = nullptr;
   Counting rates_counting_ = Counting::sparse;  // the mode kernel_rates' warm walk settled in
@@ -125,6 +131,8 @@ class Engine {
   uint32_t predict(const Chunk& chunk, Enumerator& paths);
   void predict_and_walk(const std::vector<size_t>& ids);
   uint64_t fix(Chunk& chunk, uint32_t true_start);
+  uint64_t validate_in_order();
+  uint64_t validate_in_rounds(size_t& rounds);
   void recount_fused(Chunk& chunk);
   void enumerate(Chunk& chunk, Enumerator& paths, const uint32_t* starts, size_t skip);
   double sampled_accuracy(size_t& slow_misses, size_t& sampled);
@@ -187,13 +195,13 @@ constexpr uint32_t kDenseRows = 1u << 15, kDenseReporting = 256;
 template <class Entry>
 Counters Engine<Entry>::counters() {
   const size_t rows = size_t(t_.states) << t_.shift;
-  std::vector<uint32_t>& dense = dense_[size_t(omp_get_thread_num())];
+  std::vector<uint32_t>& dense = dense_[slot()];
   const bool small = rows <= kDenseRows && t_.reporting_states() <= kDenseReporting;
   if (small && dense.empty()) dense.assign(rows, 0);
   Counters counting{totals(), small ? dense.data() : nullptr,
                     inc_.empty() ? nullptr : inc_.data(), t_.report_floor_offset(), t_.shift,
                     uint32_t(rows)};
-  counting.modes = &modes_[size_t(omp_get_thread_num())];
+  counting.modes = &modes_[slot()];
   counting.first = counting_from_;
   counting.settled = counting_settled_;
   return counting;

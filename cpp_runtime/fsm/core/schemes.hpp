@@ -212,6 +212,9 @@ uint32_t Engine<Entry>::predict(const Chunk& chunk, Enumerator& paths) {
   return paths.most_frequent();
 }
 
+// Predictions first, a phase of their own ("predict": per chunk, whatever its length, so
+// auto's probes over a short sample measure it rather than scale it to the input), then
+// every chunk walked from its prediction ("speculate").
 template <class Entry>
 void Engine<Entry>::predict_and_walk(const std::vector<size_t>& ids) {
   each_group(ids, [&](const size_t* group, int count) {
@@ -226,6 +229,8 @@ void Engine<Entry>::predict_and_walk(const std::vector<size_t>& ids) {
     }
 #pragma omp atomic
     prediction_lookups_done_ += lookups;
+  }, "predict");
+  each_group(ids, [&](const size_t* group, int count) {
     walk_group(group, count, false);  // matches come once the starts are known
   }, "speculate");
 }
@@ -250,48 +255,60 @@ uint64_t Engine<Entry>::fix(Chunk& chunk, uint32_t true_start) {
   return i;
 }
 
+// spec's validation: each chunk whose start differs from its predecessor's end is re-run
+// from that end, one after another, until the paths meet; returns the bytes re-run.
+template <class Entry>
+uint64_t Engine<Entry>::validate_in_order() {
+  uint64_t rerun_bytes = 0;
+  sequential("validate", [&] {
+    for (size_t i = 1; i < chunks_.size(); ++i)
+      if (chunks_[i].start != chunks_[i - 1].finish)
+        rerun_bytes += fix(chunks_[i], chunks_[i - 1].finish);
+  });
+  return rerun_bytes;
+}
+
+// hspec's validation: rounds in which every chunk past the confirmed prefix whose start
+// differs from its predecessor's current end is re-run in parallel; returns the bytes
+// re-run, and the rounds in `rounds`.
+template <class Entry>
+uint64_t Engine<Entry>::validate_in_rounds(size_t& rounds) {
+  uint64_t rerun_bytes = 0;
+  size_t confirmed = 1;  // chunks [0, confirmed) ran from their true start states
+  std::vector<uint32_t> wanted(chunks_.size());
+  for (rounds = 0;; ++rounds) {
+    while (confirmed < chunks_.size() && chunks_[confirmed].start == chunks_[confirmed - 1].finish)
+      ++confirmed;
+    if (confirmed == chunks_.size()) break;
+    std::vector<size_t> stale;
+    for (size_t i = confirmed; i < chunks_.size(); ++i) {
+      wanted[i] = chunks_[i - 1].finish;
+      if (chunks_[i].start != wanted[i]) stale.push_back(i);
+    }
+    const long count = long(stale.size());
+    uint64_t bytes = 0;
+    std::vector<double> units(profile_ ? stale.size() : 0);
+    const double began = omp_get_wtime();
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1) reduction(+ : bytes) if (count > 1)
+    for (long j = 0; j < count; ++j) {
+      const double unit_began = omp_get_wtime();
+      bytes += fix(chunks_[stale[j]], wanted[stale[j]]);
+      if (profile_) units[size_t(j)] = omp_get_wtime() - unit_began;
+    }
+    if (profile_)
+      phases_.push_back(PhaseTiming{"re-validate", true, omp_get_wtime() - began, units});
+    rerun_bytes += bytes;
+  }
+  return rerun_bytes;
+}
+
 template <class Entry>
 std::string Engine<Entry>::run_speculative(bool higher_order) {
   predict_and_walk(all_from(0));
-  uint64_t rerun_bytes = 0;
   size_t misspeculated = 0, rounds = 0;
   for (size_t i = 1; i < chunks_.size(); ++i)
     misspeculated += chunks_[i].start != chunks_[i - 1].finish;
-  if (!higher_order) {
-    sequential("validate", [&] {
-      for (size_t i = 1; i < chunks_.size(); ++i)
-        if (chunks_[i].start != chunks_[i - 1].finish)
-          rerun_bytes += fix(chunks_[i], chunks_[i - 1].finish);
-    });
-  } else {
-    size_t confirmed = 1;  // chunks [0, confirmed) ran from their true start states
-    std::vector<uint32_t> wanted(chunks_.size());
-    for (;;) {
-      while (confirmed < chunks_.size() &&
-             chunks_[confirmed].start == chunks_[confirmed - 1].finish)
-        ++confirmed;
-      if (confirmed == chunks_.size()) break;
-      std::vector<size_t> stale;
-      for (size_t i = confirmed; i < chunks_.size(); ++i) {
-        wanted[i] = chunks_[i - 1].finish;
-        if (chunks_[i].start != wanted[i]) stale.push_back(i);
-      }
-      const long count = long(stale.size());
-      uint64_t bytes = 0;
-      std::vector<double> units(profile_ ? stale.size() : 0);
-      const double began = omp_get_wtime();
-#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1) reduction(+ : bytes) if (count > 1)
-      for (long j = 0; j < count; ++j) {
-        const double unit_began = omp_get_wtime();
-        bytes += fix(chunks_[stale[j]], wanted[stale[j]]);
-        if (profile_) units[size_t(j)] = omp_get_wtime() - unit_began;
-      }
-      if (profile_)
-        phases_.push_back(PhaseTiming{"re-validate", true, omp_get_wtime() - began, units});
-      rerun_bytes += bytes;
-      ++rounds;
-    }
-  }
+  const uint64_t rerun_bytes = higher_order ? validate_in_rounds(rounds) : validate_in_order();
   final_ = chunks_.back().finish;
   if (matches_) {  // the counts come again with the matches
     for (auto& partial : totals_) std::fill(partial.begin(), partial.end(), 0);
@@ -305,6 +322,32 @@ std::string Engine<Entry>::run_speculative(bool higher_order) {
   reason << " re-ran " << rerun_bytes << " bytes until the paths converged";
   if (matches_) reason << "; matches from a second pass from the chunks' start states";
   return reason.str();
+}
+
+// For auto's probes (fsm/auto/probe.hpp): spec's and hspec's phases from one run, since the
+// two predict and walk alike and differ only in how they validate. After the walks, the
+// chunks are validated in order (spec's phases), then put back and validated in rounds
+// (hspec's); with matches, the second pass runs once and counts for both. The counts
+// are left wrong (corrected twice): a probe's are not read.
+template <class Entry>
+void Engine<Entry>::probe_speculation(size_t chunks, bool matches, std::vector<PhaseTiming>& spec,
+                                      std::vector<PhaseTiming>& hspec) {
+  matches_ = matches;
+  split(chunks);
+  predict_and_walk(all_from(0));
+  const std::vector<Chunk> walked = chunks_;
+  const size_t common = phases_.size();
+  validate_in_order();
+  const size_t validated = phases_.size();
+  if (matches_) walk_known(all_from(0));
+  spec = phases_;
+  phases_.resize(common);
+  chunks_ = walked;
+  size_t rounds = 0;
+  validate_in_rounds(rounds);
+  phases_.insert(phases_.end(), spec.begin() + long(validated), spec.end());
+  hspec = std::move(phases_);
+  phases_.clear();
 }
 
 template <class Entry>
