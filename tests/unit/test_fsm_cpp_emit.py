@@ -10,6 +10,7 @@ from parafuse.cli.boostfsm import main
 from parafuse.emitters.fsm.blob import MAGIC, internal_order
 from parafuse.emitters.fsm.blob_slots import HEADER_SLOTS, BlobSlot
 from parafuse.emitters.fsm.project import project_files
+from parafuse.fsm_compiler.analysis import fused as fused_module
 from parafuse.fsm_compiler.analysis.analysis import fused_state_count
 from parafuse.fsm_compiler.analysis.fused import MISSING, build_fused_dfa
 from parafuse.fsm_compiler.pipeline import compile_file
@@ -63,6 +64,25 @@ def test_fused_dfa_agrees_with_the_analysis_count_and_the_table() -> None:
         assert (fused.vectors[successor] == machine.transitions[fused.vectors[f], klass]).all()
     cut = build_fused_dfa(machine.transitions, 10)
     assert not cut.complete and cut.count == 10 and (cut.next == MISSING).any()
+
+
+def test_wide_vectors_explore_as_the_batches_do(monkeypatch) -> None:
+    """Past WIDE_VECTOR_STATES, a vector's successors are told apart by the classes' images
+    of the states it holds before any is hashed: the same fused DFA, numbering, cut and
+    all, as the batches give (forced on random machines, some with duplicate classes)."""
+    rng = np.random.default_rng(71)
+    for _ in range(40):
+        states, classes = int(rng.integers(2, 40)), int(rng.integers(1, 7))
+        transitions = rng.integers(0, states, (states, classes)).astype(np.int32)
+        transitions[:, -1] = transitions[:, 0]  # two classes alike
+        bound = int(rng.integers(1, 400))
+        batched = build_fused_dfa(transitions, bound)
+        monkeypatch.setattr(fused_module, "WIDE_VECTOR_STATES", 0)
+        wide = build_fused_dfa(transitions, bound)
+        monkeypatch.undo()
+        assert np.array_equal(wide.vectors, batched.vectors)
+        assert np.array_equal(wide.next, batched.next)
+        assert wide.complete == batched.complete
 
 
 def test_compile_no_build_writes_the_project(tmp_path) -> None:
