@@ -27,14 +27,13 @@
 // fastest) then run up to kProbeRounds times over the whole sample, keeping their fastest
 // runs: one slow run on a busy machine does not decide, and slow schemes cost little. The
 // rounds stop after the first where it decided (probes_decided). The probes cost at most
-// (0.25 x the schemes + 2 x 4) / kProbeShare of the input's work.
+// (0.25 x the schemes + 4) / kProbeShare of the input's work.
 //
 // The probes stay cheap: `spec` and `hspec` run as one probe (Engine::probe_speculation:
 // one prediction and walk, then each validation); a partial fused DFA continues as scalar
 // enumeration, so `fused` is probed only where its DFA is complete or the rules chose it;
-// schemes over kScreenRatio
-// (2) times the fastest on the first window stop there, and when only one is left it
-// wins without the rounds. A choice is remembered per process for the same tables, start,
+// schemes over kScreenRatio (2) times the fastest on the first window stop there, and when
+// only one is left it wins without the rounds. A choice is remembered per process for the same tables, start,
 // input size, threads, chunks, SIMD option, matches or not, and sample bytes (a hash of
 // the first kKeyWindowBytes of each window, read in place): a repeated run over the same
 // input (--repeat, a library called in a loop) chooses once, and says so; so are the
