@@ -47,6 +47,11 @@ _HASH_WEIGHTS = np.random.default_rng(0x5EED).integers(
     1, np.iinfo(np.int64).max, 1024, dtype=np.int64).astype(np.uint64) | np.uint64(1)
 
 
+# Breadth-first levels of at most this many states are stepped in Python: a numpy round
+# costs about 20 us whatever its size, and a long literal's chain is a level a state
+# (a 5,000-byte literal: 3 numberings and 2 distance searches, 0.4 s in numpy's rounds).
+NARROW_LEVEL = 8
+
 # The tag sets (other than the most common) that the first partition measures distances
 # to, each its own breadth-first search; past them, the distance to any of the rest.
 MOST_DISTANCE_TAG_SETS = 16
@@ -66,11 +71,19 @@ class ReversedMoves:
 
     def distances(self, targets: np.ndarray) -> np.ndarray:
         """Per state, the fewest bytes to a state of the mask `targets` (0 for those; -1
-        where none is reachable)."""
+        where none is reachable). A level of at most NARROW_LEVEL states is stepped in
+        Python (NARROW_LEVEL says why)."""
         distance = np.where(targets, 0, -1).astype(np.int64)
         frontier, level = np.flatnonzero(targets), 0
         while frontier.size:
             level += 1
+            if frontier.size <= NARROW_LEVEL:
+                reached = {p for state in frontier.tolist() for p in
+                           self.predecessors[self.starts[state]:self.starts[state + 1]].tolist()}
+                fresh = sorted(p for p in reached if distance[p] < 0)
+                frontier = np.array(fresh, dtype=np.int64)
+                distance[frontier] = level
+                continue
             first, counts = self.starts[frontier], np.diff(self.starts)[frontier]
             offsets = np.repeat(first - np.cumsum(counts) + counts, counts)
             reached = self.predecessors[offsets + np.arange(int(counts.sum()))]
@@ -132,12 +145,21 @@ def breadth_first_order(transitions: np.ndarray, start: int) -> list[int]:
     """Reachable states in breadth-first order from `start`, visiting classes in order.
 
     One numpy pass per level: the level's targets, row by row, are the visiting order,
-    so the first occurrences of unseen states, in place order, are the next level."""
+    so the first occurrences of unseen states, in place order, are the next level (a
+    level of at most NARROW_LEVEL states is stepped in Python, in the same order)."""
     seen = np.zeros(transitions.shape[0], dtype=bool)
     seen[start] = True
     levels = [np.array([start], dtype=np.int64)]
     frontier = levels[0]
     while frontier.size:
+        if frontier.size <= NARROW_LEVEL:
+            following = list(dict.fromkeys(
+                target for target in transitions[frontier].reshape(-1).tolist()
+                if not seen[target]))
+            frontier = np.array(following, dtype=np.int64)
+            seen[frontier] = True
+            levels.append(frontier)
+            continue
         targets = transitions[frontier].reshape(-1)
         targets = targets[~seen[targets]]
         _, first = np.unique(targets, return_index=True)

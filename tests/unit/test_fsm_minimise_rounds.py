@@ -98,3 +98,37 @@ def test_random_dfas_get_the_coarsest_stable_partition(seed: int) -> None:
             break
         marked = grown
     assert ((blocks[:, None] == blocks[None, :]) == ~marked).all()
+
+
+@pytest.mark.parametrize("narrow", [0, 8, 1 << 30])
+def test_narrow_levels_step_as_the_numpy_rounds(narrow: int, monkeypatch) -> None:
+    """Levels of at most NARROW_LEVEL states are stepped in Python: breadth-first numbering
+    and distances come out as a plain breadth-first search gives them whichever way each
+    level goes (all in numpy's rounds, the narrow ones in Python, all in Python), on
+    random machines and chains."""
+    monkeypatch.setattr(minimise_module, "NARROW_LEVEL", narrow)
+    rng = np.random.default_rng(73)
+    for trial in range(40):
+        n, k = int(rng.integers(1, 60)), int(rng.integers(1, 5))
+        transitions = rng.integers(0, n, (n, k)).astype(np.int32)
+        if trial % 2:  # a chain with random steps back to the start
+            transitions = np.where(rng.random((n, k)) < 0.7,
+                                   np.minimum(np.arange(n)[:, None] + 1, n - 1), 0).astype(np.int32)
+        start = int(rng.integers(0, n))
+        order, seen, frontier = [start], {start}, [start]
+        while frontier:
+            following = []
+            for state in frontier:
+                for target in transitions[state].tolist():
+                    if target not in seen:
+                        seen.add(target)
+                        following.append(target)
+            order += following
+            frontier = following
+        assert minimise_module.breadth_first_order(transitions, start) == order
+        targets = rng.random(n) < 0.2
+        plain = ReversedMoves(transitions)
+        with monkeypatch.context() as numpy_only:
+            numpy_only.setattr(minimise_module, "NARROW_LEVEL", 0)
+            expected = plain.distances(targets)
+        assert np.array_equal(plain.distances(targets), expected)

@@ -33,13 +33,13 @@
 // one prediction and walk, then each validation); a partial fused DFA continues as scalar
 // enumeration, so `fused` is probed only where its DFA is complete or the rules chose it;
 // schemes over kScreenRatio (2) times the fastest on the first window stop there, and when
-// only one is left it wins without the rounds. A choice is remembered per process for the same tables, start,
-// input size, threads, chunks, SIMD option, matches or not, and sample bytes (a hash of
-// the first kKeyWindowBytes of each window, read in place): a repeated run over the same
-// input (--repeat, a library called in a loop) chooses once, and says so; so are the
-// choices made without probes (the timed kernels, the lookback rule). Matches are in the
-// key because a run that lists them pays a second walk that a choice measured without
-// them never timed. The probes run with the run's matches too.
+// only one is left it wins without the rounds. A choice is remembered per process for the
+// same tables, start, input size, threads, chunks, SIMD option, matches or not, and sample
+// bytes (a hash of the first kKeyWindowBytes of each window, read in place): a repeated
+// run over the same input (--repeat, a library called in a loop) chooses once, and says
+// so; so are the choices made without probes (the timed kernels, the lookback rule).
+// Matches are in the key because a run that lists them pays a second walk that a choice
+// measured without them never timed. The probes run with the run's matches too.
 #pragma once
 
 #include <omp.h>
@@ -368,8 +368,8 @@ Pick measured_choice(const Tables& t, const uint8_t* data, size_t n, const Probe
   why << "measured: every scheme ran over the same " << (sample >> 10) << " KiB sample ("
       << kProbeWindows << " windows spread over the input, " << chunks
       << " chunks, one thread, projected to " << threads << " threads and to the whole input: "
-      << "per-chunk work as measured, a rate per byte for the rest; fastest of up to " << kProbeRounds
-      << " rounds):";
+      << "per-chunk work as measured, a rate per byte for the rest; fastest of up to "
+      << kProbeRounds << " rounds):";
   for (const SchemeProbe& probe : probes)
     why << " " << scheme_name(probe.scheme) << " " << double(n) / probe.seconds / 1e9 << " GB/s"
         << (probe.from_rate ? " (from its timed rate, not probed)"
