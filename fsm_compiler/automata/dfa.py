@@ -208,8 +208,12 @@ def subset_construction_by_state(automaton: PositionAutomaton, max_states: int,
                             buckets[byte_class].append(position)
             following = _following_reports(tag_rows, now)
         row_out = []
+        emptied: dict[int, int] = {}  # category -> the state its classes without positions go to
         for byte_class, bucket in enumerate(buckets):
             category = class_category[byte_class]
+            if not bucket and category in emptied:  # most classes of a literal's states
+                row_out.append(emptied[category])
+                continue
             target_key = (category, frozenset(bucket), *following[category])
             state = index_of.get(target_key)
             if state is None:
@@ -218,6 +222,8 @@ def subset_construction_by_state(automaton: PositionAutomaton, max_states: int,
                 state = index_of[target_key] = len(keys)
                 keys.append(target_key)
                 level.append(level[walked] + 1)
+            if not bucket:
+                emptied[category] = state
             row_out.append(state)
         rows.append(row_out)
     transitions = np.array(rows, dtype=np.int32).reshape(len(keys), class_count)
