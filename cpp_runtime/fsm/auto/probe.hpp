@@ -187,8 +187,8 @@ inline bool cheap_to_probe(const Tables& t, Scheme scheme, const RuledChoice& ru
 // body(0) ... body(count - 1), side by side on up to `threads` threads where the run has
 // more than one: each is a probe on one thread, as each of the run's threads runs its
 // chunks beside the others (sharing the caches and memory as they do), and the probes take
-// half the time at two threads. Which thread takes which probe varies (dynamic), so a core
-// that another process holds does not slow one scheme in every round.
+// about half the time at two threads. Which thread takes which probe varies (dynamic), so a
+// core that another process holds does not slow one scheme in every round.
 template <class Body>
 void side_by_side(size_t count, int threads, Body&& body) {
   const int team = int(std::min<size_t>(count, size_t(std::max(1, threads))));
@@ -254,15 +254,15 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_
   for (SchemeProbe& probe : probes)
     if (probe.scheme == Scheme::enumeration && enum_from_rate)
       probe.seconds = double(n) / (ruled.simd_rate * threads) + kForkJoin, probe.from_rate = true;
-  // The job's schemes over the first `bytes` of the sample: their times in `times`, by
-  // probe index (each job writes its own). Their walks count from their first byte in the
+  // The job's schemes over the first `bytes` of the sample: their times in `out`, by probe
+  // index (each job writes its own). Their walks count from their first byte in the
   // mode the job's untimed first run settled in (`settling`), as a run's chunks of MiBs
   // count after their first KiB: counted sparsely, the 1 KiB chunks of half a window at
   // 8 chunks mispredicted on every report where reports are dense, and a random DFA's
   // `spec` was screened at a fifth of its speed.
   std::vector<Counting> settled(probes.size(), Counting::sparse);
   const auto timed = [&](const std::vector<size_t>& job, size_t bytes,
-                         std::vector<ProbeTime>& times, bool settling = false) {
+                         std::vector<ProbeTime>& out, bool settling = false) {
     Engine<Entry> engine(t, sample.data(), bytes, 1);
     engine.counting_from_ = settled[job[0]];
     engine.counting_settled_ = settling ? &settled[job[0]] : nullptr;
@@ -272,19 +272,19 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_
     engine.profile_ = true;
     if (job.size() == 1) {
       engine.run_scheme(scheme, chunks, run.matches);
-      times[job[0]] = projected_time(engine.phases(), threads, ruled.merging_enum);
+      out[job[0]] = projected_time(engine.phases(), threads, ruled.merging_enum);
     } else {
       std::vector<PhaseTiming> spec, hspec;
       engine.probe_speculation(chunks, run.matches, spec, hspec);
-      times[job[0]] = projected_time(spec, threads, false);
-      times[job[1]] = projected_time(hspec, threads, false);
+      out[job[0]] = projected_time(spec, threads, false);
+      out[job[1]] = projected_time(hspec, threads, false);
     }
     for (size_t i : job) settled[i] = settled[job[0]];
   };
   const size_t screen = std::max<size_t>(1, sample.size() / kProbeWindows);
   const size_t whole = sample.size(), half = std::max<size_t>(1, screen / 2);
-  // Screening over the first window: a scheme kScreenRatio times slower than the fastest
-  // there stops (its estimate from the first window stays), so slow schemes cost little.
+  // Screening over half the first window: a scheme kScreenRatio times slower than the
+  // fastest there stops (its estimate from that run stays), so slow schemes cost little.
   std::vector<size_t> measured;
   for (size_t i = 0; i < probes.size(); ++i)
     if (!probes[i].from_rate) measured.push_back(i);
@@ -373,7 +373,8 @@ Pick measured_choice(const Tables& t, const uint8_t* data, size_t n, const Probe
   for (const SchemeProbe& probe : probes)
     why << " " << scheme_name(probe.scheme) << " " << double(n) / probe.seconds / 1e9 << " GB/s"
         << (probe.from_rate ? " (from its timed rate, not probed)"
-            : probe.screened_out ? " (half a window only)" : "") << (&probe == &probes.back() ? ";" : ",");
+            : probe.screened_out ? " (half a window only)" : "")
+        << (&probe == &probes.back() ? ";" : ",");
   if (ruled.speculation_hopeless)
     why << " (spec and hspec not probed: most lookback guesses were wrong and none met the true"
         << " path within 1 KiB);";
