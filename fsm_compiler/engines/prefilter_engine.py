@@ -37,7 +37,7 @@ from ..compiled import CompiledMachine
 from ..options import MachineOptions
 from ..reference_executor import run_reference
 from .engine_tables import dfa_machine, minimal_tagged_dfa
-from .guards import Guard, guard_for
+from .guards import Guard, guard_for, split_guard
 from .literal_patterns import LiteralEnds, literal_ends
 from .nfa_engine import MAX_POSITIONS, NfaEngine, NfaRunner, boundary_condition, nfa_engine
 from .required_literals import Factors, required_factors
@@ -138,8 +138,8 @@ def _confirmed(pattern_set: PatternSet, chosen: dict[int, Factors], group: list[
     the whole input, swept by an NFA of 12,936 positions); guarded and literal patterns
     apart from the rest."""
     by_factors: dict[tuple, list[int]] = {}
-    guards = {index: guard_for(pattern_set.patterns[index].regex, chosen[index])
-              for index in group}
+    guards = {index: guard_for(pattern_set.patterns[index].regex, chosen[index]) or
+              split_guard(pattern_set.patterns[index].regex, chosen[index]) for index in group}
     literals = {index: literal_ends(pattern_set.patterns[index].regex, chosen[index])
                 for index in group}
     for index in group:

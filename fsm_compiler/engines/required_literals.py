@@ -115,15 +115,18 @@ class _Info:
 
 
 @functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096)
 def byte_bits(mask: int) -> float:
     weight = sum(BYTE_WEIGHTS[byte] for byte in range(256) if mask >> byte & 1)
     return math.log2(_TOTAL_WEIGHT / weight) if weight else 0.0
 
 
+@functools.lru_cache(maxsize=65536)
 def factor_bits(factor: Factor) -> float:
     return sum(byte_bits(mask) for mask in factor)
 
 
+@functools.lru_cache(maxsize=65536)
 def best_window(factor: Factor) -> tuple[Factor, int]:
     """The most selective substring of at most MAX_LENGTH bytes without a broad byte set
     (broad sets select little and multiply the prefilter DFA's states), and how many
@@ -204,9 +207,10 @@ def _times(left: frozenset[Factor], right: frozenset[Factor]) -> frozenset[Facto
     return joined if all(len(factor) <= MAX_RUN for factor in joined) else None
 
 
-def _concat(items: tuple[RegexNode, ...], runs: list | None = None) -> _Info:
+def _concat(items: tuple[RegexNode, ...], runs: list | None = None,
+            infos: tuple[_Info, ...] | None = None) -> _Info:
     """With `runs`, every exact run is appended to it: (first item, item after the last,
-    strings)."""
+    strings); `infos`: the items' own analyses, where already known."""
     best: Factors | None = None
     run: frozenset[Factor] = frozenset({()})
     start = 0  # the run's first item
@@ -214,7 +218,7 @@ def _concat(items: tuple[RegexNode, ...], runs: list | None = None) -> _Info:
     before: int | None = 0  # longest bytes before the current item
     mask = 0  # the bytes of the items before the current one
     for index, item in enumerate(items):
-        info = _analyse(item)
+        info = infos[index] if infos is not None else _analyse(item)
         best = _better(best, _shifted(info.best, before, mask))
         joined = None if info.exact is None else _times(run, info.exact)
         if joined is None:  # the run ends where this item starts
@@ -308,6 +312,15 @@ def required_factors(regex: Regex) -> Factors | None:
     cost = best.reach if best.reach is not None else UNBOUNDED_COST
     return replace(best, runs=tuple(runs), exact=info.exact) \
         if best.bits >= enough_bits(cost) else None
+
+
+def split_factors(items: tuple[RegexNode, ...]) -> list[tuple[Factors | None, Factors | None]]:
+    """For each split of the items in a row into left and right (at item k, 1 <= k < len),
+    the most selective required set of each side, with no floor on its selectivity
+    (guards.py weighs it against its own check)."""
+    infos = tuple(_analyse(item) for item in items)
+    return [(_concat(items[:k], infos=infos[:k]).best, _concat(items[k:], infos=infos[k:]).best)
+            for k in range(1, len(items))]
 
 
 def longest(node: RegexNode) -> int | None:

@@ -79,10 +79,15 @@ haystacks = st.lists(st.sampled_from(PIECES), max_size=90).map(
 @given(patterns=patterns, data=haystacks, filler=st.sampled_from(FILLERS))
 def test_guarded_sets_equal_the_reference_and_hyperscan(patterns, data, filler,
                                                         tmp_path) -> None:
+    check_guarded_set([*patterns, (filler, "")], data, tmp_path)
+
+
+def check_guarded_set(patterns: list[tuple[str, str]], data: bytes, tmp_path) -> None:
+    """A generated set (more than its filler) whose prefiltered patterns have a guard:
+    equal to the reference and to Hyperscan."""
     require_module("hyperscan")
     require_cxx()
-    assume(len(patterns) >= 2)
-    patterns = [*patterns, (filler, "")]
+    assume(len(patterns) >= 3)
     assume(hyperscan_refusal(patterns) is None)
     machine = compile_set(patterns, 64)
     assert isinstance(machine, EngineSet)

@@ -42,6 +42,7 @@ inline int64_t last_byte_at(const uint8_t* data, int64_t from, int64_t to, int b
 // `strings` ends in [q + lo, q + hi] of the factor's end q, with only `gap` bytes from
 // q + near on to it (after) or below q + near down to it (before).
 struct Guard {
+  static constexpr int64_t kShortWindow = 16;  // ends compared one by one below this many
   int64_t lo = 0, hi = 0, near = 0;
   bool after = true;
   uint64_t gap[4] = {0, 0, 0, 0};
@@ -51,7 +52,8 @@ struct Guard {
   bool holds(const uint8_t* data, uint64_t n, uint64_t q) const {
     const int64_t at = int64_t(q);
     int64_t first = std::max<int64_t>(0, at + lo), last = std::min<int64_t>(int64_t(n), at + hi);
-    if (after) {  // a string starts no later than the first byte outside the gap
+    if (gap_everything) {  // any byte may lie between: the window alone
+    } else if (after) {  // a string starts no later than the first byte outside the gap
       const int64_t p = std::max<int64_t>(0, at + near);
       last = std::min<int64_t>(last, gap_end(data, p, last) + longest);
     } else {  // a string ends after the last byte outside the gap below q + near
@@ -66,22 +68,27 @@ struct Guard {
     }
     first = std::max<int64_t>(first, shortest);
     if (first > last) return false;
+    // Strings without a byte of their own, or all in a window too short for memchr to
+    // pay: every end in the window, one table load a position for them all.
+    const uint64_t compared = last - first < kShortWindow ? every_string : unanchored;
+    if (compared != 0)
+      for (int64_t e = first; e <= last; ++e)
+        for (uint64_t m = ending[data[e - 1]] & compared; m != 0; m &= m - 1) {
+          const size_t k = size_t(__builtin_ctzll(m));
+          if (e >= int64_t(strings[k].size() / 4) && ends_at_string(strings[k], data, uint64_t(e)))
+            return true;
+        }
     for (size_t k = 0; k < strings.size(); ++k) {
-      const std::vector<uint64_t>& string = strings[k];
-      const int64_t length = int64_t(string.size() / 4), r = int64_t(anchors[k]);
-      if (anchor_bytes[k] < 0) {  // no byte of its own: every end in the window
-        for (int64_t e = std::max(first, length); e <= last; ++e)
-          if (ends_at_string(string, data, uint64_t(e))) return true;
-        continue;
-      }
+      if ((compared >> k) & 1) continue;
       // its byte r is at e - length + r: memchr for it over the window's positions
+      const int64_t length = int64_t(strings[k].size() / 4), r = int64_t(anchors[k]);
       int64_t from = std::max(first, length) - length + r;
       const int64_t to = last - length + r;  // inclusive
       while (from <= to) {
         const void* found = std::memchr(data + from, anchor_bytes[k], size_t(to - from + 1));
         if (!found) break;
         const int64_t at = static_cast<const uint8_t*>(found) - data;
-        if (ends_at_string(string, data, uint64_t(at - r + length))) return true;
+        if (ends_at_string(strings[k], data, uint64_t(at - r + length))) return true;
         from = at + 1;
       }
     }
@@ -108,25 +115,40 @@ struct Guard {
     return p;
   }
 
-  // Derived on parsing: the gap as a byte table, the one byte outside it (-1: not one),
+  // Derived on parsing: the gap as a byte table, whether it holds every byte, the one
+  // byte outside it (-1: not one),
   // the strings' shortest and longest lengths, and per string the byte searched for (-1:
   // none) and its index: the first byte whose set is one byte, preferring one that is not a
-  // lower-case letter or a space (rarer in text).
+  // lower-case letter or a space (rarer in text); per byte, the strings whose last set
+  // holds it (bit k: string k); the strings as bits, and those with no byte searched for.
   bool in_gap[256] = {};
+  bool gap_everything = false;
   int only_outside = -1;
   int64_t shortest = 0, longest = 0;
   std::vector<int> anchor_bytes;
   std::vector<size_t> anchors;
+  uint64_t ending[256] = {};
+  uint64_t every_string = 0, unanchored = 0;
 
   void prepare() {
-    for (int b = 0; b < 256; ++b) in_gap[b] = in_byte_set(gap, uint8_t(b));
+    gap_everything = true;
+    for (int b = 0; b < 256; ++b) {
+      in_gap[b] = in_byte_set(gap, uint8_t(b));
+      gap_everything = gap_everything && in_gap[b];
+    }
     only_outside = only_byte_outside(gap);
     shortest = int64_t(strings.front().size() / 4);
-    for (const auto& string : strings) {
+    for (size_t k = 0; k < strings.size(); ++k) {
+      const std::vector<uint64_t>& string = strings[k];
       shortest = std::min(shortest, int64_t(string.size() / 4));
       longest = std::max(longest, int64_t(string.size() / 4));
+      for (int b = 0; b < 256; ++b)
+        if (in_byte_set(string.data() + string.size() - 4, uint8_t(b))) ending[b] |= 1ull << k;
     }
+    every_string = strings.size() == 64 ? ~0ull : (1ull << strings.size()) - 1;
     choose_anchors();
+    for (size_t k = 0; k < strings.size(); ++k)
+      if (anchor_bytes[k] < 0) unanchored |= 1ull << k;
   }
 
   void choose_anchors() {
@@ -151,6 +173,8 @@ struct Guard {
   }
 
 };
+
+constexpr size_t kGuardStrings = 64;  // strings a guard may hold (a bit each in Guard::ending)
 
 inline Guard parse_guard(const uint8_t* blob, size_t size);
 
@@ -184,7 +208,8 @@ inline Guard parse_guard(const uint8_t* blob, size_t size) {
     g.strings.emplace_back(slots + at + 1, slots + at + 1 + 4 * slots[at]);
     at += 1 + 4 * slots[at];
   }
-  if (g.strings.empty() || g.lo > g.hi) throw std::runtime_error("prefilter blob: corrupt guard");
+  if (g.strings.empty() || g.strings.size() > kGuardStrings || g.lo > g.hi)
+    throw std::runtime_error("prefilter blob: corrupt guard");
   g.prepare();
   return g;
 }
