@@ -128,24 +128,31 @@ def test_analyze_reports_the_runners_choice(project, tmp_path, given) -> None:
     path.write_bytes(bytes(random.Random(5).choice(b"abc012 \n") for _ in range(100_000))
                      if given else random_sample())
     boostfsm = Path(sys.executable).parent / "boostfsm"
-    done = subprocess.run([str(boostfsm), "analyze", source.name, "--json"]
-                          + (["--input", str(path)] if given else []),
-                          capture_output=True, text=True, timeout=600, cwd=source.parent)
-    assert done.returncode == 0, done.stderr
-    (analysis,) = json.loads(done.stdout)
 
     def timings_masked(reason: str) -> str:  # auto's timed kernels differ from run to run
         return re.sub(r"[0-9.]+ GB/s", "R GB/s", reason)
-    # Two schemes can measure within a few percent of each other, so one runner run may pick
-    # the other: the analysis must be one of the outcomes a few runner runs give.
-    reported = (analysis["auto_scheme"], timings_masked(analysis["auto_reason"]))
-    outcomes = []
-    for _ in range(5):
-        runner = one_process(folder, [str(path), "--json"])
-        outcomes.append((runner["scheme"], timings_masked(runner["reason"])))
-        if outcomes[-1] == reported:
-            break
-    assert reported in outcomes, (reported, outcomes)
+
+    def analysed() -> tuple[str, str]:
+        done = subprocess.run([str(boostfsm), "analyze", source.name, "--json"]
+                              + (["--input", str(path)] if given else []),
+                              capture_output=True, text=True, timeout=600, cwd=source.parent)
+        assert done.returncode == 0, done.stderr
+        (analysis,) = json.loads(done.stdout)
+        return analysis["auto_scheme"], timings_masked(analysis["auto_reason"])
+    # Two schemes can measure within a few percent of each other (or a busy machine can
+    # slow one kernel's timing), so one run may pick the other: an analysis must be one of
+    # the outcomes a few runner runs give (at most 3 analyses, 3 runner runs each).
+    reports, outcomes = [], []
+    for _ in range(3):
+        reports.append(analysed())
+        for _ in range(3):
+            if reports[-1] in outcomes:
+                return
+            runner = one_process(folder, [str(path), "--json"])
+            outcomes.append((runner["scheme"], timings_masked(runner["reason"])))
+        if reports[-1] in outcomes:
+            return
+    raise AssertionError((reports, outcomes))
 
 
 def defined_symbols(library: Path) -> str:
