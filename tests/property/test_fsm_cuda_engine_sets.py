@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from hypothesis import assume, event, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from parafuse.emitters.fsm.cuda_driver import cuda_engine_set_driver
@@ -69,7 +69,10 @@ def test_device_memory_input_with_late_streams(tmp_path) -> None:
     check_on_gpu(engine_set, mixed_input(2000, 2), tmp_path, ("--on-device",), env_lazy=True)
 
 
-@settings(SETTINGS, max_examples=10)
+# Random draws (SETTINGS): Hyperscan refuses or one DFA holds many pattern lists, and one
+# run filtered 50 of 59 draws, which is no fault of the code under test.
+@settings(SETTINGS, max_examples=10,
+          suppress_health_check=[*SETTINGS.suppress_health_check, HealthCheck.filter_too_much])
 @given(patterns=pattern_lists, data=st.lists(st.sampled_from(HAYSTACK_BYTES), max_size=300),
        max_states=st.sampled_from([3, 8, 30, 60]), block_width=st.sampled_from(BLOCK_WIDTHS))
 def test_split_sets_on_the_gpu_equal_the_reference(patterns, data, max_states, block_width,
