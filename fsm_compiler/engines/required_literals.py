@@ -115,7 +115,6 @@ class _Info:
 
 
 @functools.lru_cache(maxsize=4096)
-@functools.lru_cache(maxsize=4096)
 def byte_bits(mask: int) -> float:
     weight = sum(BYTE_WEIGHTS[byte] for byte in range(256) if mask >> byte & 1)
     return math.log2(_TOTAL_WEIGHT / weight) if weight else 0.0
