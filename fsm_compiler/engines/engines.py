@@ -205,7 +205,8 @@ def compile_pattern_set(pattern_set: PatternSet, options: MachineOptions
     rest = [index for index in range(len(pattern_set.patterns)) if index not in chosen]
     one, groups, too_big = _one_dfa(pattern_set, options.max_states, rest, chosen)
     if one is not None:  # one DFA: the minimal one, numbered breadth-first
-        return dfa_machine(pattern_set, minimal(one), options, name)
+        alone = len(groups[0][0]) == 1  # one pattern's DFA is minimal already
+        return dfa_machine(pattern_set, one if alone else minimal(one), options, name)
     prefilters, left = prefilter_engines(pattern_set, chosen, options)
     if left:  # factors too many for a literal DFA: back to the other engines
         groups, too_big = pack_groups(pattern_set, options.max_states, sorted(rest + left))

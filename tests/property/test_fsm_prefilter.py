@@ -188,3 +188,20 @@ def test_more_chunks_than_range_parts(tmp_path) -> None:
     _, _, matches = assert_engine_set_equal_reference(
         machine, data, tmp_path, configs=["auto:1:40000", "auto:2:65537"])
     assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)
+
+
+def test_factor_ends_across_note_blocks(tmp_path) -> None:
+    """The literal pass notes factor ends a block of 4,096 bytes a lane at a time: with a
+    lane of 12 KiB or more, every block's ends (at its first and last byte too) keep their
+    offsets."""
+    require_module("hyperscan")
+    require_cxx()
+    patterns = [("XQZ[a-c]{0,3}", ""), ("\\bQZX", ""), ("ZXQ", "i"), (FILLERS[0], "")]
+    machine = compile_set(patterns, 64)
+    assert "prefilter" in [engine_kind(engine) for engine in machine.engines]
+    unit = b"XQZab QZX zxq " + b"c" * 4083 + b"ZXQ"  # 4,100 bytes: ends drift across blocks
+    data = unit * 13
+    _, _, matches = assert_engine_set_equal_reference(
+        machine, data, tmp_path, configs=["auto:1:1", "auto:1:4", "auto:2:3"])
+    assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)
+    assert len(matches) > 60
