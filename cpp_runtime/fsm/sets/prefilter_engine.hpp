@@ -177,40 +177,6 @@ inline void literal_matches(const std::vector<LiteralPattern>& patterns,
 // allows more than kLanes parts a thread.
 constexpr size_t kRangeLists = 65536;
 
-// One part of the ranges phase: each pattern's start ranges (or a literal pattern's ends)
-// from factor ends taken in offset order.
-struct RangePart {
-  std::vector<std::vector<StartRange>> ranges;             // [pattern]
-  std::vector<std::vector<std::vector<uint64_t>>> literals;  // [pattern][literal pattern]
-  size_t factor_ends = 0;
-
-  explicit RangePart(size_t patterns = 0) : ranges(patterns), literals(patterns) {}
-  void add(const PrefilterTables& p, const uint8_t* data, size_t n, size_t k, uint64_t q) {
-    ++factor_ends;
-    const ConfirmTables& c = p.confirms[k];
-    if (!c.literals.empty())
-      add_literal_ends(c.literals, data, n, q, literals[k]);
-    else
-      add_start_range(c, data, n, q, ranges[k]);
-  }
-};
-
-// A chunk's part, grown where the literal pass finds each factor end (its bytes still in
-// cache) rather than from a list of hits afterwards.
-struct RangeVisit {
-  const PrefilterTables* p;
-  const uint32_t* confirm_of;
-  const uint8_t* data;
-  size_t n;
-  RangePart* part;
-  void operator()(uint32_t offset, uint64_t position) const {
-    const Tables& t = p->literals;
-    const uint32_t state = offset >> t.shift;
-    for (uint32_t i = t.tag_begin[state]; i < t.tag_begin[state + 1]; ++i)
-      part->add(*p, data, n, confirm_of[t.tag_list[i]], position + 1);
-  }
-};
-
 struct PrefilterResult {
   std::vector<PhaseTiming> phases;  // the literal DFA's, then "ranges", "confirm", "merge"
   std::vector<uint64_t> counts;
@@ -222,28 +188,6 @@ struct ConfirmJob {
   size_t pattern, begin, end;  // ranges[pattern][begin, end)
 };
 
-// The ranges phase from lists of factor ends (consecutive chunks' lists, each by offset):
-// at most `most_parts` parts, each taking a run of lists in order, in parallel; `units`:
-// each part's seconds.
-inline void ranges_from_hits(const PrefilterTables& p, const uint8_t* data, size_t n,
-                             const std::vector<std::vector<uint64_t>>& hits, size_t most_parts,
-                             int threads, std::vector<RangePart>& parts,
-                             std::vector<double>& units) {
-  const uint64_t pattern_mask = (uint64_t(1) << kHitPatternBits) - 1;
-  const size_t part_count = std::max<size_t>(1, std::min(hits.size(), most_parts));
-  parts.assign(part_count, RangePart(p.confirms.size()));
-  units.assign(part_count, 0);
-  const size_t lists = hits.size();
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (size_t part = 0; part < part_count; ++part) {
-    const double began = omp_get_wtime();
-    for (size_t list = lists * part / part_count; list < lists * (part + 1) / part_count; ++list)
-      for (const uint64_t hit : hits[list])
-        parts[part].add(p, data, n, size_t(hit & pattern_mask), hit >> kHitPatternBits);
-    units[part] = omp_get_wtime() - began;
-  }
-}
-
 // Widths: the entry widths the literal DFA may have (fsm/sets/entry_widths.hpp).
 template <class Widths = AllEntryWidths>
 PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, size_t n,
@@ -253,40 +197,18 @@ PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, siz
   const size_t patterns = p.confirms.size();
   std::vector<uint32_t> confirm_of(tag_count, 0);  // a tag's pattern
   for (size_t k = 0; k < patterns; ++k) confirm_of[p.confirms[k].tag] = uint32_t(k);
-  std::vector<RangePart> parts_of_ranges;  // each a run of chunks, in order
-  std::vector<double> range_units;
-  double began = omp_get_wtime();
-  // Parts hold a list per pattern each: at most kLanes parts a thread, or kRangeLists lists
-  // in all where that allows more (a run of many chunks).
-  const size_t most_parts =
-      std::max(size_t(threads) * kLanes, kRangeLists / std::max<size_t>(1, patterns));
+  std::vector<std::vector<uint64_t>> hits;  // factor ends by offset, in lists one after another
   if (scheme_named(options.scheme) == Scheme::automatic) {
+    const double began = omp_get_wtime();
     std::vector<double> units;
     const size_t groups = std::max(size_t(threads), (chunks + kLiteralLanes - 1) / kLiteralLanes);
-    const size_t literal_chunk_count = groups * kLiteralLanes;
-    if (literal_chunk_count <= most_parts) {  // a part a chunk, grown in the literal pass
-      parts_of_ranges.assign(literal_chunk_count, RangePart(patterns));
-      literal_chunks(p.literals, data, n, p.longest - 1, groups, threads,
-                     [&](size_t c) {
-                       return RangeVisit{&p, confirm_of.data(), data, n, &parts_of_ranges[c]};
-                     },
-                     units);
-      if (options.profile)
-        result.phases.push_back(
-            PhaseTiming{"literals chunks and ranges", true, omp_get_wtime() - began, units});
-    } else {
-      const auto hits = literal_hits(p.literals, data, n, p.longest - 1, groups, threads,
-                                     confirm_of, units);
-      if (options.profile)
-        result.phases.push_back(PhaseTiming{"literals chunks", true, omp_get_wtime() - began, units});
-      began = omp_get_wtime();
-      ranges_from_hits(p, data, n, hits, most_parts, threads, parts_of_ranges, range_units);
-    }
+    hits = literal_hits(p.literals, data, n, p.longest - 1, groups, threads, confirm_of, units);
+    if (options.profile)
+      result.phases.push_back(PhaseTiming{"literals chunks", true, omp_get_wtime() - began, units});
     result.scheme = "lookback";
-    result.reason = "literal DFA in " + std::to_string(literal_chunk_count) +
-                    " chunks, each exact from " + std::to_string(p.longest - 1) +
-                    " bytes of lookback (factors of at most " + std::to_string(p.longest) +
-                    " bytes)";
+    result.reason = "literal DFA in " + std::to_string(hits.size()) + " chunks, each exact from " +
+                    std::to_string(p.longest - 1) + " bytes of lookback (factors of at most " +
+                    std::to_string(p.longest) + " bytes)";
   } else {
     RunOptions literal_options = options;
     literal_options.matches = true;
@@ -295,27 +217,54 @@ PrefilterResult run_prefilter(const PrefilterTables& p, const uint8_t* data, siz
     for (PhaseTiming& phase : result.phases) phase.name = "literals " + phase.name;
     result.scheme = run.scheme;
     result.reason = "literal DFA (" + run.scheme + ": " + run.reason + ")";
-    std::vector<std::vector<uint64_t>> hits(1);
+    hits.emplace_back();
     for (const Match& hit : run.matches)
       hits[0].push_back(hit.offset << kHitPatternBits | confirm_of[hit.tag]);
-    began = omp_get_wtime();
-    ranges_from_hits(p, data, n, hits, most_parts, threads, parts_of_ranges, range_units);
   }
-  if (range_units.empty()) began = omp_get_wtime();  // grown in the literal pass: the join
+  double began = omp_get_wtime();
+  // Each part's factor ends (consecutive chunks' lists) in offset order, each one's
+  // pattern's ranges (or literal ends) growing; then each pattern's parts joined, part
+  // after part. Each part holds two lists per pattern: at most kLanes parts a thread, or
+  // kRangeLists lists in all where that allows more (a run of many chunks).
+  const uint64_t pattern_mask = (uint64_t(1) << kHitPatternBits) - 1;
   size_t factor_ends = 0;
-  for (const RangePart& part : parts_of_ranges) factor_ends += part.factor_ends;
+  for (const auto& list : hits) factor_ends += list.size();
+  const size_t part_count = std::min(
+      hits.size(), std::max(size_t(threads) * kLanes, kRangeLists / std::max<size_t>(1, patterns)));
+  std::vector<std::vector<std::vector<StartRange>>> part_ranges(
+      part_count, std::vector<std::vector<StartRange>>(patterns));
+  std::vector<std::vector<std::vector<std::vector<uint64_t>>>> part_literals(
+      part_count, std::vector<std::vector<std::vector<uint64_t>>>(patterns));
+  std::vector<double> range_units(part_count);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (size_t part = 0; part < part_count; ++part) {
+    const double part_began = omp_get_wtime();
+    const size_t lists = hits.size();
+    for (size_t list = lists * part / part_count; list < lists * (part + 1) / part_count; ++list)
+      for (const uint64_t hit : hits[list]) {
+        const size_t k = size_t(hit & pattern_mask);
+        const uint64_t q = hit >> kHitPatternBits;
+        const ConfirmTables& c = p.confirms[k];
+        if (!c.literals.empty())
+          add_literal_ends(c.literals, data, n, q, part_literals[part][k]);
+        else
+          add_start_range(c, data, n, q, part_ranges[part][k]);
+      }
+    range_units[part] = omp_get_wtime() - part_began;
+  }
+  hits.clear();
   std::vector<std::vector<StartRange>> ranges(patterns);
   std::vector<LiteralMatches> literal(patterns);  // of literal patterns, exact
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
   for (size_t k = 0; k < patterns; ++k) {
     if (!p.confirms[k].literals.empty()) {
       std::vector<const std::vector<std::vector<uint64_t>>*> found_parts;
-      for (const RangePart& part : parts_of_ranges) found_parts.push_back(&part.literals[k]);
+      for (const auto& found : part_literals) found_parts.push_back(&found[k]);
       literal_matches(p.confirms[k].literals, found_parts, options.matches, literal[k]);
     } else {
-      for (RangePart& part : parts_of_ranges) {
-        append_ranges(ranges[k], part.ranges[k]);
-        std::vector<StartRange>().swap(part.ranges[k]);
+      for (auto& found : part_ranges) {
+        append_ranges(ranges[k], found[k]);
+        std::vector<StartRange>().swap(found[k]);
       }
     }
   }

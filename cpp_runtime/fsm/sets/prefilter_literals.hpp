@@ -51,8 +51,8 @@ static_assert(kLiteralLanes <= 4, "a note keeps the lane in its top two bits");
 // call in the loop (a vector's growth) would make the compiler keep the lanes' registers
 // across it: on Nosey Parker's 3102-state literal DFA over source, appending hits in the
 // loop took 1.3x as long as the walk alone; noting them, 1.05x.
-template <class Entry, class Visit>
-void walk_noting(const TypedTable<Entry>& m, Lane* lanes, const Visit* visits,
+template <class Entry>
+void walk_noting(const TypedTable<Entry>& m, Lane* lanes, const HitVisit* visits,
                  std::vector<uint64_t>& notes) {
   size_t common = lanes[0].length;
   for (int k = 1; k < kLiteralLanes; ++k) common = std::min(common, lanes[k].length);
@@ -83,15 +83,13 @@ void walk_noting(const TypedTable<Entry>& m, Lane* lanes, const Visit* visits,
                               lanes[k].base + common, state[k], visits[k]);
 }
 
-// Every chunk's factor ends: `groups` groups of kLiteralLanes chunks, each started
-// `lookback` (>= longest - 1) bytes early, walked by `threads` threads; make_visit(c) is
-// chunk c's visitor (called in offset order); `units`: each group's seconds.
-template <class Entry, class MakeVisit>
+template <class Entry>
 void literal_chunks_typed(const Tables& t, const uint8_t* data, size_t n, size_t lookback,
-                          size_t groups, int threads, const MakeVisit& make_visit,
-                          std::vector<double>& units) {
+                          size_t groups, int threads, const std::vector<uint32_t>& confirm_of,
+                          std::vector<std::vector<uint64_t>>& out, std::vector<double>& units) {
   const TypedTable<Entry> m(t);
   const size_t chunks = groups * kLiteralLanes;
+  out.assign(chunks, {});
   units.assign(groups, 0);
 #pragma omp parallel num_threads(threads)
   {
@@ -100,7 +98,7 @@ void literal_chunks_typed(const Tables& t, const uint8_t* data, size_t n, size_t
     for (size_t g = 0; g < groups; ++g) {
       const double began = omp_get_wtime();
       Lane lanes[kLiteralLanes];
-      decltype(make_visit(size_t(0))) visits[kLiteralLanes];
+      HitVisit visits[kLiteralLanes];
       for (int k = 0; k < kLiteralLanes; ++k) {
         const size_t c = g * kLiteralLanes + size_t(k);
         const size_t begin = n * c / chunks, end = n * (c + 1) / chunks;
@@ -108,7 +106,7 @@ void literal_chunks_typed(const Tables& t, const uint8_t* data, size_t n, size_t
         const uint32_t start = t.start << t.shift;
         const uint32_t state = walk_one(m, data + scan, begin - scan, scan, start, NoVisit{});
         lanes[k] = Lane{data + begin, end - begin, begin, state};
-        visits[k] = make_visit(c);
+        visits[k] = HitVisit{&t, confirm_of.data(), &out[c]};
       }
       walk_noting(m, lanes, visits, notes);
       units[g] = omp_get_wtime() - began;
@@ -116,14 +114,18 @@ void literal_chunks_typed(const Tables& t, const uint8_t* data, size_t n, size_t
   }
 }
 
-// literal_chunks_typed for the literal DFA's entry width.
-template <class MakeVisit>
-void literal_chunks(const Tables& t, const uint8_t* data, size_t n, size_t lookback,
-                    size_t groups, int threads, const MakeVisit& make_visit,
-                    std::vector<double>& units) {
+// The factor ends in data[0, n) with their patterns (kHitPatternBits), by offset, as one
+// list per chunk (the chunks in order): `groups` groups of kLiteralLanes chunks, each
+// chunk started `lookback` (>= longest - 1) bytes early; `units`: each group's seconds.
+inline std::vector<std::vector<uint64_t>> literal_hits(const Tables& t, const uint8_t* data,
+                                                       size_t n, size_t lookback, size_t groups,
+                                                       int threads,
+                                                       const std::vector<uint32_t>& confirm_of,
+                                                       std::vector<double>& units) {
+  std::vector<std::vector<uint64_t>> out;
   groups = std::max<size_t>(1, groups);
   const auto walk = [&](auto entry) {
-    literal_chunks_typed<decltype(entry)>(t, data, n, lookback, groups, threads, make_visit,
+    literal_chunks_typed<decltype(entry)>(t, data, n, lookback, groups, threads, confirm_of, out,
                                           units);
   };
   switch (t.entry_bytes) {
@@ -131,18 +133,6 @@ void literal_chunks(const Tables& t, const uint8_t* data, size_t n, size_t lookb
     case 2: walk(uint16_t()); break;
     default: walk(uint32_t()); break;
   }
-}
-
-// The factor ends in data[0, n) with their patterns (kHitPatternBits), by offset, as one
-// list per chunk (the chunks in order), as literal_chunks walks them.
-inline std::vector<std::vector<uint64_t>> literal_hits(const Tables& t, const uint8_t* data,
-                                                       size_t n, size_t lookback, size_t groups,
-                                                       int threads,
-                                                       const std::vector<uint32_t>& confirm_of,
-                                                       std::vector<double>& units) {
-  std::vector<std::vector<uint64_t>> out(std::max<size_t>(1, groups) * kLiteralLanes);
-  literal_chunks(t, data, n, lookback, groups, threads,
-                 [&](size_t c) { return HitVisit{&t, confirm_of.data(), &out[c]}; }, units);
   return out;
 }
 
