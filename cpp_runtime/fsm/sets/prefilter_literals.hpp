@@ -42,47 +42,6 @@ struct HitVisit {
   }
 };
 
-// Visits noted in a block: (lane << 62 | index in the block << 32 | state offset).
-constexpr size_t kNoteBlock = size_t(1) << 12;
-static_assert(kLiteralLanes <= 4, "a note keeps the lane in its top two bits");
-
-// Walks kLiteralLanes lanes in lockstep, a block of kNoteBlock bytes at a time, noting each
-// reporting visit in `notes` with a plain store, and lists the block's hits after it. A
-// call in the loop (a vector's growth) would make the compiler keep the lanes' registers
-// across it: on Nosey Parker's 3102-state literal DFA over source, appending hits in the
-// loop took 1.3x as long as the walk alone; noting them, 1.05x.
-template <class Entry>
-void walk_noting(const TypedTable<Entry>& m, Lane* lanes, const HitVisit* visits,
-                 std::vector<uint64_t>& notes) {
-  size_t common = lanes[0].length;
-  for (int k = 1; k < kLiteralLanes; ++k) common = std::min(common, lanes[k].length);
-  notes.resize(kNoteBlock * kLiteralLanes);
-  uint32_t state[kLiteralLanes];
-  for (int k = 0; k < kLiteralLanes; ++k) state[k] = lanes[k].state;
-  const uint32_t floor_offset = m.floor_offset;
-  for (size_t begin = 0; begin < common; begin += kNoteBlock) {
-    const size_t length = std::min(kNoteBlock, common - begin);
-    const uint8_t* data[kLiteralLanes];
-    for (int k = 0; k < kLiteralLanes; ++k) data[k] = lanes[k].data + begin;
-    uint64_t* note = notes.data();
-    for (size_t i = 0; i < length; ++i) {
-#pragma GCC unroll 4
-      for (int k = 0; k < kLiteralLanes; ++k) {
-        state[k] = m.step(state[k], data[k][i]);
-        if (state[k] >= floor_offset)
-          *note++ = uint64_t(k) << 62 | uint64_t(i) << 32 | state[k];
-      }
-    }
-    for (const uint64_t* it = notes.data(); it != note; ++it) {
-      const int k = int(*it >> 62);
-      visits[k](uint32_t(*it), lanes[k].base + begin + ((*it >> 32) & 0x3fffffff));
-    }
-  }
-  for (int k = 0; k < kLiteralLanes; ++k)
-    lanes[k].state = walk_one(m, lanes[k].data + common, lanes[k].length - common,
-                              lanes[k].base + common, state[k], visits[k]);
-}
-
 template <class Entry>
 void literal_chunks_typed(const Tables& t, const uint8_t* data, size_t n, size_t lookback,
                           size_t groups, int threads, const std::vector<uint32_t>& confirm_of,
@@ -91,26 +50,22 @@ void literal_chunks_typed(const Tables& t, const uint8_t* data, size_t n, size_t
   const size_t chunks = groups * kLiteralLanes;
   out.assign(chunks, {});
   units.assign(groups, 0);
-#pragma omp parallel num_threads(threads)
-  {
-    std::vector<uint64_t> notes;
-#pragma omp for schedule(dynamic, 1)
-    for (size_t g = 0; g < groups; ++g) {
-      const double began = omp_get_wtime();
-      Lane lanes[kLiteralLanes];
-      HitVisit visits[kLiteralLanes];
-      for (int k = 0; k < kLiteralLanes; ++k) {
-        const size_t c = g * kLiteralLanes + size_t(k);
-        const size_t begin = n * c / chunks, end = n * (c + 1) / chunks;
-        const size_t scan = begin > lookback ? begin - lookback : 0;
-        const uint32_t start = t.start << t.shift;
-        const uint32_t state = walk_one(m, data + scan, begin - scan, scan, start, NoVisit{});
-        lanes[k] = Lane{data + begin, end - begin, begin, state};
-        visits[k] = HitVisit{&t, confirm_of.data(), &out[c]};
-      }
-      walk_noting(m, lanes, visits, notes);
-      units[g] = omp_get_wtime() - began;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (size_t g = 0; g < groups; ++g) {
+    const double began = omp_get_wtime();
+    Lane lanes[kLiteralLanes];
+    HitVisit visits[kLiteralLanes];
+    for (int k = 0; k < kLiteralLanes; ++k) {
+      const size_t c = g * kLiteralLanes + size_t(k);
+      const size_t begin = n * c / chunks, end = n * (c + 1) / chunks;
+      const size_t scan = begin > lookback ? begin - lookback : 0;
+      const uint32_t start = t.start << t.shift;
+      const uint32_t state = walk_one(m, data + scan, begin - scan, scan, start, NoVisit{});
+      lanes[k] = Lane{data + begin, end - begin, begin, state};
+      visits[k] = HitVisit{&t, confirm_of.data(), &out[c]};
     }
+    walk_lanes_noting<kLiteralLanes>(m, lanes, visits);
+    units[g] = omp_get_wtime() - began;
   }
 }
 
