@@ -9,12 +9,13 @@ of its test user agents, one a line (a log of user agents).
 For each set: compile time (parse + engines; project build), engines and table bytes;
 then match counts and GB/s of Hyperscan's C API at one thread (built against
 libhyperscan-dev; skipped without it), of the generated runner under `seq`, and
-under `auto` at 1 and 2 threads (medians of --repeat runs), side by side with their
-ratio to Hyperscan; then the projected speedup of `auto` over `seq` on 16 and 64
-cores: the engine-set driver's phase timings (--profile, 4 chunks a core on one
-thread, medians of PROFILE_RUNS) spread over that many cores as bench/fsm_schemes.py
-does. Rules the parser does not take yet are left out and counted. --quick: 4 MiB
-inputs and 3 runs (a few minutes with the projects cached). With --record the report
+under `auto` at 1 and 2 threads, in --repeat rounds that run each once
+(interleaved_rounds), each one's ratio to Hyperscan taken within a round; then the
+projected speedup of `auto` over `seq` on 16 and 64 cores: the engine-set driver's phase
+timings (--profile, 4 chunks a core on one thread, medians of PROFILE_RUNS) spread over
+that many cores as bench/fsm_schemes.py does. Rules the parser does not take yet are
+left out and counted. --quick: 4 MiB inputs and 3 rounds (a few minutes with the
+projects cached). With --record the report
 goes to bench/results/fsm_rulesets.txt.
 """
 
@@ -106,6 +107,40 @@ def hyperscan_run(rules: list, data: Path, repeat: int, work: Path) -> dict:
     return json.loads(done.stdout) if done.returncode == 0 else {"error": done.stderr}
 
 
+def interleaved_rounds(rules: list, runner: Path, data: Path, rounds: int,
+                       work: Path) -> list[tuple[str, dict]]:
+    """Hyperscan, then the runner under seq and auto at 1 and 2 threads, once a round (3
+    runs a process, their median): on a shared machine whose speed drifts by 1.5x from one
+    minute to the next, each ratio is taken within a round, the median of the rounds'
+    ratios reported. Each result's `seconds` is the median of its rounds, `rounds` all."""
+    names = ["hyperscan C API, 1 thread"] + [f"boostfsm {scheme}, {threads} thread(s)"
+                                             for scheme, threads in CONFIGS]
+    runs: list[list[dict]] = [[] for _ in names]
+    for _ in range(rounds):
+        runs[0].append(hyperscan_run(rules, data, 3, work))
+        for index, (scheme, threads) in enumerate(CONFIGS, start=1):
+            runs[index].append(runner_run(runner, data, scheme, threads, 3))
+    rows = []
+    for name, results in zip(names, runs, strict=True):
+        failed = [result for result in results if "error" in result]
+        if failed:
+            rows.append((name, failed[0]))
+            continue
+        seconds = [result["seconds"] for result in results]
+        middle = statistics.median(seconds)
+        rows.append((name, {**results[0], "seconds": middle, "rounds": seconds,
+                            "gbps": data.stat().st_size / middle / 1e9}))
+    return rows
+
+
+CONFIGS = (("seq", 1), ("auto", 1), ("auto", 2))
+
+
+def round_ratio(base: dict, result: dict) -> float:
+    """The median over rounds of base's time / result's time in the same round."""
+    return statistics.median(b / r for b, r in zip(base["rounds"], result["rounds"], strict=True))
+
+
 def runner_run(runner: Path, data: Path, scheme: str, threads: int, repeat: int) -> dict:
     done = subprocess.run([str(runner), str(data), "--json", "--scheme", scheme, "--threads",
                            str(threads), "--repeat", str(repeat)],
@@ -180,13 +215,10 @@ def bench_set(label: str, rules: list, all_count: int, data: bytes, repeat: int,
     project = cached_project(ProjectRequest(machine, f"{label}.fsm", analysis))
     report.append(f"analysis + project build (or cache): {time.perf_counter() - began:.1f} s")
     runner = project / "build" / f"{label}_run"
-    hyperscan = hyperscan_run(rules, data_path, repeat, work)
-    rows = [("hyperscan C API, 1 thread", hyperscan)]
-    for scheme, threads in (("seq", 1), ("auto", 1), ("auto", 2)):
-        rows.append((f"boostfsm {scheme}, {threads} thread(s)",
-                     runner_run(runner, data_path, scheme, threads, repeat)))
-    report.append(f"input: {len(data) / (1 << 20):.1f} MiB; medians of {repeat} runs")
-    base = hyperscan.get("gbps")
+    rows = interleaved_rounds(rules, runner, data_path, repeat, work)
+    report.append(f"input: {len(data) / (1 << 20):.1f} MiB; medians of {repeat} rounds, each "
+                  f"running Hyperscan and every configuration once (3 runs in one process)")
+    hyperscan = rows[0][1]
     for name, result in rows:
         if "error" in result:
             report.append(f"  {name:32} error: {result['error'][:300]}")
@@ -194,7 +226,8 @@ def bench_set(label: str, rules: list, all_count: int, data: bytes, repeat: int,
         matches = result.get("matches") if "counts" not in result else sum(
             result["counts"].values())
         extra = f"  [{result['scheme']}]" if "scheme" in result else ""
-        ratio = f"  x{result['gbps'] / base:5.2f} of Hyperscan" if base else ""
+        ratio = ("" if "error" in hyperscan
+                 else f"  x{round_ratio(hyperscan, result):5.2f} of Hyperscan")
         report.append(f"  {name:32} {result['gbps']:7.3f} GB/s  {result['seconds']:8.3f} s"
                       f"{ratio}  matches {matches}{extra}")
     seq = rows[1][1].get("seconds")
