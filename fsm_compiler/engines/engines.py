@@ -180,33 +180,20 @@ def nfa_groups(pattern_set: PatternSet, indices: list[int]) -> list[list[int]]:
     return sorted(groups)
 
 
-def _one_dfa(pattern_set: PatternSet, max_states: int, rest: list[int], prefiltered: dict
-             ) -> tuple[TaggedDfa | None, list, list[int]]:
-    """(the set's one DFA when it fits, else None; the DFA groups and the patterns too big
-    for a DFA among the patterns without a prefilter). The patterns without a prefilter
-    are packed first: when they do not fit one DFA, neither does the set."""
-    groups, too_big = pack_groups(pattern_set, max_states, rest)
-    if len(groups) > 1 or too_big:
-        return None, groups, too_big
-    if prefiltered:
-        whole, whole_big = pack_groups(pattern_set, max_states, first_only=True)
-        if len(whole) != 1 or whole_big:
-            return None, groups, too_big
-        groups = whole
-    return groups[0][1], groups, too_big
-
-
 def compile_pattern_set(pattern_set: PatternSet, options: MachineOptions
                         ) -> CompiledMachine | EngineSet:
     """One DFA when every pattern fits in one, else the engines described above."""
     check_unique_tags(pattern_set)
     name = pattern_set.name.name
+    whole, whole_big = pack_groups(pattern_set, options.max_states, first_only=True)
+    if len(whole) == 1 and not whole_big:  # one DFA: the minimal one, numbered breadth-first
+        indices, one = whole[0]  # one pattern's DFA is minimal already
+        return dfa_machine(pattern_set, one if len(indices) == 1 else minimal(one), options, name)
+    # Several engines: the patterns worth a prefilter (only now: a set that fits one DFA
+    # never needs their factors) apart, the rest packed into DFAs.
     chosen = prefilterable(pattern_set)
     rest = [index for index in range(len(pattern_set.patterns)) if index not in chosen]
-    one, groups, too_big = _one_dfa(pattern_set, options.max_states, rest, chosen)
-    if one is not None:  # one DFA: the minimal one, numbered breadth-first
-        alone = len(groups[0][0]) == 1  # one pattern's DFA is minimal already
-        return dfa_machine(pattern_set, one if alone else minimal(one), options, name)
+    groups, too_big = pack_groups(pattern_set, options.max_states, rest)
     prefilters, left = prefilter_engines(pattern_set, chosen, options)
     if left:  # factors too many for a literal DFA: back to the other engines
         groups, too_big = pack_groups(pattern_set, options.max_states, sorted(rest + left))
