@@ -24,7 +24,8 @@
 // kProbeShare / kProbeWindows long within [kProbeMinWindow, kProbeMaxWindow]. Each scheme
 // first runs twice over half the first window (the second timed: the first pays the
 // scheme's cold code and allocations); the two fastest there (within kScreenRatio of the
-// fastest) then run up to kProbeRounds times over the whole sample, keeping their fastest
+// fastest), and the rules' pick whatever its time there, then run up to kProbeRounds
+// times over the whole sample, keeping their fastest
 // runs: one slow run on a busy machine does not decide, and slow schemes cost little. The
 // rounds stop after the first where it decided (probes_decided). The probes cost at most
 // (0.25 x the schemes + 4) / kProbeShare of the input's work.
@@ -234,6 +235,23 @@ inline bool probes_decided(const std::vector<SchemeProbe>& probes,
   return second >= kDecisiveLead * best;
 }
 
+// Marks the probes that stop after the first window: slower than kScreenRatio times the
+// fastest there, or past the kProbeFinalists fastest. The rules' pick (`rules`) is always a
+// finalist: one run over half a window decides nothing against it (a 1 ms slow spell of a
+// shared core priced random256x16's `hspec` at 0.57 GB/s there, under `seq`, and auto ran
+// `seq`, 5x slower, in 4 processes of 15).
+inline void screen_probes(std::vector<SchemeProbe>& probes, Scheme rules) {
+  std::vector<double> order;
+  for (const SchemeProbe& probe : probes) order.push_back(probe.seconds);
+  std::sort(order.begin(), order.end());
+  if (order.empty()) return;
+  const double fastest = order[0];
+  const double last_finalist = order[std::min(order.size(), kProbeFinalists) - 1];
+  for (SchemeProbe& probe : probes)
+    probe.screened_out = probe.scheme != rules && (probe.seconds > kScreenRatio * fastest ||
+                                                   probe.seconds > last_finalist);
+}
+
 // The schemes worth probing over `sample` (probe_sample), each with its time for the
 // whole input of n bytes plus its fork-joins: screened from a run over half the first
 // window (scaled_seconds), then fitted to that run and the fastest of the rounds' runs over
@@ -295,25 +313,17 @@ std::vector<SchemeProbe> probe_schemes(const Tables& t, const std::vector<uint8_
     timed(jobs[job], half, times, true);  // untimed: cold code and allocations; settles
     timed(jobs[job], half, times);
   });
-  double fastest = 1e300;
   for (size_t i = 0; i < probes.size(); ++i) {
     if (!probes[i].from_rate) {
       forkjoins[i] = times[i].forkjoins;
       probes[i].seconds = scaled_seconds(times[i], half, n) + forkjoins[i];
     }
-    fastest = std::min(fastest, probes[i].seconds);
   }
-  // The finalists: the kProbeFinalists fastest on the first window, within kScreenRatio.
-  std::vector<double> order;
-  for (const SchemeProbe& probe : probes) order.push_back(probe.seconds);
-  std::sort(order.begin(), order.end());
-  const double last_finalist = order[std::min(order.size(), kProbeFinalists) - 1];
+  screen_probes(probes, ruled.scheme);
   std::vector<size_t> finalists, probed;
   for (size_t i = 0; i < probes.size(); ++i) {
-    SchemeProbe& probe = probes[i];
-    probe.screened_out = probe.seconds > kScreenRatio * fastest || probe.seconds > last_finalist;
-    if (!probe.screened_out) finalists.push_back(i);
-    if (!probe.screened_out && !probe.from_rate) probed.push_back(i);
+    if (!probes[i].screened_out) finalists.push_back(i);
+    if (!probes[i].screened_out && !probes[i].from_rate) probed.push_back(i);
   }
   jobs = probe_jobs(probes, probed);
   std::vector<ProbeTime> fastest_run(probes.size());

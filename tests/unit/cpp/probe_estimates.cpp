@@ -3,6 +3,7 @@
 //   the larger run's own rate, and the fixed part at least its per-chunk phases;
 // - probe_jobs pairs spec and hspec into one job, and probes_decided stops the rounds where
 //   the leader is kDecisiveLead ahead or every finalist came from one run;
+// - screen_probes keeps the rules' pick a finalist whatever its first window;
 // - Engine::probe_speculation gives spec's and hspec's phases from one prediction and walk:
 //   the same phases, re-validation rounds included, as each scheme's own run over the same
 //   chunks (a permutation machine, whose guesses are wrong and whose paths never meet, so
@@ -65,6 +66,20 @@ void jobs_pair_speculation_and_rounds_stop() {
          "a finalist timed apart");
 }
 
+void screening_keeps_the_rules_pick() {
+  std::vector<SchemeProbe> probes{{Scheme::seq, 1.0}, {Scheme::enumeration, 1.1},
+                                  {Scheme::spec, 7.5}, {Scheme::hspec, 7.6}};
+  screen_probes(probes, Scheme::hspec);
+  expect(!probes[0].screened_out && !probes[1].screened_out, "the two fastest go on");
+  expect(probes[2].screened_out, "7.5x the fastest, not the rules' pick: screened out");
+  expect(!probes[3].screened_out, "the rules' pick goes on whatever its first window");
+  screen_probes(probes, Scheme::seq);
+  expect(probes[2].screened_out && probes[3].screened_out, "neither is the rules' pick now");
+  probes[1].seconds = 2.5;
+  screen_probes(probes, Scheme::seq);
+  expect(probes[1].screened_out, "past kScreenRatio of the fastest, though second");
+}
+
 std::vector<std::string> names(const std::vector<PhaseTiming>& phases) {
   std::vector<std::string> out;
   for (const PhaseTiming& phase : phases) out.push_back(phase.name);
@@ -124,6 +139,7 @@ void one_run_gives_both_validations() {
 int main() {
   fitted_rates_are_bounded();
   jobs_pair_speculation_and_rounds_stop();
+  screening_keeps_the_rules_pick();
   one_run_gives_both_validations();
   if (failures == 0) std::printf("ok\n");
   return failures == 0 ? 0 : 1;
