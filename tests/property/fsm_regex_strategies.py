@@ -79,6 +79,20 @@ haystacks = st.lists(st.sampled_from(HAYSTACK_BYTES), max_size=300).map(bytes)
 MAX_STATES = 3000  # random sets past this are skipped: they test nothing more, slowly
 
 
+def templated_sets(templates: list[str], literals: list[str], flag_choices: list[str],
+                   pieces: list[str], max_pieces: int = 90):
+    """(pattern lists, haystacks): 2-4 patterns, each a template filled with two different
+    literals, under one of `flag_choices`; haystacks of up to `max_pieces` pieces."""
+    pattern_lists = st.lists(st.tuples(st.sampled_from(templates), st.sampled_from(literals),
+                                       st.sampled_from(literals), st.sampled_from(flag_choices)),
+                             min_size=2, max_size=4).map(
+        lambda items: [(template.format(first, second), flag)
+                       for template, first, second, flag in items if first != second])
+    texts = st.lists(st.sampled_from(pieces), max_size=max_pieces).map(
+        lambda chosen: "".join(chosen).encode())
+    return pattern_lists, texts
+
+
 def pattern_set_source(patterns: list[tuple[str, str]]) -> str:
     lines = [f"    t{index} /{regex}/{flag}" for index, (regex, flag) in enumerate(patterns)]
     return (f"options {{ max_states {MAX_STATES} }}\npatterns p {{\n" + "\n".join(lines)

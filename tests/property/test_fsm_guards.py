@@ -14,7 +14,11 @@ from parafuse.fsm_compiler.engines.engines import EngineSet, engine_kind
 from parafuse.fsm_compiler.engines.guards import guard_for
 from parafuse.fsm_compiler.engines.required_literals import required_factors
 from tests.property.fsm_engine_set_checks import assert_engine_set_equal_reference
-from tests.property.fsm_regex_strategies import hyperscan_matches, hyperscan_refusal
+from tests.property.fsm_regex_strategies import (
+    hyperscan_matches,
+    hyperscan_refusal,
+    templated_sets,
+)
 from tests.property.test_fsm_engine_sets import compile_set
 from tests.property.test_fsm_prefilter import FILLERS, factor_text, parsed
 from tests.required_tools import require_cxx, require_module
@@ -65,13 +69,7 @@ TEMPLATES = ["{0}[a-c ]{{0,70}}{1}", "{0}.{{1,80}}{1}x", "{1}[^\\n]{{0,66}}{0}",
 FLAGS = ["", "", "i", "s"]
 PIECES = [*LITERALS, "xqzw", "a", "b", "c", "ab", " ", "\n", "x", "ZZQJ", "aaaaaaaa"]
 
-patterns = st.lists(st.tuples(st.sampled_from(TEMPLATES), st.sampled_from(LITERALS),
-                              st.sampled_from(LITERALS), st.sampled_from(FLAGS)),
-                    min_size=2, max_size=4).map(
-    lambda items: [(template.format(first, second), flag)
-                   for template, first, second, flag in items if first != second])
-haystacks = st.lists(st.sampled_from(PIECES), max_size=90).map(
-    lambda pieces: "".join(pieces).encode())
+patterns, haystacks = templated_sets(TEMPLATES, LITERALS, FLAGS, PIECES)
 
 
 @settings(max_examples=30, deadline=None, derandomize=True, database=None,

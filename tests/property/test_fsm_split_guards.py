@@ -9,13 +9,12 @@ and to Hyperscan in every scheme."""
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from parafuse.fsm_compiler.engines.engines import engine_kind
 from parafuse.fsm_compiler.engines.guards import split_guard
 from parafuse.fsm_compiler.engines.required_literals import required_factors
 from tests.property.fsm_engine_set_checks import assert_engine_set_equal_reference
-from tests.property.fsm_regex_strategies import hyperscan_matches
+from tests.property.fsm_regex_strategies import hyperscan_matches, templated_sets
 from tests.property.test_fsm_engine_sets import compile_set
 from tests.property.test_fsm_guards import check_guarded_set
 from tests.property.test_fsm_prefilter import FILLERS, factor_text, parsed
@@ -89,13 +88,7 @@ TEMPLATES = ["\\b(?:{0}|{1}).?(?:api|key)[a-z]{{2}}", "{0}[a-c]{{1,4}}(?:{1}|api
              "(?:api|app|key)[ :=]{{0,3}}({0}[a-z]{{2,5}})", "\\b({1}[a-c0-9]{{3}}{0}[a-z]{{2}})"]
 PIECES = [*LITERALS, "api", "App", "KEY", "a", "b", "c", " ", ":", "=", "\n", "0", "x", "!"]
 
-patterns = st.lists(st.tuples(st.sampled_from(TEMPLATES), st.sampled_from(LITERALS),
-                              st.sampled_from(LITERALS), st.sampled_from(["", "i"])),
-                    min_size=2, max_size=4).map(
-    lambda items: [(template.format(first, second), flag)
-                   for template, first, second, flag in items if first != second])
-haystacks = st.lists(st.sampled_from(PIECES), max_size=90).map(
-    lambda pieces: "".join(pieces).encode())
+patterns, haystacks = templated_sets(TEMPLATES, LITERALS, ["", "i"], PIECES)
 
 
 @settings(max_examples=30, deadline=None, derandomize=True, database=None,
