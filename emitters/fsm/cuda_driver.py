@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from parafuse.emitters.jinja_env import render
 from parafuse.emitters.toolchain.cmake import cached_build
 from parafuse.emitters.toolchain.runtime import runtime_files
 
@@ -26,44 +27,12 @@ DRIVER_SOURCES = {"fsm_cuda_table_driver": "table_driver.cu",
                   "fsm_cuda_token_driver": "token_driver.cu",
                   "fsm_cuda_engine_set_driver": "engine_set_driver.cu"}
 
-# One project builds every driver (one CMake configure, one CUDA compiler detection).
-EMULATED_HEAD = """\
-cmake_minimum_required(VERSION 3.18)
-project(fsm_cuda_drivers LANGUAGES CXX)
-set(CMAKE_CXX_STANDARD 17)
-set(CMAKE_CXX_STANDARD_REQUIRED ON)
-find_package(Threads REQUIRED)
-"""
-EMULATED_DRIVER = """\
-add_executable({driver} src/{driver}_emulated.cpp)
-target_include_directories({driver} BEFORE PRIVATE runtime/ccn/cuda_emulated)
-target_include_directories({driver} PRIVATE runtime)
-target_compile_definitions({driver} PRIVATE PF_CUDA_EMULATION)
-target_compile_options({driver} PRIVATE -O1 -Wno-unknown-pragmas)
-target_link_libraries({driver} PRIVATE Threads::Threads)
-"""
-NVCC_HEAD = """\
-cmake_minimum_required(VERSION 3.18)
-project(fsm_cuda_drivers LANGUAGES CXX CUDA)
-set(CMAKE_CXX_STANDARD 17)
-set(CMAKE_CUDA_STANDARD 17)
-if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-  set(CMAKE_CUDA_ARCHITECTURES 90)
-endif()
-"""
-NVCC_DRIVER = """\
-add_executable({driver} runtime/fsm/cuda/{source})
-target_include_directories({driver} PRIVATE runtime)
-target_compile_options({driver} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-O3>)
-"""
-
 
 def cuda_driver_files(emulated: bool) -> dict[str, str | bytes]:
     """Every driver in one project; for the emulated device, src/<driver>_emulated.cpp
     includes each driver's source."""
-    head, each = (EMULATED_HEAD, EMULATED_DRIVER) if emulated else (NVCC_HEAD, NVCC_DRIVER)
-    cmake = head + "".join(each.format(driver=driver, source=source)
-                           for driver, source in DRIVER_SOURCES.items())
+    cmake = render("fsm_cuda/drivers_CMakeLists.txt.j2", emulated=emulated,
+                   drivers=DRIVER_SOURCES)
     sources = [f"fsm/cuda/{source}" for source in DRIVER_SOURCES.values()]
     files: dict[str, str | bytes] = {
         "CMakeLists.txt": cmake, **runtime_files(RUNTIME_HEADERS + GPU_HEADERS + sources)}

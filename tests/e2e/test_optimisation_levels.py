@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,8 +69,28 @@ def test_the_cuda_project_follows_it_too(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("PARAFUSE_OPTIMIZE")
     assert ccn_levels(tmp_path / "default", "cuda") == {"sgd.cu": "-O3", "sgd_run.cpp": "-O1",
                                                         "runner_main.cpp": "-O1"}
+    assert device_levels(tmp_path / "default") == []
     monkeypatch.setenv("PARAFUSE_OPTIMIZE", "-O2")
     assert set(ccn_levels(tmp_path / "set", "cuda").values()) == {"-O2"}
+    assert device_levels(tmp_path / "set") == []
+
+
+def test_low_levels_reach_the_cuda_device_code(tmp_path, monkeypatch) -> None:
+    """nvcc's -O is the host code's: at -O0 and -O1 the device code's optimisers (cicc,
+    ptxas) are told the level too, and otherwise keep their own -O3."""
+    require_nvcc()
+    monkeypatch.setenv("PARAFUSE_OPTIMIZE", "-O1")
+    assert set(ccn_levels(tmp_path, "cuda").values()) == {"-O1"}
+    assert device_levels(tmp_path) == ["-Xcicc=-O1", "-Xptxas=-O1"]
+
+
+def device_levels(project: Path) -> list[str]:
+    """The device-code optimisation flags on the configured CUDA project's .cu unit."""
+    commands = subprocess.run([Toolchain.current().tool("ninja"), "-t", "commands"],
+                              cwd=project / "build", capture_output=True, text=True,
+                              check=True).stdout
+    [unit] = [line for line in commands.splitlines() if re.search(r" -c \S+\.cu( |$)", line)]
+    return re.findall(r"-X(?:cicc|ptxas)=-O\w", unit)
 
 
 @pytest.mark.parametrize("command", [
