@@ -1,8 +1,9 @@
 """Real rule sets side by side with Hyperscan: rebar's regexes over 32 MiB of Sherlock
 and subtitles, Nosey Parker's rules over 32 MiB of Python standard-library source with
-the rules' examples planted in it, and over the same source alone (the text a scanner
-mostly sees: few matches), and uap-core's user-agent regexes (about 1,160) over 32 MiB
-of its test user agents, one a line (a log of user agents).
+the rules' examples planted in it, over the same source alone (the text a scanner
+mostly sees: few matches) and over web server logs (samples/inputs.py: no match at
+all), and uap-core's user-agent regexes (about 1,160) over 32 MiB of its test user
+agents, one a line (a log of user agents).
 
     .venv/bin/python bench/fsm_rulesets.py [--mib 32] [--repeat 3] [--record] [--quick]
 
@@ -82,6 +83,15 @@ def stdlib_input(size: int, rules: list, planted: bool = True) -> bytes:
         if total >= size:
             break
     return b"".join(pieces)[:size]
+
+
+def weblog_input(size: int) -> bytes:
+    """Web server access logs (the weblog sample's generator): log-like text without
+    secrets, where digits and dates are everywhere."""
+    sys.path.insert(0, str(REPO / "samples"))
+    import inputs
+
+    return inputs.weblog(size)[:size]
 
 
 def hyperscan_counter() -> Path | None:
@@ -249,7 +259,8 @@ def main() -> None:
     parser.add_argument("--mib", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--record", action="store_true")
-    parser.add_argument("--only", choices=["rebar", "noseyparker", "noseyparker-source", "uap"])
+    parser.add_argument("--only", choices=["rebar", "noseyparker", "noseyparker-source",
+                                           "noseyparker-logs", "uap"])
     parser.add_argument("--quick", action="store_true", help="4 MiB inputs, 3 runs")
     args = parser.parse_args()
     if args.quick:
@@ -263,16 +274,19 @@ def main() -> None:
         rebar = sources.rebar_rules()
         report += bench_set("rebar", sources.parsable(rebar), len(rebar), rebar_input(size),
                             args.repeat, work) + [""]
-    if args.only in (None, "noseyparker", "noseyparker-source"):
+    nosey_inputs = {  # --only: (input, title)
+        "noseyparker": (lambda rules: stdlib_input(size, rules), ""),
+        "noseyparker-source": (lambda rules: stdlib_input(size, rules, planted=False),
+                               "noseyparker over the source alone"),
+        "noseyparker-logs": (lambda _: weblog_input(size), "noseyparker over web server logs"),
+    }
+    if args.only is None or args.only in nosey_inputs:
         nosey = sources.noseyparker_rules()
         kept = sources.parsable(nosey)
-        if args.only != "noseyparker-source":
-            report += bench_set("noseyparker", kept, len(nosey), stdlib_input(size, kept),
-                                args.repeat, work) + [""]
-        if args.only != "noseyparker":
-            report += bench_set("noseyparker", kept, len(nosey),
-                                stdlib_input(size, kept, planted=False), args.repeat, work,
-                                "noseyparker over the source alone") + [""]
+        for name, (make_input, title) in nosey_inputs.items():
+            if args.only in (None, name):
+                report += bench_set("noseyparker", kept, len(nosey), make_input(kept),
+                                    args.repeat, work, title) + [""]
     if args.only in (None, "uap"):
         uap = sources.uap_rules()
         both = sources.hyperscan_accepted(sources.parsable(uap))
