@@ -34,6 +34,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fsm_ruleset_sources as sources  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples"))
+import inputs as sample_inputs  # noqa: E402
 from fsm_schemes import PROFILE_RUNS, machine_description, projected_seconds  # noqa: E402
 
 from parafuse.emitters.fsm.engine_set_blob import engine_set_blob  # noqa: E402
@@ -88,10 +91,7 @@ def stdlib_input(size: int, rules: list, planted: bool = True) -> bytes:
 def weblog_input(size: int) -> bytes:
     """Web server access logs (the weblog sample's generator): log-like text without
     secrets, where digits and dates are everywhere."""
-    sys.path.insert(0, str(REPO / "samples"))
-    import inputs
-
-    return inputs.weblog(size)[:size]
+    return sample_inputs.weblog(size)[:size]
 
 
 def hyperscan_counter() -> Path | None:

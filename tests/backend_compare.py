@@ -99,14 +99,18 @@ def sample_module(sample: str) -> CheckedModule:
     return check_source((SAMPLES / f"{sample}.ccn").read_text(), f"samples/{sample}.ccn")
 
 
+def build_commands(project: Path) -> list[str]:
+    """The commands of a configured project's build (ninja -t commands), one a line."""
+    return subprocess.run([Toolchain.current().tool("ninja"), "-t", "commands"],
+                          cwd=project / "build", capture_output=True, text=True,
+                          check=True).stdout.splitlines()
+
+
 def optimisation_levels(project: Path) -> dict[str, str]:
     """The optimisation flag each C++ or CUDA source of a configured project is compiled
     with (the last -O of its command, as the compiler reads them), by file name."""
-    commands = subprocess.run([Toolchain.current().tool("ninja"), "-t", "commands"],
-                              cwd=project / "build", capture_output=True, text=True,
-                              check=True).stdout
     levels = {}
-    for line in commands.splitlines():
+    for line in build_commands(project):
         source = re.search(r" -c (\S+\.(?:cpp|cu))(?: |$)", line)
         if source:
             levels[Path(source[1]).name] = re.findall(r" (-O\w)(?= )", line)[-1]

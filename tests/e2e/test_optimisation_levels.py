@@ -17,7 +17,7 @@ from parafuse.emitters.ccn.cuda import project as cuda
 from parafuse.emitters.fsm.project import cmake_arguments as fsm_cmake_arguments
 from parafuse.emitters.toolchain.cmake import Toolchain, write_tree
 from parafuse.emitters.toolchain.nvidia import find_nvcc
-from tests.backend_compare import optimisation_levels, sample_module
+from tests.backend_compare import build_commands, optimisation_levels, sample_module
 from tests.conftest import REPO, SAMPLES
 from tests.required_tools import require_cxx, require_nvcc
 
@@ -86,10 +86,7 @@ def test_low_levels_reach_the_cuda_device_code(tmp_path, monkeypatch) -> None:
 
 def device_levels(project: Path) -> list[str]:
     """The device-code optimisation flags on the configured CUDA project's .cu unit."""
-    commands = subprocess.run([Toolchain.current().tool("ninja"), "-t", "commands"],
-                              cwd=project / "build", capture_output=True, text=True,
-                              check=True).stdout
-    [unit] = [line for line in commands.splitlines() if re.search(r" -c \S+\.cu( |$)", line)]
+    [unit] = [line for line in build_commands(project) if re.search(r" -c \S+\.cu( |$)", line)]
     return re.findall(r"-X(?:cicc|ptxas)=-O\w", unit)
 
 

@@ -1,6 +1,7 @@
 """Minimisation: minimal and unminimised DFAs agree on random inputs, the minimal DFA
 has no two equivalent states (checked by table filling, independently of Moore's
-refinement), and its states are numbered breadth-first."""
+refinement), and its states are numbered breadth-first; so is the one DFA that
+`boostfsm compile` makes of a pattern set (packed pattern by pattern, engines.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from parafuse.fsm_compiler.reference_executor import run_reference
 from parafuse.grammar.diagnostics import CompileError, SourceFile
 from parafuse.grammar.fsm_parser import parse_fsm
 
-from .fsm_regex_strategies import haystacks, pattern_set_source, pattern_sets
+from .fsm_regex_strategies import compile_patterns, haystacks, pattern_set_source, pattern_sets
 
 OPTIONS = MachineOptions(max_states=1500)
 
@@ -59,12 +60,7 @@ def test_minimised_and_unminimised_dfas_agree(patterns, data) -> None:
     assert (actual.matches, actual.counts) == (expected.matches, expected.counts)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(pattern_sets)
-def test_minimal_dfa_has_no_equivalent_states_and_bfs_numbering(patterns) -> None:
-    machines = _both_machines(patterns)
-    assume(machines is not None and machines[0].state_count <= 300)
-    minimal = machines[0]
+def assert_minimal_and_numbered(minimal) -> None:
     signatures = [(minimal.reports(state), minimal.end_of(state))
                   for state in range(minimal.state_count)]
     marked = _distinguishable_pairs(minimal.transitions, signatures)
@@ -73,6 +69,28 @@ def test_minimal_dfa_has_no_equivalent_states_and_bfs_numbering(patterns) -> Non
     first_bytes = [int(np.flatnonzero(minimal.byte_class == c)[0])
                    for c in range(minimal.class_count)]
     assert first_bytes == sorted(first_bytes)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pattern_sets)
+def test_minimal_dfa_has_no_equivalent_states_and_bfs_numbering(patterns) -> None:
+    machines = _both_machines(patterns)
+    assume(machines is not None and machines[0].state_count <= 300)
+    assert_minimal_and_numbered(machines[0])
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(pattern_sets)
+def test_a_set_compiled_to_one_dfa_is_minimal(patterns) -> None:
+    """A one-pattern set keeps its pattern's DFA (minimised once, as it was built); a set
+    of several is the product of its patterns' DFAs, minimised."""
+    try:
+        machine = compile_patterns(patterns)
+    except CompileError:
+        assume(False)
+    assume(machine is not None and machine.state_count <= 300)
+    assert_minimal_and_numbered(machine)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
