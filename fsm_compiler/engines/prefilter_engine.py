@@ -37,7 +37,7 @@ from ..compiled import CompiledMachine
 from ..options import MachineOptions
 from ..reference_executor import run_reference
 from .engine_tables import dfa_machine, minimal_tagged_dfa
-from .guards import Guard, guard_for, split_guard
+from .guards import Guard, guard_for, rarer_side, split_guard
 from .literal_patterns import LiteralEnds, literal_ends
 from .nfa_engine import MAX_POSITIONS, NfaEngine, NfaRunner, boundary_condition, nfa_engine
 from .required_literals import Factors, required_factors
@@ -89,7 +89,7 @@ def prefilterable(pattern_set: PatternSet) -> dict[int, Factors]:
     an NFA within MAX_POSITIONS. Not those whose matches all start at offset 0 (a leading
     `^`): every factor found past their first bytes would be confirmed for nothing, where
     a DFA engine carries them dead after a few bytes and an NFA engine stops once none of
-    its threads lives."""
+    its threads lives. Of a split-guarded pair, the rarer side is scanned for (rarer_side)."""
     chosen = {}
     for index, pattern in enumerate(pattern_set.patterns):
         factors = required_factors(pattern.regex)
@@ -97,7 +97,7 @@ def prefilterable(pattern_set: PatternSet) -> dict[int, Factors]:
             continue
         automaton = build_position_automaton([(index, pattern.regex)])
         if automaton.position_count <= MAX_POSITIONS and not automaton.starts_at_zero_only:
-            chosen[index] = factors
+            chosen[index] = rarer_side(pattern.regex, factors) or factors
     return chosen
 
 

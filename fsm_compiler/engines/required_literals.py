@@ -168,7 +168,7 @@ def _better(first: Factors | None, second: Factors | None) -> Factors | None:
     return second if _key(second) > _key(first) else first
 
 
-def _shifted(found: Factors | None, length: int | None, mask: int) -> Factors | None:
+def shifted(found: Factors | None, length: int | None, mask: int) -> Factors | None:
     """`found` inside a node that at most `length` bytes, all in `mask`, precede."""
     if found is None:
         return found
@@ -218,7 +218,7 @@ def _concat(items: tuple[RegexNode, ...], runs: list | None = None,
     mask = 0  # the bytes of the items before the current one
     for index, item in enumerate(items):
         info = infos[index] if infos is not None else _analyse(item)
-        best = _better(best, _shifted(info.best, before, mask))
+        best = _better(best, shifted(info.best, before, mask))
         joined = None if info.exact is None else _times(run, info.exact)
         if joined is None:  # the run ends where this item starts
             best = _better(best, _run_scored(run, before, mask, runs))

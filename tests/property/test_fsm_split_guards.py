@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 
 from parafuse.fsm_compiler.engines.engines import engine_kind
-from parafuse.fsm_compiler.engines.guards import split_guard
+from parafuse.fsm_compiler.engines.guards import rarer_side, split_guard
 from parafuse.fsm_compiler.engines.required_literals import required_factors
 from tests.property.fsm_engine_set_checks import assert_engine_set_equal_reference
 from tests.property.fsm_regex_strategies import hyperscan_matches, templated_sets
@@ -46,6 +46,26 @@ def test_a_literal_after_a_common_factor_inside_a_group() -> None:
     assert (guard.lo, guard.hi, guard.after) == (2, 9, True)
 
 
+def test_the_rarer_side_of_a_guarded_pair_is_scanned_for() -> None:
+    """Salesforce's `00`, 13 letters or digits, `!`: the hand-weighted model rates `00`
+    rarer, the byte-pair model `!` (digits come in runs). The prefilter scans for `!`
+    (its reach counts the 15 bytes before it) and checks `00` exactly 14 bytes before its
+    end, the narrowest window of the pattern's splits; pairs the pair model rates the
+    other way keep their factors."""
+    pattern = parsed(r"\b(00[a-zA-Z0-9]{13}![a-zA-Z0-9._]{96})")
+    swapped = rarer_side(pattern, required_factors(pattern))
+    assert [factor_text(s) for s in swapped.factors] == ["!"]
+    assert swapped.reach == 16
+    guard = split_guard(pattern, swapped)
+    assert [factor_text(s) for s in guard.strings] == ["00"]
+    assert (guard.lo, guard.hi, guard.after) == (-14, -14, False)
+    for regex, flags in [(r"\b(?:facebook|fb).?(?:api|app|key)[a-z0-9]{8}", "i"),
+                         (r"(?:token|key)[\"':= ]{0,5}\b(s\.[A-Za-z0-9_-]{24,40})", ""),
+                         (r"QXZJKWVQ.?(?:api|key)", "")]:
+        pattern = parsed(regex, flags)
+        assert rarer_side(pattern, required_factors(pattern)) is None, regex
+
+
 def test_no_split_guard_for_rare_factors_or_wide_windows() -> None:
     assert _split(r"QXZJKWVQ.?(?:api|key)") is None  # the factor is rare already
     assert _split(r"(?:fb|facebook).{0,40}(?:api|key)") is None  # 48 positions to check
@@ -67,6 +87,7 @@ def test_matches_at_the_edges_of_every_split_window(tmp_path) -> None:
     guarded = [confirm for engine in machine.engines if engine_kind(engine) == "prefilter"
                for confirm in engine.confirms if confirm.guards]
     assert len(guarded) == 3
+    assert ["!"] in [[factor_text(s) for s in confirm.factors.factors] for confirm in guarded]
     pieces = []
     for gap in ("", "_", "__", "\n", " "):
         for literal in ("zfb", "zFaceBook", "zfbx", "fb", "ZFB"):
