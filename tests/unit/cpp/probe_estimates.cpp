@@ -62,8 +62,14 @@ void jobs_pair_speculation_and_rounds_stop() {
   expect(probes_decided(probes, {0, 1}, probe_jobs(probes, {0, 1})), "2x is a lead");
   expect(probes_decided(probes, {2, 3}, probe_jobs(probes, {2, 3})), "one run's finalists");
   probes[1].from_rate = true;
+  expect(probes_decided(probes, {1, 2, 3}, probe_jobs(probes, {2, 3})),
+         "spec leads enum (from its rate) by 1.67x; hspec came from spec's run");
+  probes[1].seconds = 1.5;
   expect(!probes_decided(probes, {1, 2, 3}, probe_jobs(probes, {2, 3})),
-         "a finalist timed apart");
+         "a finalist timed apart within the lead");
+  probes[1].seconds = 1.1;
+  expect(!probes_decided(probes, {1, 2, 3}, probe_jobs(probes, {2, 3})),
+         "the rate-timed finalist is the best: another round may speed up the probed ones");
 }
 
 void screening_keeps_the_rules_pick() {
