@@ -1,4 +1,4 @@
-"""Guards of prefiltered patterns: a second literal that every match holds at a bounded
+r"""Guards of prefiltered patterns: a second literal that every match holds at a bounded
 distance from the factor the prefilter found, checked before the factor's end makes a
 start range (docs/fsm.md "Prefiltered engines").
 
@@ -20,6 +20,19 @@ after the first with gap items between of g_min..g_max bytes ends at E + gap + l
 for its string t; before the first, at E - len(s) - gap. Over every s and t these give
 [lo, hi] relative to q, and the bytes of the gap are all in the gap items' byte set. So
 every match's q passes, and a q that fails starts no match's range.
+
+An unbounded gap (`add \s+ key`, `user [\ \t]* =`) has no window, but where no factor
+ends in a byte of the gap the check runs from q over gap bytes to the first other byte
+(the guard string starts there or before), and each byte of the input is run over from
+one factor end of the pattern at most. Its hi (after) or lo (before) is UNBOUNDED_GAP.
+The gap may hold RUN_GAP_BYTES bytes at most (whitespace, whose runs are short in text):
+uap-core's 56 guards after runs of digits (`Collector/(\d+) CFNetwork`) cost more than
+they saved (its ranges phase 163 -> 190 ms at one thread). The check being
+one comparison after the run, the strings need only RUN_GUARD_BITS right after a gap
+byte in the byte-pair model (byte_pairs.py).
+Before: over 32 MiB of Python source, Nosey Parker's `user`, `add`, `if ... secret`
+rules and the like made 138,039 start ranges; after: 106,016, and their confirmation
+took 4.6 ms instead of 7.9 at one thread.
 
     split_guard(regex, factors) -> Guard | None
 
@@ -52,7 +65,7 @@ from dataclasses import dataclass
 
 from parafuse.grammar.regex_ast import ALL_BYTES, Assertion, Concat, Empty, Regex, RegexNode
 
-from .byte_pairs import pair_bits
+from .byte_pairs import pair_bits, pair_bits_after
 from .required_literals import (
     Factor,
     Factors,
@@ -72,6 +85,10 @@ SPLIT_WINDOW = 32  # positions a split guard may check (more cost more than they
 SPLIT_FACTOR_BITS = 20.0  # factors this common at most are split-guarded (rarer ones start
 # few ranges; uap-core's product names, guarded, took 1.2x as long)
 SWAP_BITS = 1.0  # a guard this much rarer than its factors (pair model) is scanned instead
+UNBOUNDED_GAP = 1 << 40  # bytes: an unbounded gap's most
+RUN_GAP_BYTES = 8  # bytes an unbounded gap may hold (`\s`: 6), so that its runs are short
+RUN_GUARD_BITS = 6.0  # a guard's least selectivity right after an unbounded gap's bytes (the
+# pair model: `=` after spaces 6.2 bits, `.` after digits 3.8), its check being short
 GUARD_GAP = 32  # the gap's most bytes: a shorter one leaves the NFA's sweep short anyway
 # Each guard string has a byte set of one byte, which the runtime finds with memchr
 # (prefilter_tables.hpp Guard::holds); strings of wide sets alone (a 40-letter token
@@ -136,6 +153,9 @@ def guard_for(regex: Regex, factors: Factors) -> Guard | None:
     first, last, strings = found
     runs = [(i, j, run) for i, j, run in factors.runs if j > i and () not in run]
     ends = [(len(s), after) for s in strings for _, after in [best_window(s)]]
+    last_bytes = 0  # of the factors: a factor end q follows one of them
+    for factor in factors.factors:
+        last_bytes |= factor[-1]
     best = None
     for i, j, others in runs:
         if (i < last and j > first) or len(others) > GUARD_STRINGS or \
@@ -143,13 +163,17 @@ def guard_for(regex: Regex, factors: Factors) -> Guard | None:
             continue  # overlaps the factor's run, too many strings, or one without a byte
             # of its own to search for (the check would compare at every end in the window)
         bits = -math.log2(sum(2.0 ** -factor_bits(t) for t in others))
-        if bits < GUARD_BITS:
-            continue
         follows = i >= last
-        span = _span(items[last:i] if follows else items[j:first])
-        if span is None:
-            continue
+        between = items[last:i] if follows else items[j:first]
+        span = _span(between)
+        if span is None:  # unbounded: a run of few gap bytes no factor ends in (see above)
+            if _mask(between) & last_bytes or _mask(between).bit_count() > RUN_GAP_BYTES:
+                continue
+            span = sum(shortest(item) for item in between), UNBOUNDED_GAP, _mask(between)
         fewest, most, gap = span
+        if (pair_bits_after(gap, others) < RUN_GUARD_BITS if most == UNBOUNDED_GAP
+                else bits < GUARD_BITS):
+            continue
         sizes = [len(t) for t in others]
         # `near`: from q + near on (after), or below it (before), every byte up to the
         # guard string is a gap byte, whichever string s of the run the match holds
@@ -161,7 +185,7 @@ def guard_for(regex: Regex, factors: Factors) -> Guard | None:
             lo = min(a - n for n, a in ends) - most
             hi = max(a - n for n, a in ends) - fewest
             near = min(a - n for n, a in ends)
-        if hi - lo > GUARD_WINDOW or most < GUARD_GAP:
+        if (hi - lo > GUARD_WINDOW and most != UNBOUNDED_GAP) or most < GUARD_GAP:
             continue
         guard = Guard(tuple(sorted(others)), lo, hi, gap, follows, near, bits)
         if best is None or guard.bits > best.bits:

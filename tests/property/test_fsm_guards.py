@@ -54,8 +54,23 @@ def test_a_guard_for_factors_an_item_scored_before_its_run() -> None:
     assert (guard.lo, guard.hi) == (4, 204)
 
 
+def test_a_guard_after_an_unbounded_gap_that_no_factor_ends_in() -> None:
+    """`[a-c ]+` between: its bytes never end the factor `XQZWV`, so a check from q runs
+    over the gap's bytes to the first other byte, however far, and each byte is run over
+    from one factor end at most; a single `=` is selective enough after such a gap."""
+    guard = _guard(r"XQZWV[a-c ]+QQJK")
+    assert [factor_text(s) for s in guard.strings] == ["QQJK"] and guard.after
+    assert (guard.lo, guard.near) == (5, 0) and guard.hi >= 1 << 40
+    guard = _guard(r"QQJK\s*XQZWV")
+    assert [factor_text(s) for s in guard.strings] == ["QQJK"] and not guard.after
+    assert guard.lo <= -(1 << 40) and (guard.hi, guard.near) == (-5, -5)
+    guard = _guard(r"(?:username|user)[ \t]*=[ \t]*([a-z]{3,8})")
+    assert [factor_text(s) for s in guard.strings] == ["="] and guard.after
+    assert _guard(r"XQZWV[a-cV]+QQJK") is None  # a factor may end inside the gap
+    assert _guard(r"XQZWV.*QQJK") is None
+
+
 def test_no_guard_without_a_bounded_gap_or_a_selective_run() -> None:
-    assert _guard(r"XQZWV[a-c]+QQJK") is None  # unbounded gap
     assert _guard(r"XQZWV[a-c]{0,70}ab") is None  # `ab` selects too little
     assert _guard(r"XQZWV[a-c]{0,3}QQJK") is None  # one run: its strings are few
     assert _guard(r"(?:XQZWV|QQJK)[a-c]{1,70}JJQQ") is not None  # the alternation is a run
@@ -64,8 +79,9 @@ def test_no_guard_without_a_bounded_gap_or_a_selective_run() -> None:
 LITERALS = ["XQZW", "QZXW", "WXQZJ", "JQKZ"]
 # gaps of more lengths than a run's 64 strings, so that the literals are runs of their own
 TEMPLATES = ["{0}[a-c ]{{0,70}}{1}", "{0}.{{1,80}}{1}x", "{1}[^\\n]{{0,66}}{0}",
-             "{0}(?:ab|c){{1,40}}{1}", "(?:{0}|{1})[a-c]{{0,70}}ZZQJ", "{0}(?:a|b)?{1}",
-             "{1}\\s{{0,70}}{0}\\b", "{0}[a-c]{{2,70}}{1}[a-c]{{0,2}}{0}"]
+             "{0}[a-c ]*{1}", "{1}\\s+{0}", "{0}(?:ab|c){{1,40}}{1}",
+             "(?:{0}|{1})[a-c]{{0,70}}ZZQJ", "{0}(?:a|b)?{1}", "{1}\\s{{0,70}}{0}\\b",
+             "{0}[a-c]{{2,70}}{1}[a-c]{{0,2}}{0}"]
 FLAGS = ["", "", "i", "s"]
 PIECES = [*LITERALS, "xqzw", "a", "b", "c", "ab", " ", "\n", "x", "ZZQJ", "aaaaaaaa"]
 
@@ -131,3 +147,28 @@ def test_matches_at_the_edges_of_every_window(tmp_path) -> None:
     data = b"|".join(pieces)
     _, _, matches = assert_engine_set_equal_reference(machine, data, tmp_path)
     assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)
+
+
+def test_matches_across_unbounded_gaps_of_any_length(tmp_path) -> None:
+    """Guards after and before unbounded gaps: gaps of 0 to 3,000 bytes (past the 1,024 a
+    bounded guard may search), broken by a byte outside the gap, and factors with nothing
+    after them, equal to the reference and to Hyperscan."""
+    require_module("hyperscan")
+    require_cxx()
+    patterns = [("XQZWV[a-c ]+QQJK", ""), ("QQJK\\s*XQZWV", ""),
+                ("(?:username|user)[ \\t]*=[ \\t]*([a-z]{3,8})", ""), (FILLERS[0], "")]
+    machine = compile_set(patterns, 64)
+    guarded = [confirm for engine in machine.engines if engine_kind(engine) == "prefilter"
+               for confirm in engine.confirms if confirm.guards]
+    assert len(guarded) == 3
+    pieces = []
+    for gap in (0, 1, 2, 31, 1023, 1024, 1025, 3000):
+        run, spaces = ("abc " * 800)[:gap].encode(), (" \t" * 1600)[:gap].encode()
+        pieces += [b"XQZWV" + run + b"QQJK", b"XQZWV" + run + b"xQQJK", b"XQZWV" + run,
+                   b"QQJK" + spaces.replace(b"\t", b"\n") + b"XQZWV",
+                   b"QQJK" + spaces + b"yXQZWV", b"user" + spaces + b"=" + spaces + b"abcdef",
+                   b"username" + spaces + b"x=abc", b"user" + spaces]
+    data = b"|".join(pieces)
+    _, _, matches = assert_engine_set_equal_reference(machine, data, tmp_path)
+    assert [tuple(match) for match in matches] == hyperscan_matches(patterns, data)
+    assert len(matches) > 20

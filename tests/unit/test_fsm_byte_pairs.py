@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from parafuse.fsm_compiler.engines.byte_pairs import pair_bits
+from parafuse.fsm_compiler.engines.byte_pairs import pair_bits, pair_bits_after
 from parafuse.fsm_compiler.engines.byte_pairs_build import SCALE, logs, mixture
 
 
@@ -30,6 +30,17 @@ def test_sets_and_byte_sets_add_their_members_chances() -> None:
     assert 2.0 ** -either == pytest.approx(2.0 ** -_bits("ab") + 2.0 ** -_bits("cb"))
     assert pair_bits([]) == float("inf")
     assert pair_bits([()]) == 0.0
+
+
+def test_what_follows_a_set_of_bytes() -> None:
+    """`.` right after a digit (versions, addresses) is likelier than anywhere; `k` right
+    after `q` is rarer than anywhere; nothing follows an empty set."""
+    digits = sum(1 << byte for byte in b"0123456789")
+    assert pair_bits_after(digits, [_string(".")]) < _bits(".") - 1
+    assert pair_bits_after(1 << ord("q"), [_string("k")]) > _bits("k")
+    assert pair_bits_after(digits, [_string("."), _string(",")]) < \
+        pair_bits_after(digits, [_string(".")])
+    assert pair_bits_after(0, [_string(".")]) == float("inf")
 
 
 def test_every_kind_of_text_weighs_the_same() -> None:
