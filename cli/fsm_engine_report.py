@@ -19,16 +19,26 @@ def _nfa_note(engine: NfaEngine) -> str:
             f"{engine.max_length} bytes of lookback, under every scheme")
 
 
+def _checked_patterns(engine: PrefilterEngine) -> tuple[int, int]:
+    """(patterns whose factor ends a guard checks first, patterns compared in place)."""
+    guarded = sum(len(confirm.tags) for confirm in engine.confirms if confirm.guards)
+    literal = sum(len(confirm.tags) for confirm in engine.confirms if confirm.literals)
+    return guarded, literal
+
+
 def _prefilter_note(engine: PrefilterEngine) -> str:
     bounded = [confirm.reach for confirm in engine.confirms if confirm.reach is not None]
     unbounded = len(engine.confirms) - len(bounded)
     lookback = max(confirm.factors.longest for confirm in engine.confirms) - 1
+    guarded, literal = _checked_patterns(engine)
     return (f"a literal DFA of {engine.literals.state_count} states finds the "
             f"{engine.factor_count} required factors (under `auto` in chunks exact from "
             f"{lookback} bytes of lookback, its longest factor less one); each "
             f"pattern's NFA confirms the matches that start near a factor: "
             f"{len(bounded)} patterns at most {max(bounded, default=0)} bytes before it, "
-            f"{unbounded} back to a byte their matches cannot hold there")
+            f"{unbounded} back to a byte their matches cannot hold there; patterns that "
+            f"first check a second literal near each factor end (a guard): {guarded}; "
+            f"patterns compared at the factor ends instead of by an NFA: {literal}")
 
 
 def engine_rows(analysis: EngineSetAnalysis, choices: list[tuple[str, str]]) -> list[dict]:
@@ -39,9 +49,11 @@ def engine_rows(analysis: EngineSetAnalysis, choices: list[tuple[str, str]]) -> 
     rows = []
     for number, item in enumerate(analysis.engines):
         if isinstance(item, PrefilterEngine):
+            guarded, literal = _checked_patterns(item)
             rows.append({"engine": number, "kind": "prefilter",
                          "patterns": [tags[index] for index in item.patterns],
                          "states": item.literals.state_count, "literals": item.factor_count,
+                         "guarded_patterns": guarded, "literal_patterns": literal,
                          "table_bytes": item.table_bytes(), "auto_scheme": "prefilter",
                          "auto_reason": _prefilter_note(item)})
         elif isinstance(item, NfaEngine):

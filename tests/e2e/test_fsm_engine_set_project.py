@@ -102,6 +102,11 @@ def test_analyze_lists_the_engines(files) -> None:
     assert analysis["engines"][1]["patterns"] == ["window"]
     assert analysis["engines"][2]["patterns"] == ["one", "two", "river", "three"]
     assert analysis["engines"][2]["literals"] >= 4
+    # `sec[a-z]nd\b` checks `nd` near each `sec` (a guard); `first` and `thi?rd` are
+    # compared in place
+    assert (analysis["engines"][2]["guarded_patterns"],
+            analysis["engines"][2]["literal_patterns"]) == (1, 2)
+    assert "near each factor end (a guard): 1;" in analysis["engines"][2]["auto_reason"]
     assert analysis["table_bytes"] == sum(e["table_bytes"] for e in analysis["engines"])
     # the DFA engine's row holds its own part of the set runner's reason
     assert analysis["engines"][0]["auto_scheme"] in ("seq", "enum", "fused", "spec", "hspec")
