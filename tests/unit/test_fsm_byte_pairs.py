@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from parafuse.fsm_compiler.engines import byte_pairs_build
 from parafuse.fsm_compiler.engines.byte_pairs import pair_bits, pair_bits_after
 from parafuse.fsm_compiler.engines.byte_pairs_build import SCALE, logs, mixture
 
@@ -50,3 +51,15 @@ def test_every_kind_of_text_weighs_the_same() -> None:
     assert pairs[(ord("a"), ord("b"))] == SCALE // 2
     assert sum(pairs.values()) == pytest.approx(SCALE, rel=1e-6)
     assert logs(1000) == logs(1000) and len(logs(1000)) >= 1000
+
+
+def test_the_table_is_written_only_from_a_checkout(tmp_path, monkeypatch) -> None:
+    """An installed package holds no documentation: the builder stops with one line and
+    writes nothing, instead of a table counted from code alone."""
+    table = tmp_path / "byte_pairs.txt"
+    monkeypatch.setattr(byte_pairs_build, "REPOSITORY", tmp_path)
+    monkeypatch.setattr(byte_pairs_build, "TABLE", table)
+    (tmp_path / "module.py").write_text("x = 1\n")
+    with pytest.raises(SystemExit, match="run it from a checkout"):
+        byte_pairs_build.main()
+    assert not table.exists()
